@@ -1,0 +1,134 @@
+"""Shared Numba helpers of the decoders: slowdown model and cluster orderings.
+
+Everything here works on plain arrays; nothing imports from ``moga``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: Relative tolerance under which finish times count as equal (DESIGN.md section 5).
+FINISH_RTOL = 1e-9
+
+
+def cluster_ranks(speed, power_busy):
+    """Cluster orderings used by the allocation rules.
+
+    Parameters
+    ----------
+    speed, power_busy : array_like of float, shape (K,)
+
+    Returns
+    -------
+    fastest : ndarray of int64, shape (K,)
+        Fastest first; ties to lower ``power_busy / speed``, then lower index.
+    slowest : ndarray of int64, shape (K,)
+        Slowest first; ties to lower ``power_busy / speed``, then lower index.
+    """
+    speed = np.asarray(speed, dtype=np.float64)
+    epw = np.asarray(power_busy, dtype=np.float64) / speed
+    idx = np.arange(speed.size)
+    fastest = np.lexsort((idx, epw, -speed)).astype(np.int64)
+    slowest = np.lexsort((idx, epw, speed)).astype(np.int64)
+    return fastest, slowest
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def link_traffic(bw, tasks, x):
+    """Traffic ``L_jk`` (Mbit/s) that a job puts on a cluster link holding ``x`` of its tasks."""
+    if tasks <= 1:
+        return 0.0
+    return bw * x * (tasks - x) / (tasks - 1.0)
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def slowdown(sigma, bw, tasks, alloc, j, speed, load, link, add_self):
+    """Slowdown ``SD_j`` of job ``j`` with allocation ``alloc[j]`` at link loads ``load``.
+
+    Parameters
+    ----------
+    sigma, bw : float
+        The job's communication share and per-task bandwidth.
+    tasks : int
+        The job's task count.
+    alloc : int64[:, :]
+        Tasks of each job in each cluster; row ``j`` is read.
+    j : int
+        The job's row.
+    speed, link : float64[:]
+        Cluster speeds and link bandwidths.
+    load : float64[:]
+        Sum of ``L_jk`` over running co-allocated jobs, per cluster.
+    add_self : bool
+        Add the job's own traffic to ``load`` (a job not yet counted in it).
+
+    Returns
+    -------
+    float
+        ``(1 - sigma) * SP + sigma * SC``.
+    """
+    K = alloc.shape[1]
+    smin = np.inf
+    used = 0
+    for k in range(K):
+        if alloc[j, k] > 0:
+            used += 1
+            if speed[k] < smin:
+                smin = speed[k]
+    sc = 1.0
+    if used >= 2:
+        for k in range(K):
+            xk = alloc[j, k]
+            if xk > 0:
+                lk = load[k]
+                if add_self:
+                    lk += link_traffic(bw, tasks, xk)
+                u = lk / link[k]
+                if u > sc:
+                    sc = u
+    return (1.0 - sigma) * (1.0 / smin) + sigma * sc
+
+
+# ------------------------------------------------------------------ event heap
+# A binary min-heap of (time, job) pairs in two parallel arrays; ties go to the
+# lower job index so that the event order never depends on insertion history.
+# Sifting moves a hole instead of swapping pairs.
+@njit(cache=True, inline="always", error_model="numpy")
+def heap_push(ht, hj, n, t, j):
+    """Push ``(t, j)`` onto a heap of size ``n``; returns the new size."""
+    i = n
+    while i > 0:
+        p = (i - 1) >> 1
+        if ht[p] < t or (ht[p] == t and hj[p] < j):
+            break
+        ht[i] = ht[p]
+        hj[i] = hj[p]
+        i = p
+    ht[i] = t
+    hj[i] = j
+    return n + 1
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def heap_pop(ht, hj, n):
+    """Remove the top of a heap of size ``n`` (read ``ht[0], hj[0]`` first); returns the new size."""
+    n -= 1
+    t = ht[n]
+    j = hj[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hj[c + 1] < hj[c])):
+            c += 1
+        if ht[c] < t or (ht[c] == t and hj[c] < j):
+            ht[i] = ht[c]
+            hj[i] = hj[c]
+            i = c
+        else:
+            break
+    ht[i] = t
+    hj[i] = j
+    return n

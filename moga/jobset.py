@@ -1,0 +1,172 @@
+"""JobSet: the immutable array container of a workload, and its seeded model attributes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+__all__ = ["JobSet", "draw_attributes", "SIGMA_RANGE", "BW_RANGE"]
+
+#: Default range of the communication share ``sigma_j`` of a multi-task job (uniform).
+SIGMA_RANGE = (0.0, 0.5)
+#: Default range of the per-task bandwidth ``bw_j`` of a multi-task job, Mbit/s (uniform).
+BW_RANGE = (10.0, 100.0)
+
+
+def draw_attributes(tasks, seed=0, sigma_range=SIGMA_RANGE, bw_range=BW_RANGE):
+    """Draw the per-job model attributes the traces lack.
+
+    ``sigma_j ~ U(sigma_range)`` and ``bw_j ~ U(bw_range)`` for every job with two
+    or more tasks; a single-task job never communicates (``sigma = bw = 0``).
+    Both draws come from one ``numpy.random.default_rng(seed)``, sigma first, so
+    the same tasks and seed give the same attributes.
+
+    Parameters
+    ----------
+    tasks : array_like of int, shape (J,)
+    seed : int or numpy.random.Generator
+    sigma_range : (float, float)
+        Within [0, 1], low <= high.
+    bw_range : (float, float)
+        Mbit/s, 0 <= low <= high.
+
+    Returns
+    -------
+    sigma, bw : ndarray of float64, shape (J,)
+    """
+    lo, hi = map(float, sigma_range)
+    if not (0.0 <= lo <= hi <= 1.0):
+        raise ValueError(f"sigma_range must satisfy 0 <= low <= high <= 1, got {sigma_range}")
+    blo, bhi = map(float, bw_range)
+    if not (0.0 <= blo <= bhi) or not np.isfinite(bhi):
+        raise ValueError(f"bw_range must satisfy 0 <= low <= high < inf, got {bw_range}")
+    tasks = np.asarray(tasks)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    sigma = rng.uniform(lo, hi, tasks.shape[0])
+    bw = rng.uniform(blo, bhi, tasks.shape[0])
+    single = tasks <= 1
+    sigma[single] = 0.0
+    bw[single] = 0.0
+    return sigma, bw
+
+
+def _frozen(a, dtype):
+    a = np.array(a, dtype=dtype, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class JobSet:
+    """A set of parallel jobs as numpy arrays, indexed by position ``0..J-1``.
+
+    Attributes
+    ----------
+    id : ndarray of int64
+        Job numbers (from the trace, or ``0..J-1``).
+    release : ndarray of float64
+        Release times in s (>= 0).
+    tasks : ndarray of int64
+        Tasks per job (>= 1); one task per node.
+    runtime : ndarray of float64
+        Base run time in s on a node of speed 1.0 (> 0).
+    sigma : ndarray of float64
+        Communication share in [0, 1].
+    bw : ndarray of float64
+        Per-task bandwidth in Mbit/s (>= 0).
+    name : str
+        Where the job-set came from.
+    report : dict
+        How it was extracted (window, wide-job policy counts, seed, mode).
+
+    Raises
+    ------
+    ValueError
+        On wrong shapes or out-of-range values, naming the array and the job.
+    """
+
+    id: np.ndarray
+    release: np.ndarray
+    tasks: np.ndarray
+    runtime: np.ndarray
+    sigma: np.ndarray
+    bw: np.ndarray
+    name: str = "jobset"
+    report: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        n = np.shape(self.release)[0] if np.ndim(self.release) == 1 else -1
+        if n < 0:
+            raise ValueError(f"release must be 1-D, got shape {np.shape(self.release)}")
+        for f, dt in (("id", np.int64), ("release", np.float64), ("tasks", np.int64),
+                      ("runtime", np.float64), ("sigma", np.float64), ("bw", np.float64)):
+            raw = np.asarray(getattr(self, f))
+            if raw.shape != (n,):
+                raise ValueError(f"JobSet.{f} must have shape ({n},), got {raw.shape}")
+            if dt is np.int64 and raw.dtype.kind == "f" and np.any(raw != np.round(raw)):
+                i = int(np.flatnonzero(raw != np.round(raw))[0])
+                raise ValueError(f"JobSet.{f}[{i}] must be an integer, got {raw[i]}")
+            arr = _frozen(raw, dt)
+            if dt is np.float64 and not np.all(np.isfinite(arr)):
+                i = int(np.flatnonzero(~np.isfinite(arr))[0])
+                raise ValueError(f"JobSet.{f}[{i}] is not finite")
+            object.__setattr__(self, f, arr)
+        checks = (
+            ("release", self.release < 0, ">= 0"),
+            ("tasks", self.tasks < 1, ">= 1"),
+            ("runtime", self.runtime <= 0, "> 0"),
+            ("sigma", (self.sigma < 0) | (self.sigma > 1), "in [0, 1]"),
+            ("bw", self.bw < 0, ">= 0"),
+        )
+        for f, bad, what in checks:
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(
+                    f"JobSet.{f}[{i}] (job id {self.id[i]}) must be {what}, got {getattr(self, f)[i]}"
+                )
+        object.__setattr__(self, "report", dict(self.report))
+
+    @classmethod
+    def from_arrays(cls, release, tasks, runtime, sigma=None, bw=None, id=None, seed=0,
+                    name="jobset", sigma_range=SIGMA_RANGE, bw_range=BW_RANGE) -> JobSet:
+        """Build a job-set from arrays, drawing ``sigma`` and ``bw`` when not given.
+
+        Missing attributes are drawn by :func:`draw_attributes` with ``seed``.
+        """
+        tasks = np.asarray(tasks)
+        if sigma is None or bw is None:
+            s, b = draw_attributes(tasks, seed, sigma_range, bw_range)
+            sigma = s if sigma is None else sigma
+            bw = b if bw is None else bw
+        if id is None:
+            id = np.arange(np.shape(release)[0])
+        return cls(id=id, release=release, tasks=tasks, runtime=runtime, sigma=sigma, bw=bw,
+                   name=name, report={"seed": seed if isinstance(seed, int) else None})
+
+    def __len__(self) -> int:
+        return int(self.release.shape[0])
+
+    @property
+    def n_jobs(self) -> int:
+        """Number of jobs ``J``."""
+        return len(self)
+
+    @property
+    def work(self) -> float:
+        """Total base work, sum of ``tasks * runtime`` (node-seconds at speed 1.0)."""
+        return float(np.dot(self.tasks, self.runtime))
+
+    def arrays(self):
+        """``(release, tasks, runtime, sigma, bw)``, the order the decoders take."""
+        return self.release, self.tasks, self.runtime, self.sigma, self.bw
+
+    def take(self, index, name=None) -> JobSet:
+        """A job-set of the jobs at ``index`` (positions or a boolean mask)."""
+        return JobSet(id=self.id[index], release=self.release[index], tasks=self.tasks[index],
+                      runtime=self.runtime[index], sigma=self.sigma[index], bw=self.bw[index],
+                      name=name or self.name, report=dict(self.report))
+
+    def __repr__(self) -> str:
+        return (f"JobSet({self.name!r}, {len(self)} jobs, max tasks "
+                f"{int(self.tasks.max()) if len(self) else 0}, work {self.work / 3600:.1f} node-h)")

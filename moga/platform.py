@@ -1,0 +1,259 @@
+"""Federations of heterogeneous clusters: construction, validation, TOML and presets.
+
+A :class:`Federation` is an immutable set of per-cluster arrays (DESIGN.md
+section 4). Cluster ``k`` has ``nodes[k]`` identical nodes (one task per node at
+a time) of relative ``speed[k]`` (1.0 is the trace machine), drawing
+``power_busy[k]`` W while computing and ``power_idle[k]`` W otherwise, and a
+link of ``link[k]`` Mbit/s to the federation's central switch (a star).
+
+Sizing a federation for a trace
+-------------------------------
+A trace "processor" is one node here. The federation must hold the widest job
+of the job-sets it runs (see the ``wide`` policy of
+:meth:`moga.workload.Trace.jobset`), so its total node count should be at least
+the trace's ``MaxProcs``:
+
+* HPC2N (MaxProcs 240, widest job 200): the ``"default"`` preset, 256 nodes.
+* RICC (8,192 cores, no header in the shipped file): the ``"ricc"`` preset,
+  8,192 nodes in the same 1:2:2:3 ratio.
+* CEA-Curie (MaxProcs 93,312, widest job 79,808): the ``"curie"`` preset,
+  93,312 nodes in the same ratio.
+
+Keep idle power small against the dynamic part of busy power: every node draws
+idle power for the whole makespan, so with a large static share energy simply
+follows makespan and the makespan-energy front collapses to one point.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from decoders._kernels import cluster_ranks
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["Federation", "PRESETS"]
+
+#: Names of the presets shipped in ``moga/data/``.
+PRESETS = ("default", "ricc", "curie")
+
+_FIELDS = ("nodes", "speed", "power_busy", "power_idle", "link")
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Federation:
+    """A federation of heterogeneous clusters joined by a star network.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Cluster names, unique.
+    nodes : array_like of int
+        Nodes per cluster, each > 0.
+    speed : array_like of float
+        Relative node speed per cluster, each > 0 (1.0 = the trace machine).
+    power_busy, power_idle : array_like of float
+        Power of one node computing and idle, in W; ``power_busy >= power_idle > 0``.
+    link : array_like of float
+        Bandwidth of each cluster's link to the central switch, Mbit/s, > 0.
+    name : str
+        A name for the federation.
+
+    Raises
+    ------
+    ValueError
+        If any value is out of range, the arrays differ in length or a name repeats;
+        the message names the cluster and the field.
+    """
+
+    names: tuple[str, ...]
+    nodes: np.ndarray
+    speed: np.ndarray
+    power_busy: np.ndarray
+    power_idle: np.ndarray
+    link: np.ndarray
+    name: str = "federation"
+    _rank: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self):
+        names = tuple(str(n) for n in self.names)
+        k = len(names)
+        if k == 0:
+            raise ValueError("a federation needs at least one cluster")
+        if len(set(names)) != k:
+            raise ValueError(f"cluster names must be unique, got {list(names)}")
+        object.__setattr__(self, "names", names)
+        for f in _FIELDS:
+            raw = np.asarray(getattr(self, f))
+            if raw.shape != (k,):
+                raise ValueError(f"{f} must have one value per cluster ({k}), got shape {raw.shape}")
+            if f == "nodes":
+                if not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)):
+                    bad = int(np.flatnonzero(~np.isfinite(raw) | (raw != np.round(raw)))[0])
+                    raise ValueError(f"cluster {names[bad]!r}: nodes must be an integer, got {raw[bad]}")
+                arr = raw.astype(np.int64)
+            else:
+                arr = raw.astype(np.float64)
+            if not np.all(np.isfinite(arr)):
+                bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+                raise ValueError(f"cluster {names[bad]!r}: {f} must be finite, got {arr[bad]}")
+            object.__setattr__(self, f, _readonly(arr))
+        for f in ("nodes", "speed", "link", "power_idle"):
+            arr = getattr(self, f)
+            if np.any(arr <= 0):
+                bad = int(np.flatnonzero(arr <= 0)[0])
+                raise ValueError(f"cluster {names[bad]!r}: {f} must be > 0, got {arr[bad]}")
+        if np.any(self.power_busy < self.power_idle):
+            bad = int(np.flatnonzero(self.power_busy < self.power_idle)[0])
+            raise ValueError(
+                f"cluster {names[bad]!r}: power_busy ({self.power_busy[bad]}) must be >= "
+                f"power_idle ({self.power_idle[bad]})"
+            )
+        object.__setattr__(self, "_rank", _readonly(cluster_ranks(self.speed, self.power_busy)[0]))
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n_clusters(self) -> int:
+        """Number of clusters ``K``."""
+        return len(self.names)
+
+    @property
+    def total_nodes(self) -> int:
+        """Total node count of the federation."""
+        return int(self.nodes.sum())
+
+    @property
+    def rank_fastest(self) -> np.ndarray:
+        """Cluster indices, fastest first (ties: lower power_busy/speed, then lower index)."""
+        return self._rank
+
+    def __len__(self) -> int:
+        return self.n_clusters
+
+    def __repr__(self) -> str:
+        parts = ", ".join(
+            f"{n}: {int(c)}x{s:g}" for n, c, s in zip(self.names, self.nodes, self.speed)
+        )
+        return f"Federation({self.name!r}, {parts})"
+
+    def to_dict(self) -> dict:
+        """The federation as a dict of the TOML form (``name`` and a ``cluster`` list)."""
+        clusters = []
+        for k, n in enumerate(self.names):
+            c = {"name": n, "nodes": int(self.nodes[k])}
+            for f in _FIELDS[1:]:
+                c[f] = float(getattr(self, f)[k])
+            clusters.append(c)
+        return {"name": self.name, "cluster": clusters}
+
+    def to_toml(self) -> str:
+        """The federation in the TOML form that :meth:`from_toml` reads."""
+        lines = [f"name = {_toml_str(self.name)}", ""]
+        for c in self.to_dict()["cluster"]:
+            lines.append("[[cluster]]")
+            lines.append(f"name = {_toml_str(c['name'])}")
+            lines.append(f"nodes = {c['nodes']}")
+            for f in _FIELDS[1:]:
+                lines.append(f"{f} = {c[f]!r}")
+            lines.append("")
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------ constructors
+    @classmethod
+    def from_clusters(cls, clusters, name: str = "federation", source: str = "clusters"):
+        """Build from a list of dicts with keys ``name`` and the fields of section 4.
+
+        Raises
+        ------
+        ValueError
+            If a cluster misses a key or has an unknown one (the message names
+            the cluster's position and ``source``).
+        """
+        if not isinstance(clusters, (list, tuple)) or not clusters:
+            raise ValueError(f"{source}: expected a non-empty list of [[cluster]] tables")
+        required = ("name",) + _FIELDS
+        cols: dict[str, list] = {f: [] for f in required}
+        for i, c in enumerate(clusters):
+            if not isinstance(c, dict):
+                raise ValueError(f"{source}: cluster #{i + 1} is not a table")
+            missing = [f for f in required if f not in c]
+            if missing:
+                raise ValueError(f"{source}: cluster #{i + 1} misses key(s) {missing}")
+            unknown = sorted(set(c) - set(required))
+            if unknown:
+                raise ValueError(f"{source}: cluster #{i + 1} has unknown key(s) {unknown}")
+            for f in required:
+                v = c[f]
+                if f != "name" and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                    raise ValueError(f"{source}: cluster #{i + 1} key {f!r} must be a number, got {v!r}")
+                cols[f].append(v)
+        try:
+            return cls(names=tuple(cols["name"]), name=name, **{f: np.asarray(cols[f]) for f in _FIELDS})
+        except ValueError as e:
+            raise ValueError(f"{source}: {e}") from None
+
+    @classmethod
+    def from_toml(cls, path) -> Federation:
+        """Read a federation from a TOML file (DESIGN.md section 4 form).
+
+        Parameters
+        ----------
+        path : str or Path
+            The TOML file: an optional top-level ``name`` and one ``[[cluster]]``
+            table per cluster with ``name``, ``nodes``, ``speed``, ``power_busy``,
+            ``power_idle`` and ``link``.
+        """
+        path = Path(path)
+        try:
+            with path.open("rb") as fh:
+                doc = tomllib.load(fh)
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"{path}: not valid TOML: {e}") from None
+        return cls._from_doc(doc, str(path), default_name=path.stem)
+
+    @classmethod
+    def _from_doc(cls, doc: dict, source: str, default_name: str) -> Federation:
+        unknown = sorted(set(doc) - {"name", "cluster"})
+        if unknown:
+            raise ValueError(f"{source}: unknown top-level key(s) {unknown}")
+        if "cluster" not in doc:
+            raise ValueError(f"{source}: no [[cluster]] tables")
+        return cls.from_clusters(doc["cluster"], name=str(doc.get("name", default_name)), source=source)
+
+    @classmethod
+    def preset(cls, name: str = "default") -> Federation:
+        """A preset shipped with moga: one of :data:`PRESETS`."""
+        if name not in PRESETS:
+            raise ValueError(f"unknown federation preset {name!r}; choose one of {list(PRESETS)}")
+        text = resources.files("moga.data").joinpath(f"{name}.toml").read_text()
+        return cls._from_doc(tomllib.loads(text), f"preset {name!r}", default_name=name)
+
+    @classmethod
+    def load(cls, spec) -> Federation:
+        """A preset name or a path to a TOML file (what the CLI accepts)."""
+        if isinstance(spec, Federation):
+            return spec
+        if isinstance(spec, str) and spec in PRESETS:
+            return cls.preset(spec)
+        p = Path(spec)
+        if not p.exists():
+            raise ValueError(f"federation {spec!r} is neither a preset {list(PRESETS)} nor a file")
+        return cls.from_toml(p)
+
+
+def _toml_str(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -1,0 +1,173 @@
+"""Schedules: decoding a chromosome on a federation, and what a schedule holds."""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+from decoders import federated
+
+from .jobset import JobSet
+from .platform import Federation
+
+__all__ = ["Schedule", "evaluate", "evaluate_batch"]
+
+
+@dataclass(frozen=True, eq=False)
+class Schedule:
+    """A decoded schedule (DESIGN.md sections 5 and 9).
+
+    Attributes
+    ----------
+    jobset : JobSet
+    federation : Federation
+    order : ndarray of int64, shape (J,)
+    blacklist : ndarray of float64, shape (J, K)
+    model : str
+    start, finish : ndarray of float64, shape (J,)
+        Per job, indexed like the JobSet, in s.
+    alloc : ndarray of int64, shape (J, K)
+        Tasks of each job in each cluster.
+    makespan : float
+        ``max(finish) - min(release)``, s.
+    energy : float
+        Busy plus idle energy of every node over the makespan, J.
+    flowtime : float
+        ``sum(finish - release)``, s.
+    n_relaxed : int
+        Jobs whose blacklist could not hold them and was voided.
+    n_coalloc : int
+        Jobs spread over two or more clusters.
+    """
+
+    jobset: JobSet
+    federation: Federation
+    order: np.ndarray
+    blacklist: np.ndarray
+    model: str
+    start: np.ndarray
+    finish: np.ndarray
+    alloc: np.ndarray
+    makespan: float
+    energy: float
+    flowtime: float
+    n_relaxed: int
+    n_coalloc: int
+
+    @property
+    def energy_kwh(self) -> float:
+        """Energy in kWh."""
+        return self.energy / 3.6e6
+
+    @property
+    def wait(self) -> np.ndarray:
+        """Waiting time per job, ``start - release``."""
+        return self.start - self.jobset.release
+
+    def bounded_slowdown(self, bound: float = 600.0) -> np.ndarray:
+        """Per-job bounded slowdown ``max(1, (F - r) / max(F - S, bound))``."""
+        dur = np.maximum(self.finish - self.start, bound)
+        return np.maximum(1.0, (self.finish - self.jobset.release) / dur)
+
+    def summary(self) -> dict:
+        """Objectives and counters as a plain dict."""
+        return {
+            "model": self.model, "n_jobs": len(self.jobset), "makespan_s": self.makespan,
+            "energy_J": self.energy, "energy_kWh": self.energy_kwh, "flowtime_s": self.flowtime,
+            "n_relaxed": self.n_relaxed, "n_coalloc": self.n_coalloc,
+        }
+
+    def node_assignment(self) -> list[list[np.ndarray]]:
+        """Concrete node indices for every job: ``result[j][k]`` holds job j's nodes in cluster k.
+
+        Nodes are handed out lowest free index first; a job's nodes are freed at
+        its finish, before any job starting at that instant takes nodes. Used
+        for Gantt charts and to check capacity.
+
+        Raises
+        ------
+        RuntimeError
+            If a cluster would run more tasks at once than it has nodes.
+        """
+        fed = self.federation
+        J, K = self.alloc.shape
+        result = [[np.empty(0, dtype=np.int64) for _ in range(K)] for _ in range(J)]
+        for k in range(K):
+            jobs = np.flatnonzero(self.alloc[:, k] > 0)
+            # (time, kind, job): kind 0 = release before kind 1 = start at equal times.
+            events = [(self.finish[j], 0, j) for j in jobs] + [(self.start[j], 1, j) for j in jobs]
+            events.sort()
+            free = list(range(int(fed.nodes[k])))
+            heapq.heapify(free)
+            for t, kind, j in events:
+                n = int(self.alloc[j, k])
+                if kind == 0:
+                    for node in result[j][k]:
+                        heapq.heappush(free, int(node))
+                else:
+                    if len(free) < n:
+                        raise RuntimeError(
+                            f"cluster {fed.names[k]!r} over capacity at t={t}: job {j} needs {n} "
+                            f"nodes, {len(free)} free"
+                        )
+                    result[j][k] = np.array([heapq.heappop(free) for _ in range(n)], dtype=np.int64)
+        return result
+
+
+def _defaults(js: JobSet, fed: Federation, order, blacklist):
+    J, K = len(js), fed.n_clusters
+    order = np.arange(J) if order is None else order
+    blacklist = np.zeros((J, K)) if blacklist is None else blacklist
+    return order, blacklist
+
+
+def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str = "fluid"
+             ) -> Schedule:
+    """Decode one chromosome of ``js`` on ``fed`` into a :class:`Schedule`.
+
+    Parameters
+    ----------
+    js : JobSet
+    fed : Federation
+    order : array_like of int, shape (J,), optional
+        A permutation of ``range(J)``; default the submit order (``0..J-1``).
+    blacklist : array_like of float, shape (J, K), optional
+        Entries in [0, 1]; default all zero (no blacklist).
+    model : {"fluid", "at_start"}
+
+    Returns
+    -------
+    Schedule
+    """
+    _check_types(js, fed)
+    order, blacklist = _defaults(js, fed, order, blacklist)
+    r = federated.decode(*js.arrays(), *_fed_arrays(fed), order, blacklist, model=model)
+    order = np.array(order, dtype=np.int64)
+    blacklist = np.array(blacklist, dtype=np.float64)
+    for a in (order, blacklist, r.start, r.finish, r.alloc):
+        a.setflags(write=False)
+    return Schedule(js, fed, order, blacklist, model, r.start, r.finish, r.alloc, r.makespan,
+                    r.energy, r.flowtime, r.n_relaxed, r.n_coalloc)
+
+
+def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str = "fluid"
+                   ) -> federated.BatchDecode:
+    """Decode a population in parallel: ``orders`` (P, J), ``blacklists`` (P, J, K).
+
+    Returns the objectives and counters per individual (:class:`decoders.BatchDecode`).
+    """
+    _check_types(js, fed)
+    return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists, model=model)
+
+
+def _fed_arrays(fed: Federation):
+    return fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link
+
+
+def _check_types(js, fed):
+    if not isinstance(js, JobSet):
+        raise TypeError(f"expected a moga.JobSet, got {type(js).__name__}")
+    if not isinstance(fed, Federation):
+        raise TypeError(f"expected a moga.Federation, got {type(fed).__name__}")
