@@ -1,0 +1,90 @@
+"""The decoder wrappers reject bad input with clear errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import moga
+from decoders import decode, decode_batch
+
+
+@pytest.fixture()
+def small():
+    fed = moga.Federation(names=["a", "b"], nodes=[2, 3], speed=[1.0, 2.0], power_busy=[3, 9],
+                          power_idle=[1, 1], link=[10, 10])
+    js = moga.JobSet.from_arrays([0.0, 0.0, 1.0], [1, 5, 2], [1.0, 2.0, 3.0])
+    return js, fed
+
+
+def test_wrong_chromosome_length(small):
+    js, fed = small
+    with pytest.raises(ValueError, match="order must have length 3"):
+        moga.evaluate(js, fed, [0, 1])
+    with pytest.raises(ValueError, match=r"blacklist must have shape \(3, 2\)"):
+        moga.evaluate(js, fed, [0, 1, 2], np.zeros((3, 3)))
+
+
+def test_not_a_permutation(small):
+    js, fed = small
+    with pytest.raises(ValueError, match="not a permutation"):
+        moga.evaluate(js, fed, [0, 0, 2])
+    with pytest.raises(ValueError, match="integer"):
+        moga.evaluate(js, fed, [0.5, 1, 2])
+
+
+def test_blacklist_out_of_range(small):
+    js, fed = small
+    bl = np.zeros((3, 2))
+    bl[1, 1] = 1.5
+    with pytest.raises(ValueError, match=r"blacklist entry \(job 1, cluster 1\) = 1.5"):
+        moga.evaluate(js, fed, None, bl)
+    bl[1, 1] = np.nan
+    with pytest.raises(ValueError, match="not in \\[0, 1\\]"):
+        moga.evaluate(js, fed, None, bl)
+
+
+def test_job_wider_than_federation():
+    fed = moga.Federation(names=["a"], nodes=[2], speed=[1.0], power_busy=[3], power_idle=[1],
+                          link=[10])
+    js = moga.JobSet.from_arrays([0.0, 0.0], [1, 3], [1.0, 2.0])
+    with pytest.raises(ValueError, match="job 1 needs 3 tasks but the federation has only 2"):
+        moga.evaluate(js, fed)
+
+
+def test_unknown_model(small):
+    js, fed = small
+    with pytest.raises(ValueError, match="unknown execution model 'exact'"):
+        moga.evaluate(js, fed, model="exact")
+
+
+def test_plain_array_wrapper_validates_platform():
+    args = dict(release=[0.0], tasks=[1], runtime=[1.0], sigma=[0.0], bw=[0.0], nodes=[1],
+                speed=[1.0], power_busy=[2.0], power_idle=[1.0], link=[1.0], order=[0],
+                blacklist=[[0.0]])
+    assert decode(**args).makespan == 1.0
+    with pytest.raises(ValueError, match=r"link\[0\] must be > 0"):
+        decode(**{**args, "link": [-1.0]})
+    with pytest.raises(ValueError, match=r"power_busy \(0.5\) < power_idle"):
+        decode(**{**args, "power_busy": [0.5]})
+    with pytest.raises(ValueError, match=r"runtime\[0\] must be > 0"):
+        decode(**{**args, "runtime": [0.0]})
+
+
+def test_batch_shapes(small):
+    js, fed = small
+    arrays = (*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link)
+    with pytest.raises(ValueError, match="blacklists must have shape"):
+        decode_batch(*arrays, np.array([[0, 1, 2]]), np.zeros((2, 3, 2)))
+    with pytest.raises(ValueError, match="order #1 is not a permutation"):
+        decode_batch(*arrays, np.array([[0, 1, 2], [1, 1, 2]]), np.zeros((2, 3, 2)))
+    out = decode_batch(*arrays, np.array([[0, 1, 2], [2, 1, 0]]), np.zeros((2, 3, 2)))
+    assert out.makespan.shape == (2,)
+
+
+def test_empty_blacklist_evaluate_defaults(small):
+    js, fed = small
+    s = moga.evaluate(js, fed)
+    np.testing.assert_array_equal(s.order, [0, 1, 2])
+    assert s.blacklist.shape == (3, 2) and not s.blacklist.any()
+    assert s.summary()["n_jobs"] == 3

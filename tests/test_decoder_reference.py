@@ -1,0 +1,69 @@
+"""The federated kernel against the plain-Python reference in tests/naive.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import instances
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from naive import naive_decode
+
+import moga
+
+
+def _naive(js, fed, order, bl, model):
+    return naive_decode(js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed,
+                        fed.power_busy, fed.power_idle, fed.link, order, bl, model)
+
+
+def _assert_match(s, ref):
+    np.testing.assert_array_equal(s.alloc, np.array(ref["alloc"]).reshape(s.alloc.shape))
+    np.testing.assert_allclose(s.start, ref["start"], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(s.finish, ref["finish"], rtol=1e-9, atol=1e-9)
+    for key in ("makespan", "energy", "flowtime"):
+        assert getattr(s, key) == pytest.approx(ref[key], rel=1e-9, abs=1e-9), key
+    assert s.n_relaxed == ref["n_relaxed"]
+    assert s.n_coalloc == ref["n_coalloc"]
+
+
+@settings(max_examples=200)
+@given(inst=instances(), model=st.sampled_from(["fluid", "at_start"]))
+def test_kernel_matches_reference(inst, model):
+    js, fed, order, bl = inst
+    _assert_match(moga.evaluate(js, fed, order, bl, model=model), _naive(js, fed, order, bl, model))
+
+
+@settings(max_examples=25)
+@given(inst=instances(max_jobs=40, max_clusters=4, max_nodes=24),
+       model=st.sampled_from(["fluid", "at_start"]))
+def test_kernel_matches_reference_larger(inst, model):
+    js, fed, order, bl = inst
+    _assert_match(moga.evaluate(js, fed, order, bl, model=model), _naive(js, fed, order, bl, model))
+
+
+@pytest.mark.parametrize("model", ["fluid", "at_start"])
+def test_kernel_matches_reference_on_trace(default_trace, default_fed, model):
+    js = default_trace.jobset(start=500, n_jobs=150, federation=default_fed, seed=3)
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        order = rng.permutation(len(js))
+        bl = rng.choice([0.0, 0.5, 1.0], (len(js), default_fed.n_clusters), p=[0.6, 0.3, 0.1])
+        _assert_match(moga.evaluate(js, default_fed, order, bl, model=model),
+                      _naive(js, default_fed, order, bl, model))
+
+
+@settings(max_examples=30)
+@given(inst=instances(), model=st.sampled_from(["fluid", "at_start"]),
+       pop=st.integers(1, 5), seed=st.integers(0, 2**31))
+def test_batch_equals_single_decodes(inst, model, pop, seed):
+    js, fed, _, _ = inst
+    rng = np.random.default_rng(seed)
+    J, K = len(js), fed.n_clusters
+    orders = np.array([rng.permutation(J) for _ in range(pop)])
+    bls = rng.uniform(0, 1, (pop, J, K)) * (rng.uniform(size=(pop, J, K)) < 0.5)
+    b = moga.evaluate_batch(js, fed, orders, bls, model=model)
+    for p in range(pop):
+        s = moga.evaluate(js, fed, orders[p], bls[p], model=model)
+        assert (b.makespan[p], b.energy[p], b.flowtime[p]) == (s.makespan, s.energy, s.flowtime)
+        assert (b.n_relaxed[p], b.n_coalloc[p]) == (s.n_relaxed, s.n_coalloc)
