@@ -420,8 +420,22 @@ def _check_vector(name, a, n, dtype, *, lo=None, lo_strict=False, hi=None):
     return out
 
 
-def _prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link):
-    """Validate and convert the job and platform arrays."""
+def _prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
+             check=True):
+    """Validate and convert the job and platform arrays.
+
+    With ``check=False`` (arrays from an already validated ``JobSet`` and
+    ``Federation``) only the dtype conversion and the width check run.
+    """
+    if not check:
+        f64, i64 = np.float64, np.int64
+        out = (np.ascontiguousarray(release, f64), np.ascontiguousarray(tasks, i64),
+               np.ascontiguousarray(runtime, f64), np.ascontiguousarray(sigma, f64),
+               np.ascontiguousarray(bw, f64), np.ascontiguousarray(nodes, i64),
+               np.ascontiguousarray(speed, f64), np.ascontiguousarray(power_busy, f64),
+               np.ascontiguousarray(power_idle, f64), np.ascontiguousarray(link, f64))
+        _check_width(out[1], out[5])
+        return out
     nodes_a = np.asarray(nodes)
     K = nodes_a.shape[0] if nodes_a.ndim == 1 else -1
     if K <= 0:
@@ -443,14 +457,28 @@ def _prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     runtime = _check_vector("runtime", runtime, J, np.float64, lo=0, lo_strict=True)
     sigma = _check_vector("sigma", sigma, J, np.float64, lo=0, hi=1)
     bw = _check_vector("bw", bw, J, np.float64, lo=0)
+    _check_width(tasks, nodes)
+    return (release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link)
+
+
+def _readonly(*arrays):
+    """Read-only views, so that every caller hits the same compiled kernel signature."""
+    out = []
+    for a in arrays:
+        v = a.view()
+        v.flags.writeable = False
+        out.append(v)
+    return out
+
+
+def _check_width(tasks, nodes):
     total = int(nodes.sum())
-    if np.any(tasks > total):
+    if tasks.size and tasks.max() > total:
         i = int(np.flatnonzero(tasks > total)[0])
         raise ValueError(
             f"job {i} needs {tasks[i]} tasks but the federation has only {total} nodes; "
             "drop or clip wide jobs when extracting the job-set"
         )
-    return (release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link)
 
 
 def _check_orders(orders, J):
@@ -463,9 +491,13 @@ def _check_orders(orders, J):
     elif orders.dtype.kind not in "iu":
         raise ValueError(f"order must be integer, got dtype {orders.dtype}")
     orders = np.ascontiguousarray(orders, dtype=np.int64)
-    ok = np.sort(orders, axis=1) == np.arange(J)
+    in_range = (orders >= 0) & (orders < J)
+    seen = np.zeros(orders.shape, dtype=bool)
+    rows = np.broadcast_to(np.arange(orders.shape[0])[:, None], orders.shape)
+    seen[rows[in_range], orders[in_range]] = True
+    ok = seen.all(axis=1)
     if not ok.all():
-        p = int(np.flatnonzero(~ok.all(axis=1))[0])
+        p = int(np.flatnonzero(~ok)[0])
         raise ValueError(
             f"order{'' if orders.shape[0] == 1 else f' #{p}'} is not a permutation of range({J})"
         )
@@ -487,7 +519,7 @@ def _check_blacklists(blacklists, J, K):
 
 
 def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
-           order, blacklist, model: str = "fluid") -> FederatedDecode:
+           order, blacklist, model: str = "fluid", check: bool = True) -> FederatedDecode:
     """Decode one chromosome into a federated schedule.
 
     Parameters
@@ -505,6 +537,10 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
         Fraction of each cluster that each job may not use, in [0, 1].
     model : {"fluid", "at_start"}
         Execution model.
+    check : bool
+        Validate the job and platform arrays (default). ``False`` skips all
+        but the width check, for arrays taken from a validated ``JobSet`` and
+        ``Federation``; the chromosome is always checked.
 
     Returns
     -------
@@ -514,22 +550,24 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
         void) and ``n_coalloc`` (jobs spread over two or more clusters).
     """
     code = _model_code(model)
-    arrs = _prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link)
+    arrs = _prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
+                    check)
     J, K = arrs[0].shape[0], arrs[5].shape[0]
     order = _check_orders(np.asarray(order)[None, :] if np.ndim(order) == 1 else order, J)[0]
     blacklist = _check_blacklists(np.asarray(blacklist)[None], J, K)[0]
     rf, rs = cluster_ranks(arrs[6], arrs[7])
+    arrs = _readonly(*arrs, rf, rs, order, blacklist)
     start = np.empty(J)
     finish = np.empty(J)
     alloc = np.empty((J, K), dtype=np.int64)
     fs = np.empty(_N_FSCRATCH * J + K)
     is_ = np.empty(_N_ISCRATCH * J + 2 * K, dtype=np.int64)
-    m, e, fl, nr, nc = _decode(*arrs, rf, rs, order, blacklist, code, start, finish, alloc, fs, is_)
+    m, e, fl, nr, nc = _decode(*arrs, code, start, finish, alloc, fs, is_)
     return FederatedDecode(start, finish, alloc, float(m), float(e), float(fl), int(nr), int(nc))
 
 
 def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
-                 orders, blacklists, model: str = "fluid") -> BatchDecode:
+                 orders, blacklists, model: str = "fluid", check: bool = True) -> BatchDecode:
     """Decode a population of chromosomes in parallel (Numba threads).
 
     Parameters
@@ -548,7 +586,8 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
         counters ``n_relaxed``, ``n_coalloc`` (int arrays, shape (P,)).
     """
     code = _model_code(model)
-    arrs = _prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link)
+    arrs = _prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
+                    check)
     J, K = arrs[0].shape[0], arrs[5].shape[0]
     orders = _check_orders(orders, J)
     if np.ndim(blacklists) != 3 or np.shape(blacklists)[0] != orders.shape[0]:
@@ -557,9 +596,10 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
         )
     blacklists = _check_blacklists(blacklists, J, K)
     rf, rs = cluster_ranks(arrs[6], arrs[7])
+    arrs = _readonly(*arrs, rf, rs, orders, blacklists)
     P = orders.shape[0]
     out_f = np.empty((P, 3))
     out_i = np.empty((P, 2), dtype=np.int64)
-    _decode_batch(*arrs, rf, rs, orders, blacklists, code, out_f, out_i)
+    _decode_batch(*arrs, code, out_f, out_i)
     return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
                        out_i[:, 0].copy(), out_i[:, 1].copy())

@@ -146,7 +146,7 @@ class Federation:
 
     def __repr__(self) -> str:
         parts = ", ".join(
-            f"{n}: {int(c)}x{s:g}" for n, c, s in zip(self.names, self.nodes, self.speed)
+            f"{n}: {int(c)}x{s:g}" for n, c, s in zip(self.names, self.nodes, self.speed, strict=True)
         )
         return f"Federation({self.name!r}, {parts})"
 

@@ -143,7 +143,8 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
     """
     _check_types(js, fed)
     order, blacklist = _defaults(js, fed, order, blacklist)
-    r = federated.decode(*js.arrays(), *_fed_arrays(fed), order, blacklist, model=model)
+    r = federated.decode(*js.arrays(), *_fed_arrays(fed), order, blacklist, model=model,
+                         check=False)
     order = np.array(order, dtype=np.int64)
     blacklist = np.array(blacklist, dtype=np.float64)
     for a in (order, blacklist, r.start, r.finish, r.alloc):
@@ -159,7 +160,8 @@ def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str =
     Returns the objectives and counters per individual (:class:`decoders.BatchDecode`).
     """
     _check_types(js, fed)
-    return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists, model=model)
+    return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists, model=model,
+                                  check=False)
 
 
 def _fed_arrays(fed: Federation):

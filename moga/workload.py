@@ -226,7 +226,7 @@ def load_swf(path, *, skip_malformed: bool = False, max_procs: int | None = None
             records = None
     if records is None:
         rows, keep_lineno = [], []
-        for line, ln in zip(data, data_lineno):
+        for line, ln in zip(data, data_lineno, strict=True):
             try:
                 rows.append(_parse_data_line(line, ln, source))
                 keep_lineno.append(ln)

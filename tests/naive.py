@@ -25,6 +25,14 @@ def _cluster_key_slow(k, speed, pbusy):
     return (speed[k], pbusy[k] / speed[k], k)
 
 
+def _predicted(j, x, base, sd_of, coallocated, bw, tasks):
+    """SD of job j with allocation x at the loads ``base`` of the others plus its own traffic."""
+    own = coallocated(x)
+    load = [base[k] + (_traffic(bw[j], tasks[j], x[k]) if own and x[k] > 0 else 0.0)
+            for k in range(len(x))]
+    return sd_of(j, x, load)
+
+
 def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
                  order, blacklist, model="fluid"):
     """Reference federated decoder (DESIGN.md section 5).
@@ -123,11 +131,7 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
             x[k] = min(cap[k], need)
             need -= x[k]
         base = loads()
-
-        def predicted(x):
-            return sd_of(j, x, [base[k] + (_traffic(bw[j], tasks[j], x[k]) if coallocated(x) and x[k] > 0 else 0.0) for k in range(K)])
-
-        current = predicted(x)
+        current = _predicted(j, x, base, sd_of, coallocated, bw, tasks)
         while True:
             s = min(speed[k] for k in range(K) if x[k] > 0)
             sources = [k for k in fast_first if x[k] > 0 and speed[k] > s]
@@ -141,7 +145,7 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
             trial = list(x)
             trial[src] -= 1
             trial[dst] += 1
-            sd_new = predicted(trial)
+            sd_new = _predicted(j, trial, base, sd_of, coallocated, bw, tasks)
             if sd_new > current:
                 break
             x, current = trial, sd_new
