@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
 
 from ._kernels import FINISH_RTOL, cluster_ranks, heap_pop, heap_push, link_traffic, slowdown
 
@@ -364,24 +364,30 @@ def _objectives(release, start, finish, alloc, nodes, pbusy, pidle):
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def _decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
-                  rank_fast, rank_slow, orders, blacklists, model, out_f, out_i):
-    """Decode a population in parallel; objectives into ``out_f`` (P, 3), counters into ``out_i`` (P, 2)."""
+                  rank_fast, rank_slow, orders, blacklists, model, n_chunks, out_f, out_i):
+    """Decode a population in parallel; objectives into ``out_f`` (P, 3), counters into ``out_i`` (P, 2).
+
+    The population is cut into ``n_chunks`` contiguous chunks (one per thread),
+    and each chunk reuses one set of work arrays, which stay in cache from one
+    decode to the next.
+    """
     P, J = orders.shape
     K = nodes.shape[0]
-    for p in prange(P):
+    for c in prange(n_chunks):
         start = np.empty(J)
         finish = np.empty(J)
         alloc = np.empty((J, K), dtype=np.int64)
         fs = np.empty(_N_FSCRATCH * J + K)
         is_ = np.empty(_N_ISCRATCH * J + 2 * K, dtype=np.int64)
-        m, e, fl, nr, nc = _decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy,
-                                   pidle, link, rank_fast, rank_slow, orders[p], blacklists[p],
-                                   model, start, finish, alloc, fs, is_)
-        out_f[p, 0] = m
-        out_f[p, 1] = e
-        out_f[p, 2] = fl
-        out_i[p, 0] = nr
-        out_i[p, 1] = nc
+        for p in range(c * P // n_chunks, (c + 1) * P // n_chunks):
+            m, e, fl, nr, nc = _decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy,
+                                       pidle, link, rank_fast, rank_slow, orders[p],
+                                       blacklists[p], model, start, finish, alloc, fs, is_)
+            out_f[p, 0] = m
+            out_f[p, 1] = e
+            out_f[p, 2] = fl
+            out_i[p, 0] = nr
+            out_i[p, 1] = nc
 
 
 # -------------------------------------------------------------------- wrappers
@@ -600,6 +606,7 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     P = orders.shape[0]
     out_f = np.empty((P, 3))
     out_i = np.empty((P, 2), dtype=np.int64)
-    _decode_batch(*arrs, code, out_f, out_i)
+    n_chunks = max(1, min(P, get_num_threads()))
+    _decode_batch(*arrs, code, n_chunks, out_f, out_i)
     return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
                        out_i[:, 0].copy(), out_i[:, 1].copy())
