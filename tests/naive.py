@@ -171,3 +171,21 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
     return {"start": start, "finish": finish, "alloc": alloc, "makespan": makespan,
             "energy": energy, "flowtime": flowtime, "n_relaxed": n_relaxed,
             "n_coalloc": n_coalloc}
+
+
+def naive_order_crossover(p1, p2, a, b):
+    """Order crossover (OX1) of two permutations, one child.
+
+    The child keeps ``p1[a:b]`` in place; the other positions, taken from
+    ``b`` on and wrapping around, receive the genes of ``p2`` not in that
+    segment, in the order they appear in ``p2`` from position ``b`` on.
+    """
+    J = len(p1)
+    child = [None] * J
+    child[a:b] = p1[a:b]
+    segment = set(p1[a:b])
+    genes = [p2[(b + s) % J] for s in range(J) if p2[(b + s) % J] not in segment]
+    positions = [(b + s) % J for s in range(J) if not a <= (b + s) % J < b]
+    for pos, g in zip(positions, genes, strict=True):
+        child[pos] = g
+    return child
