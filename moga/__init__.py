@@ -5,6 +5,8 @@ from .run import GAParams, RunResult, run
 from .schedule import Schedule, evaluate, evaluate_batch
 from .workload import CleaningReport, SWFFormatError, Trace, load_default, load_swf
 
-__all__ = ["CleaningReport", "Federation", "GAParams", "JobSet", "RunResult", "SWFFormatError", "Schedule", "Trace",
-           "evaluate", "evaluate_batch", "load_default", "load_swf", "run"]
+__all__ = [
+    "CleaningReport", "Federation", "GAParams", "JobSet", "RunResult", "SWFFormatError", "Schedule",
+    "Trace", "evaluate", "evaluate_batch", "load_default", "load_swf", "run",
+]
 __version__ = "0.1.0"

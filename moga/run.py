@@ -15,8 +15,7 @@ from pymoo.optimize import minimize
 
 from .jobset import JobSet
 from .metrics import knee_index, normalized_hypervolume
-from .operators import (ScheduleCrossover, ScheduleDuplicateElimination, ScheduleMutation,
-                        ScheduleSampling)
+from .operators import ScheduleCrossover, ScheduleDuplicateElimination, ScheduleMutation, ScheduleSampling
 from .platform import Federation
 from .problem import SchedulingProblem
 from .schedule import Schedule, evaluate

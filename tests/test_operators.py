@@ -1,0 +1,152 @@
+"""Operators keep chromosomes valid, match their references and repeat under a seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from naive import naive_order_crossover
+from pymoo.core.population import Population
+
+import moga
+from moga.operators import (ScheduleCrossover, ScheduleDuplicateElimination, ScheduleMutation,
+                            ScheduleSampling, _order_crossover_into, seed_blacklists)
+from moga.problem import SchedulingProblem, join, split
+
+
+@pytest.fixture(scope="module")
+def problem():
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(n_jobs=60, federation=fed)
+    return SchedulingProblem(js, fed)
+
+
+def _valid(problem, X):
+    orders, bls = split(X, problem.n_jobs, problem.n_clusters)
+    assert np.all(np.sort(orders, axis=1) == np.arange(problem.n_jobs))
+    assert np.all(X[:, :problem.n_jobs] == np.rint(X[:, :problem.n_jobs]))
+    assert np.all((bls >= 0) & (bls <= 1))
+
+
+@given(J=st.integers(1, 30), seed=st.integers(0, 2**32 - 1), n=st.integers(1, 6))
+def test_jitted_order_crossover_matches_reference(J, seed, n):
+    rng = np.random.default_rng(seed)
+    X = np.stack([np.array([rng.permutation(J) for _ in range(n)], dtype=float) for _ in range(2)])
+    cuts = np.sort(rng.integers(0, J + 1, (2, n, 2)), axis=2)
+    out = np.empty_like(X)
+    _order_crossover_into(X, J, cuts, np.ones(n, dtype=bool), out)
+    for m in range(n):
+        for c in range(2):
+            a, b = cuts[c, m]
+            expected = naive_order_crossover(list(X[c, m]), list(X[1 - c, m]), a, b)
+            assert out[c, m].tolist() == expected
+
+
+def test_order_crossover_keeps_relative_order_of_the_other_parent():
+    # Textbook example: p1 = 1 2 3 | 4 5 6 7 | 8 9, p2 = 4 5 2 1 8 7 6 9 3 (0-based genes).
+    p1 = [g - 1 for g in [1, 2, 3, 4, 5, 6, 7, 8, 9]]
+    p2 = [g - 1 for g in [4, 5, 2, 1, 8, 7, 6, 9, 3]]
+    child = naive_order_crossover(p1, p2, 3, 7)
+    assert [g + 1 for g in child] == [2, 1, 8, 4, 5, 6, 7, 9, 3]
+
+
+@given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(["uniform", "blend"]),
+       po=st.floats(0, 1), pb=st.floats(0, 1))
+def test_crossover_offspring_are_valid(problem, seed, kind, po, pb):
+    rng = np.random.default_rng(seed)
+    pop = ScheduleSampling(seeded=False).do(problem, 10, random_state=rng)
+    parents = rng.integers(0, 10, (8, 2))
+    off = ScheduleCrossover(po, pb, kind).do(problem, pop, parents, random_state=rng)
+    assert len(off) == 16
+    _valid(problem, off.get("X"))
+
+
+def test_uniform_crossover_children_take_each_entry_from_a_parent(problem):
+    rng = np.random.default_rng(3)
+    pop = ScheduleSampling(seeded=False).do(problem, 2, random_state=rng)
+    off = ScheduleCrossover(1.0, 1.0, "uniform").do(problem, pop, np.array([[0, 1]]),
+                                                    random_state=rng)
+    J = problem.n_jobs
+    P, C = pop.get("X")[:, J:], off.get("X")[:, J:]
+    from_first = C[0] == P[0]
+    assert np.all(from_first | (C[0] == P[1]))
+    np.testing.assert_array_equal(C[1], np.where(from_first, P[1], P[0]))
+    assert 0.3 < from_first.mean() < 0.7
+
+
+def test_no_crossover_copies_parents(problem):
+    rng = np.random.default_rng(1)
+    pop = ScheduleSampling(seeded=False).do(problem, 2, random_state=rng)
+    off = ScheduleCrossover(0.0, 0.0).do(problem, pop, np.array([[0, 1]]), random_state=rng)
+    np.testing.assert_array_equal(off.get("X"), pop.get("X"))
+
+
+@given(seed=st.integers(0, 2**32 - 1), ro=st.floats(0, 1), rb=st.floats(0, 1))
+def test_mutation_keeps_chromosomes_valid(problem, seed, ro, rb):
+    rng = np.random.default_rng(seed)
+    pop = ScheduleSampling(seeded=False).do(problem, 8, random_state=rng)
+    before = pop.get("X").copy()
+    mutated = ScheduleMutation(ro, rb).do(problem, pop, random_state=rng)
+    _valid(problem, mutated.get("X"))
+    if ro == 0 and rb == 0:
+        np.testing.assert_array_equal(mutated.get("X"), before)
+
+
+def test_mutation_rates(problem):
+    rng = np.random.default_rng(0)
+    pop = ScheduleSampling(seeded=False).do(problem, 200, random_state=rng)
+    before = pop.get("X").copy()
+    J = problem.n_jobs
+    after = ScheduleMutation(order_rate=0.0, blacklist_rate=0.1).do(
+        problem, pop, random_state=rng).get("X")
+    np.testing.assert_array_equal(after[:, :J], before[:, :J])
+    changed = (after[:, J:] != before[:, J:]).mean()
+    assert 0.08 < changed < 0.11  # positions are drawn with replacement, so a little under 0.1
+
+
+def test_sampling_seeds_submit_order_and_grid(problem):
+    rng = np.random.default_rng(0)
+    X = ScheduleSampling(seeded=True).do(problem, 40, random_state=rng).get("X")
+    _valid(problem, X)
+    J = problem.n_jobs
+    orders, bls = split(X, J, problem.n_clusters)
+    assert np.array_equal(orders[0], np.arange(J)) and not bls[0].any()
+    n_seeded = int(np.sum(np.all(orders == np.arange(J), axis=1)))
+    assert n_seeded == 20  # half the population (27 grid points available)
+    grid = seed_blacklists(J, problem.federation.speed)
+    assert grid.shape == (27, J, 4) and not grid[:, :, 3].any()
+    for b in bls[:n_seeded]:
+        assert any(np.array_equal(b, g) for g in grid)
+
+
+def test_sampling_with_extra_individuals(problem):
+    J, K = problem.n_jobs, problem.n_clusters
+    extra = join(np.arange(J)[::-1], np.full((J, K), 0.25))
+    X = ScheduleSampling(extra=extra).do(problem, 6, random_state=np.random.default_rng(0)).get("X")
+    np.testing.assert_array_equal(X[0], extra)
+    with pytest.raises(ValueError, match="extra individuals must have"):
+        ScheduleSampling(extra=extra[:-1]).do(problem, 6, random_state=np.random.default_rng(0))
+
+
+def test_duplicate_elimination(problem):
+    rng = np.random.default_rng(0)
+    X = ScheduleSampling(seeded=False).do(problem, 5, random_state=rng).get("X")
+    pop = Population.new("X", np.vstack([X, X[[1, 3]], X[[1]]]))
+    other = Population.new("X", X[[4]])
+    kept = ScheduleDuplicateElimination().do(pop, other)
+    np.testing.assert_array_equal(kept.get("X"), X[[0, 1, 2, 3]])
+    y = X[[0]].copy()
+    y[0, -1] = np.nextafter(y[0, -1], 2.0)
+    assert len(ScheduleDuplicateElimination().do(Population.new("X", np.vstack([X[[0]], y])))) == 2
+
+
+def test_operator_argument_errors():
+    with pytest.raises(ValueError, match="prob_order"):
+        ScheduleCrossover(prob_order=1.5)
+    with pytest.raises(ValueError, match="'uniform' or 'blend'"):
+        ScheduleCrossover(blacklist="sbx")
+    with pytest.raises(ValueError, match="order_rate"):
+        ScheduleMutation(order_rate=-0.1)
+    with pytest.raises(ValueError, match="levels"):
+        seed_blacklists(3, [1.0, 2.0], levels=(0.0, 2.0))

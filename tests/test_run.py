@@ -1,0 +1,110 @@
+"""NSGA-II runs: reproducibility, fronts, results, and the operators inside stock pymoo."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from pymoo.algorithms.moo.nsga2 import NSGA2
+from pymoo.optimize import minimize
+
+import moga
+from moga.metrics import knee_index, normalized_hypervolume
+from moga.operators import (ScheduleCrossover, ScheduleDuplicateElimination, ScheduleMutation,
+                            ScheduleSampling)
+from moga.problem import SchedulingProblem, split
+
+
+@pytest.fixture(scope="module")
+def setup():
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(start=100, n_jobs=80, federation=fed, seed=2)
+    return js, fed
+
+
+@pytest.fixture(scope="module")
+def result(setup):
+    js, fed = setup
+    return moga.run(js, fed, pop_size=24, n_gen=12, seed=7)
+
+
+def test_same_seed_is_bit_identical(setup, result):
+    js, fed = setup
+    again = moga.run(js, fed, pop_size=24, n_gen=12, seed=7)
+    np.testing.assert_array_equal(result.F, again.F)
+    np.testing.assert_array_equal(result.X, again.X)
+    np.testing.assert_array_equal(result.history["hv"], again.history["hv"])
+    other = moga.run(js, fed, pop_size=24, n_gen=12, seed=8)
+    assert not np.array_equal(result.X, other.X)
+
+
+def test_front_is_mutually_non_dominated(result):
+    F = result.F
+    for i in range(len(F)):
+        dominated = np.all(F <= F[i], axis=1) & np.any(F < F[i], axis=1)
+        assert not dominated.any()
+
+
+def test_front_dominates_or_contains_the_seeded_submit_order(result):
+    ref = result.reference
+    assert np.any(np.all(result.F <= ref, axis=1))
+
+
+def test_front_members_decode_to_their_objectives(result):
+    for i in range(len(result.F)):
+        s = result.schedule(i)
+        assert (s.makespan, s.energy) == tuple(result.F[i])
+    with pytest.raises(IndexError):
+        result.schedule(len(result.F))
+
+
+def test_history_and_summary(result):
+    h = result.history
+    assert h["n_gen"].tolist() == list(range(1, 13))
+    assert np.all(np.diff(h["hv"]) >= -1e-12)  # elitist: the front never loses hypervolume
+    assert h["hv"][-1] == pytest.approx(result.hv)
+    assert result.hv >= normalized_hypervolume(result.reference, result.reference)
+    s = result.summary()
+    assert s["front_size"] == len(result.F) and s["n_evals"] == result.n_evals
+    assert 0 <= s["knee"] < len(result.F)
+    np.testing.assert_allclose(result.ref_point, 1.1 * result.reference)
+
+
+def test_params_from_toml_and_overrides(setup, tmp_path):
+    js, fed = setup
+    p = tmp_path / "ga.toml"
+    p.write_text(moga.GAParams(pop_size=10, n_gen=3, blacklist_crossover="blend").to_toml())
+    params = moga.GAParams.from_toml(p)
+    assert params.blacklist_crossover == "blend" and params.pop_size == 10
+    r = moga.run(js, fed, params=p, n_gen=2, seed=1)
+    assert r.params.n_gen == 2 and r.params.pop_size == 10 and len(r.history["hv"]) == 2
+    with pytest.raises(ValueError, match="unknown GA parameter"):
+        moga.GAParams.from_dict({"pop": 3})
+    with pytest.raises(ValueError, match="pop_size"):
+        moga.GAParams(pop_size=1)
+
+
+def test_operators_work_in_stock_pymoo(setup):
+    js, fed = setup
+    problem = SchedulingProblem(js, fed, model="at_start", objectives=("makespan", "flowtime"))
+    algo = NSGA2(pop_size=16, sampling=ScheduleSampling(), crossover=ScheduleCrossover(),
+                 mutation=ScheduleMutation(), eliminate_duplicates=ScheduleDuplicateElimination())
+    res = minimize(problem, algo, ("n_gen", 5), seed=3)
+    orders, bls = split(res.X, len(js), fed.n_clusters)
+    assert np.all(np.sort(orders, axis=1) == np.arange(len(js)))
+    s = moga.evaluate(js, fed, orders[0], bls[0], model="at_start")
+    assert (s.makespan, s.flowtime) == tuple(res.F[0])
+
+
+def test_problem_rejects_bad_objectives(setup):
+    js, fed = setup
+    with pytest.raises(ValueError, match="objectives"):
+        SchedulingProblem(js, fed, objectives=("makespan", "cost"))
+    with pytest.raises(ValueError, match="order \\+"):
+        split(np.zeros(7), 3, 4)
+
+
+def test_knee_index():
+    F = np.array([[0.0, 1.0], [0.1, 0.3], [0.5, 0.2], [1.0, 0.0]])
+    assert knee_index(F) == 1
+    assert knee_index(F[[0, 3]]) in (0, 1)
+    assert knee_index(F[[2]]) == 0
