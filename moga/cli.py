@@ -24,7 +24,8 @@ def _add_workload_args(p: argparse.ArgumentParser) -> None:
                    help="release jobs at their (shifted) submit times instead of all at 0")
     g.add_argument("--wide", choices=["error", "drop", "clip"], default="error",
                    help="jobs wider than the federation (default: error)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the job attributes (default 0)")
+    g.add_argument("--attr-seed", type=int, default=0,
+                   help="seed of the drawn job attributes sigma and bw (default 0)")
     g.add_argument("--max-procs", type=int, default=None,
                    help="machine size for traces without a MaxProcs header")
     g.add_argument("--skip-malformed", action="store_true",
@@ -38,7 +39,7 @@ def _load(args):
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
     fed = Federation.load(args.federation)
     js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days, federation=fed,
-                      wide=args.wide, seed=args.seed, batch=not args.release)
+                      wide=args.wide, seed=args.attr_seed, batch=not args.release)
     return trace, fed, js
 
 
@@ -73,6 +74,47 @@ def _cmd_evaluate(args) -> int:
     return 0
 
 
+def _cmd_run(args) -> int:
+    from pathlib import Path
+
+    from .plot import plot_convergence, plot_front, plot_gantt
+    from .run import GAParams, run
+
+    trace, fed, js = _load(args)
+    params = GAParams.from_toml(args.params) if args.params else GAParams()
+    params = params.replace(pop_size=args.pop, n_gen=args.gen)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II pop {params.pop_size}, "
+          f"{params.n_gen} generations, model {args.model}, seed {args.seed}", flush=True)
+    res = run(js, fed, seed=args.seed, model=args.model, params=params,
+              progress=not args.no_progress and sys.stderr.isatty())
+    k = res.knee()
+    submit = res.reference
+    rows = ["index,makespan_s,energy_J,makespan_h,energy_MWh,makespan_change_pct,"
+            "energy_change_pct,knee"]
+    for i, (m, e) in enumerate(res.F):
+        rows.append(f"{i},{m:.6f},{e:.6f},{m / 3600:.6f},{e / 3.6e9:.6f},"
+                    f"{100 * (m / submit[0] - 1):.4f},{100 * (e / submit[1] - 1):.4f},{int(i == k)}")
+    (out / "front.csv").write_text("\n".join(rows) + "\n")
+    plot_front(res.F, baselines={"submit order": submit}, knee=k, path=out / "front.png",
+               title=f"{js.name}, {len(js)} jobs ({args.model})")
+    plot_convergence(res.history, path=out / "convergence.png")
+    plot_gantt(res.schedule(k), path=out / "gantt_knee.png")
+    summary = res.summary()
+    summary["trace_report"] = trace.report.as_dict()
+    summary["jobset_report"] = js.report
+    summary["federation_spec"] = fed.to_dict()
+    (out / "run.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    km, ke = summary["knee_change_pct"]
+    print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: makespan "
+          f"{res.F[k, 0] / 3600:.2f} h ({km:+.1f}%), energy {res.F[k, 1] / 3.6e9:.4f} MWh "
+          f"({ke:+.1f}%) against the submit order; {res.wall_time:.1f} s "
+          f"({100 * res.decode_time / res.wall_time:.0f}% decoding)")
+    print(f"wrote {out}/front.csv, front.png, convergence.png, gantt_knee.png, run.json")
+    return 0
+
+
 def _cmd_trace(args) -> int:
     path = args.path or default_trace_path()
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
@@ -101,6 +143,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="execution model (default: both)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_evaluate)
+    p = sub.add_parser("run", help="evolve a makespan-energy Pareto front with NSGA-II")
+    _add_workload_args(p)
+    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
+                   help="execution model (default: fluid)")
+    p.add_argument("--pop", type=int, default=None, help="population size (default 100)")
+    p.add_argument("--gen", type=int, default=None, help="generations (default 200)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the GA (default 1)")
+    p.add_argument("--params", default=None, help="GA parameters as TOML (e.g. from moga tune)")
+    p.add_argument("--out", default="moga-out", help="output folder (default: moga-out)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_run)
     p = sub.add_parser("trace", help="read a trace and print its cleaning report")
     p.add_argument("path", nargs="?", default=None, help="SWF file (default: the bundled one)")
     p.add_argument("--max-procs", type=int, default=None)

@@ -127,7 +127,8 @@ class RunResult:
     Attributes
     ----------
     F : ndarray (n, m)
-        Objectives of the final non-dominated front, sorted by the first objective.
+        Objectives of the final non-dominated front, sorted by the first
+        objective; one entry per distinct objective vector.
     X : ndarray (n, J + J*K)
         Their chromosomes (see :func:`moga.problem.split`).
     history : dict of ndarray
@@ -268,7 +269,9 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     wall = time.perf_counter() - t0
 
     F, X = np.atleast_2d(res.F), np.atleast_2d(res.X)
-    idx = np.lexsort(F.T[::-1])
+    # One chromosome per distinct objective vector, sorted by the first objective.
+    _, first = np.unique(F, axis=0, return_index=True)
+    idx = first[np.lexsort(F[first].T[::-1])]
     F, X = F[idx], X[idx]
     h = np.array(history.rows, dtype=float)
     hist = {"n_gen": h[:, 0].astype(int), "n_evals": h[:, 1].astype(int), "hv": h[:, 2],

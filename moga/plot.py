@@ -1,0 +1,127 @@
+"""Plots: Pareto fronts, hypervolume convergence and Gantt charts (PNG via matplotlib)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.collections import PolyCollection  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+__all__ = ["plot_front", "plot_convergence", "plot_gantt"]
+
+_UNITS = {"makespan": ("makespan (h)", 1 / 3600), "energy": ("energy (MWh)", 1 / 3.6e9),
+          "flowtime": ("flowtime (h)", 1 / 3600)}
+
+
+def _save(fig, path):
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+        plt.close(fig)
+    return fig
+
+
+def plot_front(F, objectives=("makespan", "energy"), baselines=None, knee=None, path=None,
+               title=None, fronts=None):
+    """Scatter a two-objective front, with optional baseline points and other fronts.
+
+    Parameters
+    ----------
+    F : array_like (n, 2)
+        The front, in SI units (s, J).
+    objectives : (str, str)
+        Names of the two objectives (axis labels and units).
+    baselines : dict of str -> (float, float), optional
+        Named single schedules to mark, e.g. ``{"submit order": (M, E)}``.
+    knee : int, optional
+        Index of a front member to highlight.
+    path : str or Path, optional
+        Write a PNG there (and close the figure).
+    fronts : dict of str -> array_like, optional
+        More fronts to draw for comparison.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    (xl, xs), (yl, ys) = _UNITS[objectives[0]], _UNITS[objectives[1]]
+    F = np.atleast_2d(np.asarray(F, dtype=float))
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    for name, G in (fronts or {}).items():
+        G = np.atleast_2d(np.asarray(G, dtype=float))
+        G = G[np.argsort(G[:, 0])]
+        ax.plot(G[:, 0] * xs, G[:, 1] * ys, "o-", ms=3, lw=0.8, alpha=0.7, label=name)
+    order = np.argsort(F[:, 0])
+    ax.plot(F[order, 0] * xs, F[order, 1] * ys, "o-", color="C0", ms=4, lw=1, label="MOGA front")
+    if knee is not None:
+        ax.plot(F[knee, 0] * xs, F[knee, 1] * ys, "*", color="C3", ms=14, label="knee")
+    markers = "sD^vP<>X"
+    for i, (name, (x, y)) in enumerate((baselines or {}).items()):
+        ax.plot(x * xs, y * ys, markers[i % len(markers)], color=f"C{(i + 1) % 10}", ms=8,
+                mec="k", label=name)
+    ax.set_xlabel(xl)
+    ax.set_ylabel(yl)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return _save(fig, path)
+
+
+def plot_convergence(history, path=None, title=None):
+    """Normalised hypervolume per generation (``RunResult.history``)."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.plot(history["n_gen"], history["hv"], color="C0")
+    ax.set_xlabel("generation")
+    ax.set_ylabel("hypervolume (normalised)")
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return _save(fig, path)
+
+
+def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
+    """Gantt chart of a schedule: one band per cluster, nodes on y, time (h) on x.
+
+    Each task is a bar on the node it ran on (nodes as assigned by
+    :meth:`moga.schedule.Schedule.node_assignment`). Co-allocated jobs are
+    drawn in red tones, the others in blue tones.
+    """
+    fed = schedule.federation
+    nodes_of = schedule.node_assignment()
+    offsets = np.concatenate([[0], np.cumsum(fed.nodes)])
+    J = len(schedule.jobset)
+    coalloc = (schedule.alloc > 0).sum(axis=1) >= 2
+    rng = np.random.default_rng(0)  # fixed shades so that neighbouring jobs differ
+    shade = rng.uniform(0.35, 0.9, J)
+    polys, colors = [], []
+    s_h, f_h = schedule.start / 3600, schedule.finish / 3600
+    for j in range(J):
+        for k in range(fed.n_clusters):
+            for node in nodes_of[j][k]:
+                y = offsets[k] + node
+                polys.append([(s_h[j], y), (f_h[j], y), (f_h[j], y + 0.9), (s_h[j], y + 0.9)])
+                colors.append(plt.cm.Reds(shade[j]) if coalloc[j] else plt.cm.Blues(shade[j]))
+    height = min(12.0, 3.0 + fed.total_nodes / 40)
+    fig, ax = plt.subplots(figsize=(10, height))
+    ax.add_collection(PolyCollection(polys, facecolors=colors, edgecolors="none"))
+    for k in range(1, fed.n_clusters):
+        ax.axhline(offsets[k], color="k", lw=0.8)
+    ax.set_yticks((offsets[:-1] + offsets[1:]) / 2)
+    ax.set_yticklabels([f"{n}\n({int(c)} x {s:g})" for n, c, s in
+                        zip(fed.names, fed.nodes, fed.speed, strict=True)], fontsize=8)
+    ax.set_ylim(offsets[-1], 0)
+    ax.set_xlim(0, max(f_h.max(), 1e-9) * 1.01)
+    ax.set_xlabel("time (h)")
+    ax.legend(handles=[Patch(color=plt.cm.Blues(0.7), label="in one cluster"),
+                       Patch(color=plt.cm.Reds(0.7), label="co-allocated")],
+              loc="upper right", fontsize=8)
+    ax.set_title(title or (f"{schedule.jobset.name}: makespan {schedule.makespan / 3600:.1f} h, "
+                           f"energy {schedule.energy / 3.6e9:.3f} MWh ({schedule.model})"),
+                 fontsize=10)
+    return _save(fig, path)
