@@ -1,0 +1,62 @@
+"""Smoke tests of the moga command on tiny job-sets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from moga.cli import main
+
+
+def test_evaluate_prints_both_models(capsys):
+    assert main(["evaluate", "--n-jobs", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "fluid" in out and "at_start" in out and "3376 lines read" in out
+
+
+def test_evaluate_json(capsys):
+    assert main(["evaluate", "--n-jobs", "20", "--model", "at_start", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["schedules"][0]["model"] == "at_start" and d["schedules"][0]["n_jobs"] == 20
+
+
+def test_run_writes_all_outputs(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["run", "--n-jobs", "30", "--pop", "8", "--gen", "3", "--out", str(out),
+                 "--no-progress"]) == 0
+    for f in ("front.csv", "front.png", "convergence.png", "gantt_knee.png", "run.json"):
+        assert (out / f).stat().st_size > 0, f
+    d = json.loads((out / "run.json").read_text())
+    assert d["n_jobs"] == 30 and d["params"]["pop_size"] == 8 and len(d["hv_history"]) == 3
+    lines = (out / "front.csv").read_text().splitlines()
+    assert lines[0].startswith("index,makespan_s,energy_J") and len(lines) == d["front_size"] + 1
+    assert "knee" in capsys.readouterr().out
+
+
+def test_run_with_params_file(tmp_path):
+    p = tmp_path / "ga.toml"
+    p.write_text("pop_size = 6\nn_gen = 2\nblacklist_crossover = \"blend\"\n")
+    out = tmp_path / "o"
+    assert main(["run", "--n-jobs", "20", "--params", str(p), "--out", str(out)]) == 0
+    d = json.loads((out / "run.json").read_text())
+    assert d["params"]["blacklist_crossover"] == "blend" and d["params"]["n_gen"] == 2
+
+
+def test_errors_are_reported_not_raised(capsys):
+    assert main(["evaluate", "--n-jobs", "10", "--federation", "nope"]) == 2
+    assert "neither a preset" in capsys.readouterr().err
+    assert main(["evaluate", "--n-jobs", "100", "--federation", "tiny.toml"]) == 2
+
+
+def test_trace_report(capsys):
+    assert main(["trace"]) == 0
+    assert "30-day windows" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", [["--help"], ["run", "--help"]])
+def test_console_script_help(args):
+    r = subprocess.run([sys.executable, "-m", "moga.cli", *args], capture_output=True, text=True)
+    assert r.returncode == 0 and "usage: moga" in r.stdout
