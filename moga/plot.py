@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
-
-matplotlib.use("Agg")  # files only; no display needed
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.collections import PolyCollection  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.collections import PolyCollection
+from matplotlib.patches import Patch
 
 __all__ = ["plot_front", "plot_convergence", "plot_gantt"]
 
