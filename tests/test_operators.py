@@ -10,8 +10,14 @@ from naive import naive_order_crossover
 from pymoo.core.population import Population
 
 import moga
-from moga.operators import (ScheduleCrossover, ScheduleDuplicateElimination, ScheduleMutation,
-                            ScheduleSampling, _order_crossover_into, seed_blacklists)
+from moga.operators import (
+    ScheduleCrossover,
+    ScheduleDuplicateElimination,
+    ScheduleMutation,
+    ScheduleSampling,
+    _order_crossover_into,
+    seed_blacklists,
+)
 from moga.problem import SchedulingProblem, join, split
 
 

@@ -9,8 +9,7 @@ from pymoo.optimize import minimize
 
 import moga
 from moga.metrics import knee_index, normalized_hypervolume
-from moga.operators import (ScheduleCrossover, ScheduleDuplicateElimination, ScheduleMutation,
-                            ScheduleSampling)
+from moga.operators import ScheduleCrossover, ScheduleDuplicateElimination, ScheduleMutation, ScheduleSampling
 from moga.problem import SchedulingProblem, split
 
 
