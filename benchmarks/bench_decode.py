@@ -28,7 +28,7 @@ import numba
 import numpy as np
 
 import moga
-from decoders import federated
+from decoders import _validate, federated
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -48,18 +48,17 @@ def _times(fn, repeat):
 
 def _kernel_call(js, fed, order, bl, model):
     """A closure running the bare kernel with preallocated scratch (no validation)."""
-    arrs = federated._prepare(*js.arrays(), fed.nodes, fed.speed, fed.power_busy,
-                              fed.power_idle, fed.link, check=False)
-    rf, rs = federated.cluster_ranks(fed.speed, fed.power_busy)
-    arrs = federated._readonly(*arrs, rf, rs, np.asarray(order, dtype=np.int64),
-                               np.asarray(bl, dtype=np.float64))
+    arrs = _validate.prepare(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle,
+                             fed.link, check=False)
+    fastest, _, slowest = federated.allocation_ranks(fed.speed, fed.power_busy)
+    arrs = _validate.readonly(*arrs, fastest, fastest, slowest, np.asarray(order, dtype=np.int64),
+                              np.asarray(bl, dtype=np.float64))
     J, K = len(js), fed.n_clusters
-    start, finish = np.empty(J), np.empty(J)
+    start, finish, reserve = np.empty(J), np.empty(J), np.empty(J)
     alloc = np.empty((J, K), dtype=np.int64)
-    fs = np.empty(federated._N_FSCRATCH * J + K)
-    is_ = np.empty(federated._N_ISCRATCH * J + 2 * K, dtype=np.int64)
+    fs, is_ = federated._scratch(J, K)
     code = federated.MODELS[model]
-    return lambda: federated._decode(*arrs, code, start, finish, alloc, fs, is_)
+    return lambda: federated._decode(*arrs, code, start, finish, alloc, reserve, fs, is_)
 
 
 def main(argv=None):

@@ -40,6 +40,13 @@ class Schedule:
         Jobs whose blacklist could not hold them and was voided.
     n_coalloc : int
         Jobs spread over two or more clusters.
+    backfill : str
+        ``"none"`` (strict order) or ``"easy"``.
+    rule : str
+        Allocation rule, ``"fastest"`` or ``"greenest"``.
+    reservation : ndarray of float64, shape (J,)
+        Under EASY, each job's first reservation as the blocked head of the
+        queue (NaN for jobs that never waited at the head); all NaN otherwise.
     """
 
     jobset: JobSet
@@ -55,6 +62,9 @@ class Schedule:
     flowtime: float
     n_relaxed: int
     n_coalloc: int
+    backfill: str = "none"
+    rule: str = "fastest"
+    reservation: np.ndarray | None = None
 
     @property
     def energy_kwh(self) -> float:
@@ -72,10 +82,12 @@ class Schedule:
         return np.maximum(1.0, (self.finish - self.jobset.release) / dur)
 
     def summary(self) -> dict:
-        """Objectives and counters as a plain dict."""
+        """Objectives, counters and the mean bounded slowdown (10-minute bound) as a plain dict."""
         return {
-            "model": self.model, "n_jobs": len(self.jobset), "makespan_s": self.makespan,
-            "energy_J": self.energy, "energy_kWh": self.energy_kwh, "flowtime_s": self.flowtime,
+            "model": self.model, "backfill": self.backfill, "rule": self.rule,
+            "n_jobs": len(self.jobset), "makespan_s": self.makespan, "energy_J": self.energy,
+            "energy_kWh": self.energy_kwh, "flowtime_s": self.flowtime,
+            "mean_bounded_slowdown": float(self.bounded_slowdown().mean()),
             "n_relaxed": self.n_relaxed, "n_coalloc": self.n_coalloc,
         }
 
@@ -123,8 +135,8 @@ def _defaults(js: JobSet, fed: Federation, order, blacklist):
     return order, blacklist
 
 
-def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str = "fluid"
-             ) -> Schedule:
+def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str = "fluid",
+             backfill: str = "none", rule: str = "fastest") -> Schedule:
     """Decode one chromosome of ``js`` on ``fed`` into a :class:`Schedule`.
 
     Parameters
@@ -136,6 +148,10 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
     blacklist : array_like of float, shape (J, K), optional
         Entries in [0, 1]; default all zero (no blacklist).
     model : {"fluid", "at_start"}
+    backfill : {"none", "easy"}
+        Strict order (the MOGA decoder) or EASY backfilling over the queue in ``order``.
+    rule : {"fastest", "greenest"}
+        Allocation rule.
 
     Returns
     -------
@@ -144,24 +160,25 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
     _check_types(js, fed)
     order, blacklist = _defaults(js, fed, order, blacklist)
     r = federated.decode(*js.arrays(), *_fed_arrays(fed), order, blacklist, model=model,
-                         check=False)
+                         check=False, backfill=backfill, rule=rule)
     order = np.array(order, dtype=np.int64)
     blacklist = np.array(blacklist, dtype=np.float64)
-    for a in (order, blacklist, r.start, r.finish, r.alloc):
+    for a in (order, blacklist, r.start, r.finish, r.alloc, r.reservation):
         a.setflags(write=False)
     return Schedule(js, fed, order, blacklist, model, r.start, r.finish, r.alloc, r.makespan,
-                    r.energy, r.flowtime, r.n_relaxed, r.n_coalloc)
+                    r.energy, r.flowtime, r.n_relaxed, r.n_coalloc, backfill, rule, r.reservation)
 
 
-def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str = "fluid"
-                   ) -> federated.BatchDecode:
+def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str = "fluid",
+                   backfill: str = "none", rule: str = "fastest") -> federated.BatchDecode:
     """Decode a population in parallel: ``orders`` (P, J), ``blacklists`` (P, J, K).
 
-    Returns the objectives and counters per individual (:class:`decoders.BatchDecode`).
+    Options as in :func:`evaluate`. Returns the objectives and counters per
+    individual (:class:`decoders.BatchDecode`).
     """
     _check_types(js, fed)
     return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists, model=model,
-                                  check=False)
+                                  check=False, backfill=backfill, rule=rule)
 
 
 def _fed_arrays(fed: Federation):

@@ -34,8 +34,12 @@ def _predicted(j, x, base, sd_of, coallocated, bw, tasks):
 
 
 def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
-                 order, blacklist, model="fluid"):
-    """Reference federated decoder (DESIGN.md section 5).
+                 order, blacklist, model="fluid", rule="fastest"):
+    """Reference federated decoder (DESIGN.md section 5), jobs strictly in order.
+
+    ``rule`` is the greedy pick order: ``"fastest"`` clusters first (ties: lower
+    power_busy/speed, lower index) or ``"greenest"`` (lower power_busy/speed
+    first; ties: faster, lower index).
 
     Returns a dict with ``start``, ``finish``, ``alloc`` (lists) and
     ``makespan``, ``energy``, ``flowtime``, ``n_relaxed``, ``n_coalloc``.
@@ -53,6 +57,10 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
     pidle = [float(v) for v in pidle]
     link = [float(v) for v in link]
     fast_first = sorted(range(K), key=lambda k: _cluster_key_fast(k, speed, pbusy))
+    if rule == "fastest":
+        pick_first = fast_first
+    else:
+        pick_first = sorted(range(K), key=lambda k: (pbusy[k] / speed[k], -speed[k], k))
     slow_first = sorted(range(K), key=lambda k: _cluster_key_slow(k, speed, pbusy))
 
     start = [0.0] * J
@@ -127,7 +135,7 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
         cap = [min(free[k], allow[k]) for k in range(K)]
         x = [0] * K
         need = tasks[j]
-        for k in fast_first:
+        for k in pick_first:
             x[k] = min(cap[k], need)
             need -= x[k]
         base = loads()
@@ -189,3 +197,85 @@ def naive_order_crossover(p1, p2, a, b):
     for pos, g in zip(positions, genes, strict=True):
         child[pos] = g
     return child
+
+
+def naive_fifo(release, tasks, runtime, nodes):
+    """First come, first served on one homogeneous cluster (speed 1, no communication).
+
+    Jobs start in index order; each at the earliest instant, no earlier than
+    its release and the previous job's start, at which enough nodes are free.
+    Returns the start times.
+    """
+    starts, finishes = [], []
+    t = 0.0
+    for j in range(len(release)):
+        t = max(t, float(release[j]))
+        candidates = sorted({t} | {f for f in finishes if f > t})
+        for c in candidates:
+            busy = sum(tasks[i] for i in range(j) if starts[i] <= c < finishes[i])
+            if nodes - busy >= tasks[j]:
+                t = c
+                break
+        starts.append(t)
+        finishes.append(t + float(runtime[j]))
+    return starts
+
+
+def naive_easy(release, tasks, runtime, nodes):
+    """Textbook EASY backfilling on one homogeneous cluster (speed 1, no communication).
+
+    The queue is in index (arrival) order. At every arrival and finish: start
+    queued jobs from the front while they fit; then the blocked front job gets
+    a reservation at the shadow time (when enough running jobs have finished
+    for it), and the nodes free then beyond its need are the extra nodes; a
+    later queued job that fits now starts if it ends by the shadow time or
+    uses no more than the extra nodes left. Returns ``(starts, reservations)``
+    (a reservation is the first shadow time of a job blocked at the front).
+    """
+    J = len(release)
+    start = [None] * J
+    reservation = [None] * J
+    finish = {}
+    queue = []
+    arrivals = sorted(range(J), key=lambda j: (release[j], j))
+    t = float(release[arrivals[0]]) if J else 0.0
+    while any(s is None for s in start):
+        for j in arrivals:
+            if release[j] <= t and start[j] is None and j not in queue:
+                queue.append(j)
+        queue.sort()
+        running = [j for j in finish if finish[j] > t]
+        free = nodes - sum(tasks[j] for j in running)
+        while queue and tasks[queue[0]] <= free:
+            j = queue.pop(0)
+            start[j], finish[j] = t, t + float(runtime[j])
+            running.append(j)
+            free -= tasks[j]
+        if queue:
+            head = queue[0]
+            shadow, avail = t, free
+            for j in sorted(running, key=lambda r: finish[r]):
+                if avail >= tasks[head] and finish[j] > shadow:
+                    break
+                shadow, avail = finish[j], avail + tasks[j]
+            extra = avail - tasks[head]
+            if reservation[head] is None:
+                reservation[head] = shadow
+            for j in list(queue[1:]):
+                if tasks[j] > free:
+                    continue
+                if t + float(runtime[j]) <= shadow:
+                    pass
+                elif tasks[j] <= extra:
+                    extra -= tasks[j]
+                else:
+                    continue
+                queue.remove(j)
+                start[j], finish[j] = t, t + float(runtime[j])
+                free -= tasks[j]
+        upcoming = [f for f in finish.values() if f > t]
+        upcoming += [float(release[j]) for j in range(J) if start[j] is None and release[j] > t]
+        if not upcoming:
+            break
+        t = min(upcoming)
+    return start, reservation

@@ -1,0 +1,140 @@
+"""Input validation and conversion shared by the decoder wrappers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+def choice_code(kind: str, value, choices: dict) -> int:
+    """The integer code of ``value`` among ``choices``, or a ValueError naming ``kind``."""
+    try:
+        return choices[value]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown {kind} {value!r}; choose one of {list(choices)}") from None
+
+
+def check_vector(name, a, n, dtype, *, lo=None, lo_strict=False, hi=None):
+    arr = np.asarray(a)
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+    if dtype is np.int64:
+        if arr.dtype.kind == "f":
+            bad = ~np.isfinite(arr) | (arr != np.round(arr))
+            if bad.any():
+                raise ValueError(f"{name}[{int(np.flatnonzero(bad)[0])}] is not an integer")
+        elif arr.dtype.kind not in "iub":
+            raise ValueError(f"{name} must be integer, got dtype {arr.dtype}")
+    elif arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    out = np.ascontiguousarray(arr, dtype=dtype)
+    if dtype is np.float64 and not np.all(np.isfinite(out)):
+        raise ValueError(f"{name}[{int(np.flatnonzero(~np.isfinite(out))[0])}] is not finite")
+    if lo is not None:
+        bad = out <= lo if lo_strict else out < lo
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            op = ">" if lo_strict else ">="
+            raise ValueError(f"{name}[{i}] must be {op} {lo}, got {out[i]}")
+    if hi is not None and np.any(out > hi):
+        i = int(np.flatnonzero(out > hi)[0])
+        raise ValueError(f"{name}[{i}] must be <= {hi}, got {out[i]}")
+    return out
+
+
+def prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
+             check=True):
+    """Validate and convert the job and platform arrays.
+
+    With ``check=False`` (arrays from an already validated ``JobSet`` and
+    ``Federation``) only the dtype conversion and the width check run.
+    """
+    if not check:
+        f64, i64 = np.float64, np.int64
+        out = (np.ascontiguousarray(release, f64), np.ascontiguousarray(tasks, i64),
+               np.ascontiguousarray(runtime, f64), np.ascontiguousarray(sigma, f64),
+               np.ascontiguousarray(bw, f64), np.ascontiguousarray(nodes, i64),
+               np.ascontiguousarray(speed, f64), np.ascontiguousarray(power_busy, f64),
+               np.ascontiguousarray(power_idle, f64), np.ascontiguousarray(link, f64))
+        check_width(out[1], out[5])
+        return out
+    nodes_a = np.asarray(nodes)
+    K = nodes_a.shape[0] if nodes_a.ndim == 1 else -1
+    if K <= 0:
+        raise ValueError(f"nodes must be a non-empty 1-D array, got shape {nodes_a.shape}")
+    nodes = check_vector("nodes", nodes, K, np.int64, lo=0, lo_strict=True)
+    speed = check_vector("speed", speed, K, np.float64, lo=0, lo_strict=True)
+    power_idle = check_vector("power_idle", power_idle, K, np.float64, lo=0, lo_strict=True)
+    power_busy = check_vector("power_busy", power_busy, K, np.float64, lo=0, lo_strict=True)
+    if np.any(power_busy < power_idle):
+        k = int(np.flatnonzero(power_busy < power_idle)[0])
+        raise ValueError(f"cluster {k}: power_busy ({power_busy[k]}) < power_idle ({power_idle[k]})")
+    link = check_vector("link", link, K, np.float64, lo=0, lo_strict=True)
+    rel = np.asarray(release)
+    if rel.ndim != 1:
+        raise ValueError(f"release must be 1-D, got shape {rel.shape}")
+    J = rel.shape[0]
+    release = check_vector("release", release, J, np.float64, lo=0)
+    tasks = check_vector("tasks", tasks, J, np.int64, lo=1)
+    runtime = check_vector("runtime", runtime, J, np.float64, lo=0, lo_strict=True)
+    sigma = check_vector("sigma", sigma, J, np.float64, lo=0, hi=1)
+    bw = check_vector("bw", bw, J, np.float64, lo=0)
+    check_width(tasks, nodes)
+    return (release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link)
+
+
+def readonly(*arrays):
+    """Read-only views, so that every caller hits the same compiled kernel signature."""
+    out = []
+    for a in arrays:
+        v = a.view()
+        v.flags.writeable = False
+        out.append(v)
+    return out
+
+
+def check_width(tasks, nodes):
+    total = int(nodes.sum())
+    if tasks.size and tasks.max() > total:
+        i = int(np.flatnonzero(tasks > total)[0])
+        raise ValueError(
+            f"job {i} needs {tasks[i]} tasks but the federation has only {total} nodes; "
+            "drop or clip wide jobs when extracting the job-set"
+        )
+
+
+def check_orders(orders, J):
+    orders = np.asarray(orders)
+    if orders.ndim != 2 or orders.shape[1] != J:
+        raise ValueError(f"order must have length {J} (one entry per job), got shape {orders.shape[1:]}")
+    if orders.dtype.kind == "f":
+        if not np.all(orders == np.round(orders)):
+            raise ValueError("order must hold integer job positions")
+    elif orders.dtype.kind not in "iu":
+        raise ValueError(f"order must be integer, got dtype {orders.dtype}")
+    orders = np.ascontiguousarray(orders, dtype=np.int64)
+    in_range = (orders >= 0) & (orders < J)
+    seen = np.zeros(orders.shape, dtype=bool)
+    rows = np.broadcast_to(np.arange(orders.shape[0])[:, None], orders.shape)
+    seen[rows[in_range], orders[in_range]] = True
+    ok = seen.all(axis=1)
+    if not ok.all():
+        p = int(np.flatnonzero(~ok)[0])
+        raise ValueError(
+            f"order{'' if orders.shape[0] == 1 else f' #{p}'} is not a permutation of range({J})"
+        )
+    return orders
+
+
+def check_blacklists(blacklists, J, K):
+    b = np.asarray(blacklists)
+    if b.shape[1:] != (J, K):
+        raise ValueError(f"blacklist must have shape ({J}, {K}), got {b.shape[1:]}")
+    if b.dtype.kind not in "iuf":
+        raise ValueError(f"blacklist must be numeric, got dtype {b.dtype}")
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    bad = ~((b >= 0.0) & (b <= 1.0))
+    if bad.any():
+        idx = np.unravel_index(int(np.flatnonzero(bad)[0]), b.shape)
+        raise ValueError(f"blacklist entry (job {idx[-2]}, cluster {idx[-1]}) = {b[idx]} is not in [0, 1]")
+    return b
+
+

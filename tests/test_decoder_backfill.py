@@ -1,0 +1,136 @@
+"""EASY backfilling and the greenest allocation rule, against independent references."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import instances
+from hypothesis import given
+from hypothesis import strategies as st
+from naive import naive_decode, naive_easy, naive_fifo
+
+import moga
+
+
+@st.composite
+def homogeneous(draw, max_jobs=25):
+    """One cluster of speed 1, jobs without communication, integer times (many ties)."""
+    nodes = draw(st.integers(1, 16))
+    J = draw(st.integers(1, max_jobs))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    tasks = rng.integers(1, nodes + 1, J)
+    runtime = rng.integers(1, 30, J).astype(float)
+    if draw(st.booleans()):
+        release = np.sort(rng.integers(0, 40, J)).astype(float)
+    else:
+        release = np.zeros(J)
+    fed = moga.Federation(names=["c"], nodes=[nodes], speed=[1.0], power_busy=[50.0],
+                          power_idle=[10.0], link=[100.0])
+    js = moga.JobSet.from_arrays(release, tasks, runtime, sigma=np.zeros(J), bw=np.zeros(J))
+    return js, fed
+
+
+@given(inst=homogeneous(), model=st.sampled_from(["fluid", "at_start"]))
+def test_fcfs_equals_fifo_simulator(inst, model):
+    js, fed = inst
+    s = moga.evaluate(js, fed, model=model)
+    expected = naive_fifo(js.release, js.tasks, js.runtime, int(fed.nodes[0]))
+    np.testing.assert_allclose(s.start, expected, rtol=1e-12)
+
+
+@given(inst=homogeneous(), model=st.sampled_from(["fluid", "at_start"]))
+def test_easy_equals_textbook_easy(inst, model):
+    js, fed = inst
+    s = moga.evaluate(js, fed, model=model, backfill="easy")
+    starts, reservations = naive_easy(js.release, js.tasks, js.runtime, int(fed.nodes[0]))
+    np.testing.assert_allclose(s.start, starts, rtol=1e-12)
+    expected = np.array([np.nan if r is None else r for r in reservations])
+    np.testing.assert_allclose(s.reservation, expected, rtol=1e-12)
+    assert np.all(s.finish == s.start + js.runtime)
+
+
+def test_easy_backfills_a_small_job_into_the_hole():
+    # 4 nodes: job 0 holds 3 until t=10; job 1 (4 tasks) must wait for it; job 2 (1 task,
+    # 5 s) fits in the free node and ends before t=10, so it jumps ahead; job 3 (1 task, 50 s)
+    # would delay job 1's reservation, so it waits.
+    fed = moga.Federation(names=["c"], nodes=[4], speed=[1.0], power_busy=[2.0],
+                          power_idle=[1.0], link=[1.0])
+    js = moga.JobSet.from_arrays(np.zeros(4), [3, 4, 1, 1], [10.0, 10.0, 5.0, 50.0],
+                                 sigma=np.zeros(4), bw=np.zeros(4))
+    easy = moga.evaluate(js, fed, backfill="easy")
+    assert easy.start.tolist() == [0.0, 10.0, 0.0, 20.0]
+    assert easy.reservation[1] == 10.0 and np.isnan(easy.reservation[0])
+    fcfs = moga.evaluate(js, fed)
+    assert fcfs.start.tolist() == [0.0, 10.0, 20.0, 20.0]
+
+
+@given(inst=instances(release=True), model=st.sampled_from(["fluid", "at_start"]),
+       rule=st.sampled_from(["fastest", "greenest"]))
+def test_easy_schedules_are_valid(inst, model, rule):
+    js, fed, _, bl = inst
+    order = np.lexsort((np.arange(len(js)), js.release))  # first come, first served
+    s = moga.evaluate(js, fed, order, bl, model=model, backfill="easy", rule=rule)
+    assert np.all(s.start >= js.release)
+    assert np.all(s.alloc.sum(axis=1) == js.tasks)
+    s.node_assignment()  # raises if a cluster is ever over capacity
+    allow = fed.nodes - np.floor(bl * fed.nodes).astype(int)
+    relaxed = allow.sum(axis=1) < js.tasks
+    assert s.n_relaxed == int(relaxed.sum())
+    assert np.all(s.alloc[~relaxed] <= allow[~relaxed])
+
+
+@given(inst=instances(), rule=st.sampled_from(["fastest", "greenest"]))
+def test_easy_head_never_starts_after_its_reservation_at_start(inst, rule):
+    js, fed, _, bl = inst
+    order = np.lexsort((np.arange(len(js)), js.release))
+    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
+    held = ~np.isnan(s.reservation)
+    assert np.all(s.start[held] <= s.reservation[held] * (1 + 1e-9) + 1e-9)
+    assert np.all(s.reservation[held] >= js.release[held])
+
+
+@given(inst=instances(), model=st.sampled_from(["fluid", "at_start"]))
+def test_easy_never_later_than_fcfs_for_the_first_job(inst, model):
+    js, fed, _, bl = inst
+    order = np.lexsort((np.arange(len(js)), js.release))
+    e = moga.evaluate(js, fed, order, bl, model=model, backfill="easy")
+    f = moga.evaluate(js, fed, order, bl, model=model)
+    assert e.start[order[0]] == f.start[order[0]]
+
+
+@given(inst=instances(), model=st.sampled_from(["fluid", "at_start"]))
+def test_greenest_matches_reference(inst, model):
+    js, fed, order, bl = inst
+    s = moga.evaluate(js, fed, order, bl, model=model, rule="greenest")
+    ref = naive_decode(js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed,
+                       fed.power_busy, fed.power_idle, fed.link, order, bl, model, rule="greenest")
+    np.testing.assert_array_equal(s.alloc, np.array(ref["alloc"]).reshape(s.alloc.shape))
+    assert s.energy == pytest.approx(ref["energy"], rel=1e-9)
+    assert s.makespan == pytest.approx(ref["makespan"], rel=1e-9)
+
+
+def test_greenest_prefers_energy_efficient_clusters():
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(n_jobs=1, federation=fed)
+    s = moga.evaluate(js, fed, rule="greenest")
+    green = int(np.argmin(fed.power_busy / fed.speed))
+    assert s.alloc[0, green] == js.tasks[0]
+
+
+def test_batch_decodes_easy_and_greenest(default_fed):
+    js = moga.load_default().jobset(n_jobs=60, federation=default_fed)
+    rng = np.random.default_rng(0)
+    orders = np.array([rng.permutation(60) for _ in range(4)])
+    bls = rng.uniform(0, 1, (4, 60, 4)) * (rng.uniform(size=(4, 60, 4)) < 0.3)
+    b = moga.evaluate_batch(js, default_fed, orders, bls, backfill="easy", rule="greenest")
+    for p in range(4):
+        s = moga.evaluate(js, default_fed, orders[p], bls[p], backfill="easy", rule="greenest")
+        assert (b.makespan[p], b.energy[p]) == (s.makespan, s.energy)
+
+
+def test_option_errors(default_fed):
+    js = moga.load_default().jobset(n_jobs=5, federation=default_fed)
+    with pytest.raises(ValueError, match="unknown backfilling 'conservative'"):
+        moga.evaluate(js, default_fed, backfill="conservative")
+    with pytest.raises(ValueError, match="unknown allocation rule 'cheapest'"):
+        moga.evaluate(js, default_fed, rule="cheapest")
