@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+
 def choice_code(kind: str, value, choices: dict) -> int:
     """The integer code of ``value`` among ``choices``, or a ValueError naming ``kind``."""
     try:

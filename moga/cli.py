@@ -115,6 +115,40 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _cmd_compare(args) -> int:
+    from pathlib import Path
+
+    from .baselines import compare
+    from .plot import plot_front
+    from .run import GAParams
+
+    trace, fed, js = _load(args)
+    params = GAParams.from_toml(args.params) if args.params else GAParams()
+    params = params.replace(pop_size=args.pop, n_gen=args.gen)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"{js.name}: {len(js)} jobs on {fed!r}; model {args.model}, MOGA pop "
+          f"{params.pop_size} x {params.n_gen} generations, seed {args.seed}", flush=True)
+    c = compare(js, fed, seed=args.seed, model=args.model, params=params,
+                algorithms=args.algorithms)
+    (out / "compare.csv").write_text(c.to_csv())
+    fronts = dict(c.fronts)
+    main_front = fronts.pop("MOGA", None)
+    if main_front is None and fronts:
+        main_front = fronts.pop(next(iter(fronts)))
+    if main_front is not None:
+        plot_front(main_front, baselines=c.points, fronts=fronts, path=out / "compare.png",
+                   title=f"{js.name}, {len(js)} jobs ({args.model})")
+    (out / "compare.json").write_text(json.dumps(
+        {"jobset": js.name, "n_jobs": len(js), "model": args.model, "rows": c.rows,
+         "reference": c.reference.tolist(), **c.extra,
+         "fronts": {k: v.tolist() for k, v in c.fronts.items()}}, indent=2) + "\n")
+    print(c.table())
+    print(f"wrote {out}/compare.csv, compare.json" + (", compare.png" if main_front is not None
+                                                       else ""))
+    return 0
+
+
 def _cmd_trace(args) -> int:
     path = args.path or default_trace_path()
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
@@ -154,6 +188,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="moga-out", help="output folder (default: moga-out)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
+    p = sub.add_parser("compare", help="baselines (FCFS, EASY, GA-MF, random search, ...) "
+                                        "and MOGA on one job-set")
+    _add_workload_args(p)
+    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid")
+    p.add_argument("--pop", type=int, default=None, help="population size (default 100)")
+    p.add_argument("--gen", type=int, default=None, help="generations (default 200)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the searches (default 1)")
+    p.add_argument("--params", default=None, help="GA parameters as TOML")
+    p.add_argument("--algorithms", nargs="+", default=None,
+                   help="a subset: FCFS EASY FCFS-greenest EASY-greenest MOGA "
+                        "'MOGA without blacklist' 'random search' GA-MF")
+    p.add_argument("--out", default="moga-compare", help="output folder (default: moga-compare)")
+    p.set_defaults(func=_cmd_compare)
     p = sub.add_parser("trace", help="read a trace and print its cleaning report")
     p.add_argument("path", nargs="?", default=None, help="SWF file (default: the bundled one)")
     p.add_argument("--max-procs", type=int, default=None)

@@ -24,7 +24,17 @@ __all__ = ["ScheduleSampling", "ScheduleCrossover", "ScheduleMutation",
 
 
 def _dims(problem):
-    return int(problem.n_jobs), int(problem.n_clusters)
+    """``(J, K)`` of the encoding: K is 0 when ``X`` holds the order alone."""
+    J = int(problem.n_jobs)
+    return J, (int(problem.n_var) - J) // J
+
+
+def _submit_order(problem, J):
+    """Positions sorted by release time, ties by position (the index order without a job-set)."""
+    js = getattr(problem, "jobset", None)
+    if js is None:
+        return np.arange(J)
+    return np.lexsort((np.arange(J), js.release))
 
 
 def seed_blacklists(n_jobs: int, speed, levels=(0.0, 0.5, 1.0)) -> np.ndarray:
@@ -86,11 +96,14 @@ class ScheduleSampling(Sampling):
             rows.append(self.extra[:n_samples])
         n_left = n_samples - sum(len(r) for r in rows)
         if self.seeded and n_left > 0:
-            speed = problem.federation.speed if hasattr(problem, "federation") else np.ones(K)
-            bls = seed_blacklists(J, speed, self.levels)
+            if K == 0:
+                bls = np.zeros((1, J, 0))
+            else:
+                speed = problem.federation.speed if hasattr(problem, "federation") else np.ones(K)
+                bls = seed_blacklists(J, speed, self.levels)
             n_seed = min(len(bls), max(1, n_samples // 2), n_left)
             pick = np.concatenate([[0], 1 + random_state.permutation(len(bls) - 1)])[:n_seed]
-            order = np.tile(np.arange(J, dtype=float), (n_seed, 1))
+            order = np.tile(_submit_order(problem, J).astype(float), (n_seed, 1))
             rows.append(np.hstack([order, bls[pick].reshape(n_seed, -1)]))
         n_rand = n_samples - sum(len(r) for r in rows)
         if n_rand > 0:
@@ -272,6 +285,8 @@ class ScheduleMutation(Mutation):
         out = np.empty_like(X, dtype=np.float64)
         out[:, :J] = orders
         out[:, J:] = X[:, J:]
+        if K == 0:
+            return out
         # Entries to reset: a binomial count per individual, then that many positions.
         n_reset = random_state.binomial(J * K, bl_rate, n)
         rows = np.repeat(np.arange(n), n_reset)

@@ -19,8 +19,9 @@ from .schedule import evaluate_batch
 
 __all__ = ["OBJECTIVES", "SchedulingProblem", "split", "join"]
 
-#: Objectives a problem can minimise, with their units.
-OBJECTIVES = {"makespan": "s", "energy": "J", "flowtime": "s"}
+#: Objectives a problem can minimise, with their units ("makespan+flowtime" is the
+#: single objective of GA-MF, after Gabaldon et al. 2015).
+OBJECTIVES = {"makespan": "s", "energy": "J", "flowtime": "s", "makespan+flowtime": "s"}
 
 
 def split(X, n_jobs: int, n_clusters: int):
@@ -67,6 +68,10 @@ class SchedulingProblem(Problem):
         Execution model of the decoder.
     objectives : sequence of str
         Names from :data:`OBJECTIVES`, default ``("makespan", "energy")``.
+    blacklist : bool
+        True (default): ``X`` carries a blacklist. False: ``X`` is the order
+        alone and every job may use every node (the ablation without blacklist,
+        and GA-MF).
 
     Attributes
     ----------
@@ -77,16 +82,18 @@ class SchedulingProblem(Problem):
     """
 
     def __init__(self, jobset: JobSet, federation: Federation, model: str = "fluid",
-                 objectives=("makespan", "energy")):
+                 objectives=("makespan", "energy"), blacklist: bool = True):
         objectives = tuple(objectives)
         unknown = [o for o in objectives if o not in OBJECTIVES]
         if unknown or not objectives:
             raise ValueError(f"objectives must be a non-empty subset of {list(OBJECTIVES)}, "
                              f"got {list(objectives)}")
         J, K = len(jobset), federation.n_clusters
-        xu = np.concatenate([np.full(J, J - 1.0), np.ones(J * K)])
-        super().__init__(n_var=J + J * K, n_obj=len(objectives), xl=np.zeros(J + J * K), xu=xu,
-                         vtype=float)
+        K_enc = K if blacklist else 0
+        xu = np.concatenate([np.full(J, J - 1.0), np.ones(J * K_enc)])
+        super().__init__(n_var=J + J * K_enc, n_obj=len(objectives), xl=np.zeros(J + J * K_enc),
+                         xu=xu, vtype=float)
+        self.use_blacklist = bool(blacklist)
         self.jobset = jobset
         self.federation = federation
         self.model = model
@@ -97,8 +104,12 @@ class SchedulingProblem(Problem):
         self.n_decoded = 0
 
     def split(self, X):
-        """``(orders, blacklists)`` of ``X`` (see :func:`split`)."""
-        return split(X, self.n_jobs, self.n_clusters)
+        """``(orders, blacklists)`` of ``X`` (see :func:`split`); zero blacklists without one."""
+        if self.use_blacklist:
+            return split(X, self.n_jobs, self.n_clusters)
+        X = np.asarray(X, dtype=np.float64)
+        orders, _ = split(X, self.n_jobs, 0)
+        return orders, np.zeros(orders.shape + (self.n_clusters,))
 
     def decode(self, X):
         """Batch-decode ``X`` (P, n_var); returns the objective matrix (P, n_obj) and counters."""
@@ -107,7 +118,8 @@ class SchedulingProblem(Problem):
         b = evaluate_batch(self.jobset, self.federation, orders, bls, model=self.model)
         self.decode_seconds += time.perf_counter() - t0
         self.n_decoded += orders.shape[0]
-        cols = {"makespan": b.makespan, "energy": b.energy, "flowtime": b.flowtime}
+        cols = {"makespan": b.makespan, "energy": b.energy, "flowtime": b.flowtime,
+                "makespan+flowtime": b.makespan + b.flowtime}
         return np.column_stack([cols[o] for o in self.objectives]), b
 
     def _evaluate(self, X, out, *args, **kwargs):

@@ -17,7 +17,7 @@ from .jobset import JobSet
 from .metrics import knee_index, normalized_hypervolume
 from .operators import ScheduleCrossover, ScheduleDuplicateElimination, ScheduleMutation, ScheduleSampling
 from .platform import Federation
-from .problem import SchedulingProblem
+from .problem import SchedulingProblem, split
 from .schedule import Schedule, evaluate
 
 if sys.version_info >= (3, 11):
@@ -167,9 +167,12 @@ class RunResult:
         return knee_index(self.F)
 
     def chromosome(self, i: int):
-        """``(order, blacklist)`` of front member ``i``."""
-        from .problem import split
-        return split(self.X[i], len(self.jobset), self.federation.n_clusters)
+        """``(order, blacklist)`` of front member ``i`` (a zero blacklist for runs without one)."""
+        J, K = len(self.jobset), self.federation.n_clusters
+        if self.extra.get("use_blacklist", True):
+            return split(self.X[i], J, K)
+        order, _ = split(self.X[i], J, 0)
+        return order, np.zeros((J, K))
 
     def schedule(self, i: int) -> Schedule:
         """Decode front member ``i`` into a :class:`~moga.schedule.Schedule`."""
@@ -192,6 +195,7 @@ class RunResult:
             "knee_F": self.F[k].tolist(),
             "knee_change_pct": (100 * (self.F[k] / self.reference - 1)).tolist(),
             "hv_history": self.history["hv"].tolist(),
+            "use_blacklist": bool(self.extra.get("use_blacklist", True)),
         }
 
 
@@ -212,7 +216,7 @@ class _History(Callback):
 def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         n_gen: int | None = None, seed: int = 1, *, model: str = "fluid", params=None,
         objectives=("makespan", "energy"), extra=None, progress: bool = False,
-        verbose: bool = False) -> RunResult:
+        verbose: bool = False, blacklist: bool = True) -> RunResult:
     """Evolve a Pareto front with NSGA-II.
 
     Parameters
@@ -232,6 +236,9 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         Individuals (rows of ``X``) to put in the initial population.
     progress, verbose : bool
         pymoo's progress bar and per-generation table.
+    blacklist : bool
+        False evolves the order alone, every job free to use every node: the
+        ablation that shows what the blacklist buys.
 
     Returns
     -------
@@ -247,8 +254,9 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     if int(seed) != seed:
         raise ValueError(f"seed must be an integer, got {seed}")
 
-    problem = SchedulingProblem(jobset, federation, model=model, objectives=objectives)
-    base, _ = problem.decode(_submit_individual(jobset, federation))
+    problem = SchedulingProblem(jobset, federation, model=model, objectives=objectives,
+                                blacklist=blacklist)
+    base, _ = problem.decode(_submit_individual(jobset, federation if blacklist else None))
     reference = base[0]
     if np.any(reference <= 0):
         raise ValueError(f"the submit-order objectives must be > 0 to normalise, got {reference}")
@@ -279,9 +287,13 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     return RunResult(F=F, X=X, history=hist, jobset=jobset, federation=federation, model=model,
                      objectives=tuple(objectives), seed=int(seed), params=params,
                      reference=reference, ref_point=HV_FACTOR * reference, wall_time=wall,
-                     decode_time=problem.decode_seconds, n_evals=int(problem.n_decoded))
+                     decode_time=problem.decode_seconds, n_evals=int(problem.n_decoded),
+                     extra={"use_blacklist": bool(blacklist)})
 
 
-def _submit_individual(jobset, federation):
-    J, K = len(jobset), federation.n_clusters
-    return np.concatenate([np.arange(J, dtype=float), np.zeros(J * K)])[None, :]
+def _submit_individual(jobset, federation=None):
+    """The submit order with an empty blacklist (no blacklist part when ``federation`` is None)."""
+    J = len(jobset)
+    K = 0 if federation is None else federation.n_clusters
+    order = np.lexsort((np.arange(J), jobset.release)).astype(float)
+    return np.concatenate([order, np.zeros(J * K)])[None, :]
