@@ -82,10 +82,10 @@ BACKFILL = {"none": 0, "easy": 1}
 RULES = {"fastest": 0, "greenest": 1}
 
 # Scratch per job the kernels need: floats (fin, sd, heap times, shadow-heap times),
-# ints (heap jobs, re-rated list, co-allocation flags, started, arrived, shadow-heap
-# jobs, jobs by release); plus K floats and 5K ints per cluster.
+# ints (heap jobs, re-rated list, co-allocation flags, started, waiting queue,
+# shadow-heap jobs, jobs by release, position in the order); plus K floats and 5K ints.
 _N_FSCRATCH = 4
-_N_ISCRATCH = 7
+_N_ISCRATCH = 8
 _K_ISCRATCH = 5
 
 
@@ -149,8 +149,8 @@ def _decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link
     hj = iscratch[0:J]
     cl = iscratch[J:2 * J]
     coal = iscratch[2 * J:3 * J]
-    free = iscratch[7 * J:7 * J + K]
-    allow = iscratch[7 * J + K:7 * J + 2 * K]
+    free = iscratch[8 * J:8 * J + K]
+    allow = iscratch[8 * J + K:8 * J + 2 * K]
     for k in range(K):
         free[k] = nodes[k]
         load[k] = 0.0
@@ -202,9 +202,10 @@ def _decode_easy(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
                  reserve, fscratch, iscratch):
     """Decode one chromosome with EASY backfilling over the queue in ``order``.
 
-    ``reserve[j]`` receives the first reservation job ``j`` got as the blocked
-    head of the queue (NaN if it never waited at the head). Returns
-    ``(makespan, energy, flowtime, n_relaxed, n_coalloc)``.
+    The waiting queue holds the arrived, not yet started jobs, sorted by their
+    position in ``order``. ``reserve[j]`` receives the first reservation job
+    ``j`` got as the blocked head of the queue (NaN if it never waited at the
+    head). Returns ``(makespan, energy, flowtime, n_relaxed, n_coalloc)``.
     """
     J = order.shape[0]
     K = nodes.shape[0]
@@ -218,22 +219,23 @@ def _decode_easy(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
     cl = iscratch[J:2 * J]
     coal = iscratch[2 * J:3 * J]
     started = iscratch[3 * J:4 * J]
-    arrived = iscratch[4 * J:5 * J]
+    wq = iscratch[4 * J:5 * J]
     sh_j = iscratch[5 * J:6 * J]
     by_release = iscratch[6 * J:7 * J]
-    free = iscratch[7 * J:7 * J + K]
-    allow = iscratch[7 * J + K:7 * J + 2 * K]
-    allow_h = iscratch[7 * J + 2 * K:7 * J + 3 * K]
-    free_s = iscratch[7 * J + 3 * K:7 * J + 4 * K]
-    hold = iscratch[7 * J + 4 * K:7 * J + 5 * K]
+    pos_of = iscratch[7 * J:8 * J]
+    free = iscratch[8 * J:8 * J + K]
+    allow = iscratch[8 * J + K:8 * J + 2 * K]
+    allow_h = iscratch[8 * J + 2 * K:8 * J + 3 * K]
+    free_s = iscratch[8 * J + 3 * K:8 * J + 4 * K]
+    hold = iscratch[8 * J + 4 * K:8 * J + 5 * K]
     for k in range(K):
         free[k] = nodes[k]
         load[k] = 0.0
     for i in range(J):
         coal[i] = 0
         started[i] = 0
-        arrived[i] = 0
         reserve[i] = np.nan
+        pos_of[order[i]] = i
         for k in range(K):
             alloc[i, k] = 0
     # Arrival order: a heap sort of the jobs by (release, index), in place.
@@ -245,12 +247,12 @@ def _decode_easy(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
         n_arr = heap_pop(sh_t, sh_j, n_arr)
     nh = 0
     ncl = 0
+    nq = 0
     n_coal_run = 0
     n_relaxed = 0
     n_coalloc = 0
     n_started = 0
     n_arrived = 0
-    head_pos = 0
     cl_min = np.inf
     saturated = False
     t = release[by_release[0]] if J > 0 else 0.0
@@ -259,20 +261,22 @@ def _decode_easy(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
         t, nh, ncl, cl_min, n_coal_run, saturated = release_due(
             t + FINISH_RTOL * abs(t), t, fluid, ht, hj, nh, cl, ncl, cl_min, n_coal_run,
             saturated, fin, sd, coal, finish, alloc, free, load, sigma, bw, tasks, speed, link)
+        # Arrivals join the queue at their place in the order.
         while n_arrived < J and release[by_release[n_arrived]] <= t:
-            arrived[by_release[n_arrived]] = 1
+            j = by_release[n_arrived]
+            q = nq
+            while q > 0 and pos_of[wq[q - 1]] > pos_of[j]:
+                wq[q] = wq[q - 1]
+                q -= 1
+            wq[q] = j
+            nq += 1
             n_arrived += 1
-        while head_pos < J and started[order[head_pos]] != 0:
-            head_pos += 1
 
         # Start queued jobs in order while they fit; stop at the first that does not.
         head = -1
-        head_p = head_pos
-        while head_p < J:
-            j = order[head_p]
-            if started[j] != 0 or arrived[j] == 0:
-                head_p += 1
-                continue
+        hq = 0
+        while hq < nq:
+            j = wq[hq]
             relaxed = allowance(j, blacklist, nodes, tasks, allow)
             if not fits(tasks[j], free, allow):
                 head = j
@@ -286,34 +290,25 @@ def _decode_easy(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
             n_coalloc += co
             started[j] = 1
             n_started += 1
-            head_p += 1
+            hq += 1
 
         if head >= 0:
-            # Reservation: replay the running jobs' predicted finishes until the head fits.
+            free_total = 0
             for k in range(K):
                 allow_h[k] = allow[k]
-                free_s[k] = free[k]
-                hold[k] = 0
-            n_sh = 0
-            for i in range(nh):
-                n_sh = heap_push(sh_t, sh_j, n_sh, ht[i], hj[i])
-            for i in range(ncl):
-                n_sh = heap_push(sh_t, sh_j, n_sh, fin[cl[i]], cl[i])
-            shadow = t
-            while n_sh > 0 and (not fits(tasks[head], free_s, allow_h)
-                                or sh_t[0] <= shadow + FINISH_RTOL * abs(shadow)):
-                # Until the head fits, then every job finishing together with the last one.
-                shadow = max(shadow, sh_t[0])
-                r = sh_j[0]
-                n_sh = heap_pop(sh_t, sh_j, n_sh)
-                for k in range(K):
-                    free_s[k] += alloc[r, k]
-            if np.isnan(reserve[head]):
-                reserve[head] = shadow
+                free_total += free[k]
+            shadow = np.nan
+            if np.isnan(reserve[head]) or free_total > 0:
+                shadow = _shadow(t, tasks[head], allow_h, free, free_s, hold, alloc, ht, hj, nh,
+                                 cl, ncl, fin, sh_t, sh_j)
+                if np.isnan(reserve[head]):
+                    reserve[head] = shadow
             # Backfill: later queued jobs that fit now and do not delay the head's reservation.
-            for q in range(head_p + 1, J):
-                j = order[q]
-                if started[j] != 0 or arrived[j] == 0:
+            q = hq + 1
+            while q < nq and free_total > 0:
+                j = wq[q]
+                q += 1
+                if tasks[j] > free_total:
                     continue
                 relaxed = allowance(j, blacklist, nodes, tasks, allow)
                 if not fits(tasks[j], free, allow):
@@ -343,6 +338,14 @@ def _decode_easy(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
                 n_coalloc += co
                 started[j] = 1
                 n_started += 1
+                free_total -= tasks[j]
+        # Drop the started jobs from the queue.
+        kept = 0
+        for q in range(nq):
+            if started[wq[q]] == 0:
+                wq[kept] = wq[q]
+                kept += 1
+        nq = kept
 
         if n_started == J:
             break
@@ -358,6 +361,34 @@ def _decode_easy(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
                 coal, finish, alloc, free, load, sigma, bw, tasks, speed, link)
     m, e, fl = objectives(release, start, finish, alloc, nodes, pbusy, pidle)
     return m, e, fl, n_relaxed, n_coalloc
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _shadow(t, need, allow_h, free, free_s, hold, alloc, ht, hj, nh, cl, ncl, fin, sh_t, sh_j):
+    """The head's reservation: replay the running jobs' predicted finishes until it fits.
+
+    Fills ``free_s`` with the nodes free at the reservation (every job finishing
+    with the last one replayed included) and clears ``hold``. Returns the time.
+    """
+    K = free.shape[0]
+    for k in range(K):
+        free_s[k] = free[k]
+        hold[k] = 0
+    n_sh = 0
+    for i in range(nh):
+        n_sh = heap_push(sh_t, sh_j, n_sh, ht[i], hj[i])
+    for i in range(ncl):
+        n_sh = heap_push(sh_t, sh_j, n_sh, fin[cl[i]], cl[i])
+    shadow = t
+    while n_sh > 0 and (not fits(need, free_s, allow_h)
+                        or sh_t[0] <= shadow + FINISH_RTOL * abs(shadow)):
+        # Until the head fits, then every job finishing together with the last one.
+        shadow = max(shadow, sh_t[0])
+        r = sh_j[0]
+        n_sh = heap_pop(sh_t, sh_j, n_sh)
+        for k in range(K):
+            free_s[k] += alloc[r, k]
+    return shadow
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
