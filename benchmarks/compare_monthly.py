@@ -15,8 +15,10 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
+
 import moga
-from moga.baselines import compare
+from moga.baselines import Comparison, compare
 from moga.plot import plot_front
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,21 +34,23 @@ def main(argv=None):
     ap.add_argument("--gen", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "results"))
+    ap.add_argument("--from-json", action="store_true",
+                    help="only rewrite the report from an existing results/compare_monthly.json")
     args = ap.parse_args(argv)
+    if args.from_json:
+        record = json.loads((Path(args.out) / "compare_monthly.json").read_text())
+        for rec in record:
+            rec.setdefault("trace", Path(args.trace).name)
+            rec.setdefault("model", args.model)
+        (Path(args.out) / "compare_monthly.md").write_text(render(record))
+        print(f"wrote {Path(args.out) / 'compare_monthly.md'}")
+        return
 
     trace = moga.load_swf(args.trace)
     fed = moga.Federation.preset("default")
     starts = trace.windows(days=30)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    lines = ["# Baselines against MOGA on three monthly HPC2N job-sets", "",
-             f"`python benchmarks/compare_monthly.py`: {Path(args.trace).name}, 30-day windows "
-             f"{args.windows} (batch mode), default federation, `{args.model}` model; MOGA, "
-             f"MOGA without blacklist and GA-MF with pop {args.pop} x {args.gen} generations, "
-             f"random search with MOGA's evaluation budget, seed {args.seed}. Front algorithms "
-             "show their knee; `hv` is the hypervolume of all their points with objectives "
-             "divided by FCFS's, against (1.1, 1.1) (FCFS alone: 0.0100). Mean BSLD: mean "
-             "bounded slowdown, 10-minute bound.", ""]
     record = []
     for w in args.windows:
         js = trace.jobset(start=starts[w], days=30, federation=fed, seed=0)
@@ -55,15 +59,53 @@ def main(argv=None):
         main_front = fronts.pop("MOGA")
         plot_front(main_front, baselines=c.points, fronts=fronts,
                    path=out / f"compare_monthly_w{w}.png", title=f"{js.name} ({args.model})")
-        lines += [f"## {js.name}: {len(js)} jobs", "", "```", c.table(), "```", "",
-                  f"![fronts](compare_monthly_w{w}.png)", ""]
         record.append({"window": w, "jobset": js.name, "n_jobs": len(js), "rows": c.rows,
-                       "reference": c.reference.tolist(), **c.extra})
+                       "reference": c.reference.tolist(), "trace": Path(args.trace).name,
+                       "model": args.model, **c.extra})
         print(js.name, flush=True)
         print(c.table(), flush=True)
     (out / "compare_monthly.json").write_text(json.dumps(record, indent=2) + "\n")
-    (out / "compare_monthly.md").write_text("\n".join(lines))
+    (out / "compare_monthly.md").write_text(render(record))
     print(f"wrote {out / 'compare_monthly.md'}")
+
+
+def render(record):
+    """The Markdown report of a comparison record."""
+    r0 = record[0]
+    p = r0["params"]
+    lines = ["# Baselines against MOGA on three monthly HPC2N job-sets", "",
+             f"`python benchmarks/compare_monthly.py`: {r0['trace']}, 30-day windows "
+             f"{[r['window'] for r in record]} (batch mode), default federation, `{r0['model']}` "
+             f"model; MOGA, MOGA without blacklist and GA-MF with pop {p['pop_size']} x "
+             f"{p['n_gen']} generations, random search with MOGA's evaluation budget, seed "
+             f"{r0['seed']}. Front algorithms show their knee; `hv` is the hypervolume of all "
+             "their points with objectives divided by FCFS's, against (1.1, 1.1) (FCFS alone: "
+             "0.0100). Mean BSLD: mean bounded slowdown, 10-minute bound.", ""]
+    lines += summary(record) + [""]
+    for rec in record:
+        c = Comparison(rec["rows"], {}, {}, np.array(rec["reference"]), None, None, rec["model"])
+        lines += [f"## {rec['jobset']}: {rec['n_jobs']} jobs", "", "```", c.table(), "```", "",
+                  f"![fronts](compare_monthly_w{rec['window']}.png)", ""]
+    return "\n".join(lines)
+
+
+def summary(record):
+    """Median over the job-sets, per algorithm, of the change against FCFS and of hv."""
+    names = [r["algorithm"] for r in record[0]["rows"]]
+    out = ["| algorithm | Δ makespan vs FCFS | Δ energy vs FCFS | Δ mean BSLD vs FCFS "
+           "| hv (FCFS: 0.0100) |", "|---|---|---|---|---|"]
+    for name in names:
+        ch = []
+        for rec in record:
+            rows = {r["algorithm"]: r for r in rec["rows"]}
+            r, f = rows[name], rows["FCFS"]
+            ch.append([100 * (r["makespan_h"] / f["makespan_h"] - 1),
+                       100 * (r["energy_MWh"] / f["energy_MWh"] - 1),
+                       100 * (r["mean_bounded_slowdown"] / f["mean_bounded_slowdown"] - 1),
+                       r["hv"]])
+        m = np.median(np.array(ch), axis=0)
+        out.append(f"| {name} | {m[0]:+.1f}% | {m[1]:+.1f}% | {m[2]:+.1f}% | {m[3]:.4f} |")
+    return ["Medians over the job-sets (front algorithms: their knee):", ""] + out
 
 
 if __name__ == "__main__":

@@ -49,18 +49,20 @@ def plot_front(F, objectives=("makespan", "energy"), baselines=None, knee=None, 
     (xl, xs), (yl, ys) = _UNITS[objectives[0]], _UNITS[objectives[1]]
     F = np.atleast_2d(np.asarray(F, dtype=float))
     fig, ax = plt.subplots(figsize=(6.4, 4.8))
-    for name, G in (fronts or {}).items():
+    front_colors = ("C9", "C7", "C8", "C6")  # apart from the front's C0 and the markers' C1-C5
+    for i, (name, G) in enumerate((fronts or {}).items()):
         G = np.atleast_2d(np.asarray(G, dtype=float))
         G = G[np.argsort(G[:, 0])]
-        ax.plot(G[:, 0] * xs, G[:, 1] * ys, "o-", ms=3, lw=0.8, alpha=0.7, label=name)
+        ax.plot(G[:, 0] * xs, G[:, 1] * ys, "o-", ms=3, lw=0.8, alpha=0.8, label=name,
+                color=front_colors[i % len(front_colors)])
     order = np.argsort(F[:, 0])
     ax.plot(F[order, 0] * xs, F[order, 1] * ys, "o-", color="C0", ms=4, lw=1, label="MOGA front")
     if knee is not None:
         ax.plot(F[knee, 0] * xs, F[knee, 1] * ys, "*", color="C3", ms=14, label="knee")
     markers = "sD^vP<>X"
     for i, (name, (x, y)) in enumerate((baselines or {}).items()):
-        ax.plot(x * xs, y * ys, markers[i % len(markers)], color=f"C{(i + 1) % 10}", ms=8,
-                mec="k", label=name)
+        ax.plot(x * xs, y * ys, markers[i % len(markers)], color=f"C{i % 5 + 1}", ms=8,
+                mec="k", alpha=0.9, label=name)
     ax.set_xlabel(xl)
     ax.set_ylabel(yl)
     ax.grid(alpha=0.3)
