@@ -149,6 +149,32 @@ def _cmd_compare(args) -> int:
     return 0
 
 
+def _cmd_sweep(args) -> int:
+    from .sweep import load_config, run_sweep
+
+    cfg = load_config(args.config)
+    n = len(cfg.runs())
+    print(f"sweep {cfg.name!r}: {len(cfg.traces)} trace(s), "
+          f"{sum(len(t.windows) for t in cfg.traces)} job-set(s), {len(cfg.algorithms)} "
+          f"algorithm(s), {len(cfg.seeds)} seed(s): {n} runs -> {args.out}", flush=True)
+    stats = run_sweep(cfg, args.out, scheduler=args.scheduler, workers=args.workers,
+                      max_runs=args.max_runs, progress=not args.no_progress)
+    print(f"{stats['done']} run(s) done, {stats['skipped']} already in the store, "
+          f"{stats['failed']} failed")
+    for f in stats["failures"]:
+        print(f"  failed: {f['run_id']}: {f['error']}", file=sys.stderr)
+    return 1 if stats["failed"] else 0
+
+
+def _cmd_report(args) -> int:
+    from .report import make_report
+
+    written = make_report(args.out, args.dest)
+    print(f"wrote {written['report']} with {len(written['plots'])} plot(s) and "
+          f"{len(written['tables'])} table(s)")
+    return 0
+
+
 def _cmd_trace(args) -> int:
     path = args.path or default_trace_path()
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
@@ -201,6 +227,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "'MOGA without blacklist' 'random search' GA-MF")
     p.add_argument("--out", default="moga-compare", help="output folder (default: moga-compare)")
     p.set_defaults(func=_cmd_compare)
+    p = sub.add_parser("sweep", help="run a benchmark sweep (TOML config) on Dask")
+    p.add_argument("config", help="sweep configuration (TOML)")
+    p.add_argument("--scheduler", default=None,
+                   help="Dask scheduler address (default: an embedded LocalCluster); "
+                        "'synchronous' runs in this process")
+    p.add_argument("--workers", type=int, default=None,
+                   help="workers of the embedded cluster (default: the CPU count)")
+    p.add_argument("--out", default="moga-sweep", help="results store (default: moga-sweep)")
+    p.add_argument("--max-runs", type=int, default=None,
+                   help="stop after this many runs (rerun to continue)")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=_cmd_sweep)
+    p = sub.add_parser("report", help="statistics, tests and plots of a sweep's results store")
+    p.add_argument("out", help="results store of moga sweep")
+    p.add_argument("--dest", default=None, help="report folder (default: OUT/report)")
+    p.set_defaults(func=_cmd_report)
     p = sub.add_parser("trace", help="read a trace and print its cleaning report")
     p.add_argument("path", nargs="?", default=None, help="SWF file (default: the bundled one)")
     p.add_argument("--max-procs", type=int, default=None)

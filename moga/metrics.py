@@ -5,7 +5,8 @@ from __future__ import annotations
 import moocore
 import numpy as np
 
-__all__ = ["hypervolume", "normalized_hypervolume", "nondominated", "knee_index"]
+__all__ = ["hypervolume", "normalized_hypervolume", "nondominated", "knee_index", "igd_plus",
+           "spread", "reference_front"]
 
 
 def hypervolume(F, ref) -> float:
@@ -66,3 +67,44 @@ def knee_index(F) -> int:
     dist = -dist if (d[0] * (0 - a[1]) - d[1] * (0 - a[0])) < 0 else dist
     best = int(np.argmax(dist))
     return best if dist[best] > 1e-12 else nearest
+
+
+def reference_front(fronts) -> np.ndarray:
+    """The non-dominated points of the union of several fronts (duplicates dropped)."""
+    F = np.vstack([np.atleast_2d(np.asarray(f, dtype=float)) for f in fronts])
+    F = np.unique(F, axis=0)
+    return F[nondominated(F)]
+
+
+def igd_plus(F, ref_front) -> float:
+    """IGD+ of ``F`` against a reference front (minimisation; moocore's implementation).
+
+    Objectives should be on comparable scales (normalise them first).
+    """
+    F = np.atleast_2d(np.asarray(F, dtype=float))
+    R = np.atleast_2d(np.asarray(ref_front, dtype=float))
+    return float(moocore.igd_plus(F, ref=R))
+
+
+def spread(F, ref_front=None) -> float:
+    """Deb's spread (Delta) of a two-objective front: 0 for evenly spaced points spanning the extremes.
+
+    ``Delta = (d_f + d_l + sum |d_i - mean d|) / (d_f + d_l + (n - 1) mean d)`` with
+    ``d_i`` the gaps between neighbours along the front and ``d_f``, ``d_l`` the
+    distances from its ends to the extremes of ``ref_front`` (its own extremes
+    when not given). A front of one point has spread 1.
+    """
+    F = np.atleast_2d(np.asarray(F, dtype=float))
+    F = np.unique(F, axis=0)
+    F = F[np.argsort(F[:, 0])]
+    R = F if ref_front is None else np.atleast_2d(np.asarray(ref_front, dtype=float))
+    lo, hi = R[np.argmin(R[:, 0])], R[np.argmin(R[:, 1])]
+    if len(F) < 2:
+        return 1.0
+    d = np.hypot(*np.diff(F, axis=0).T)
+    d_f = float(np.hypot(*(F[0] - lo)))
+    d_l = float(np.hypot(*(F[-1] - hi)))
+    denom = d_f + d_l + (len(F) - 1) * d.mean()
+    if denom == 0:
+        return 0.0
+    return float((d_f + d_l + np.abs(d - d.mean()).sum()) / denom)

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
-__all__ = ["plot_front", "plot_convergence", "plot_gantt"]
+__all__ = ["plot_front", "plot_convergence", "plot_gantt", "plot_box"]
 
 _UNITS = {"makespan": ("makespan (h)", 1 / 3600), "energy": ("energy (MWh)", 1 / 3.6e9),
           "flowtime": ("flowtime (h)", 1 / 3600)}
@@ -123,4 +123,17 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
     ax.set_title(title or (f"{schedule.jobset.name}: makespan {schedule.makespan / 3600:.1f} h, "
                            f"energy {schedule.energy / 3.6e9:.3f} MWh ({schedule.model})"),
                  fontsize=10)
+    return _save(fig, path)
+
+
+def plot_box(data, ylabel="", title=None, path=None):
+    """Box plot of several samples: ``data`` maps a label to a list of values."""
+    labels = list(data)
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(labels) + 1), 4))
+    ax.boxplot([data[k] for k in labels])
+    ax.set_xticks(range(1, len(labels) + 1), labels, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3, axis="y")
+    if title:
+        ax.set_title(title, fontsize=10)
     return _save(fig, path)

@@ -1,0 +1,126 @@
+"""Sweeps: configuration, resumable store, determinism, Dask, and the report."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from moga.cli import main
+from moga.report import make_report
+from moga.sweep import config_from_dict, finished_runs, load_config, load_results, run_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "benchmarks" / "sweeps" / "tiny.toml"
+
+BASE = {
+    "name": "t", "seeds": [1, 2],
+    "trace": [{"name": "b", "path": "bundled", "n_jobs": 40, "starts": [0, 500]}],
+    "algorithms": {"MOGA": {"pop_size": 8, "n_gen": 3}, "FCFS": {}, "GA-MF": {"pop_size": 8,
+                                                                             "n_gen": 3}},
+}
+
+
+def _cfg(**changes):
+    d = {**BASE, **changes}
+    return config_from_dict(d, "test.toml")
+
+
+def _values(rows):
+    return {r["run_id"]: (r["makespan_s"], r["energy_J"], r["flowtime_s"], r["hv"],
+                          r["front_size"]) for r in rows}
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"seeds": []}, r"test.toml: seeds: must be a non-empty list"),
+    ({"seeds": [1, 1]}, "seeds: must not repeat"),
+    ({"model": "exact"}, "model: must be 'fluid' or 'at_start'"),
+    ({"colour": 1}, "colour: unknown key"),
+    ({"trace": []}, r"trace: give at least one \[\[trace\]\]"),
+    ({"trace": [{"path": "bundled", "n_jobs": 5}]}, r"trace\[0\].starts: must be"),
+    ({"trace": [{"path": "bundled", "days": 3, "n_jobs": 5}]}, "either days"),
+    ({"trace": [{"path": "nope.swf", "days": 3, "windows": [0]}]}, r"trace\[0\].path: no such"),
+    ({"trace": [{"path": "bundled", "days": 3, "windows": [0], "wide": "x"}]},
+     r"trace\[0\].wide"),
+    ({"algorithms": {"SJF": {}}}, "algorithms.SJF: unknown algorithm"),
+    ({"algorithms": {"FCFS": {"x": 1}}}, "algorithms.FCFS.x: heuristics take no parameters"),
+    ({"algorithms": {"MOGA": {"pop": 3}}}, r"algorithms.MOGA: unknown GA parameter"),
+    ({"algorithms": {"random search": {"n_evals": 0}}}, "n_evals: must be a positive"),
+    ({"federation": "nowhere"}, "federation: federation '.*nowhere' is neither"),
+])
+def test_config_errors_name_the_key(change, message):
+    with pytest.raises(ValueError, match=message):
+        _cfg(**change)
+
+
+def test_shipped_configs_are_valid():
+    for f in (ROOT / "benchmarks" / "sweeps").glob("*.toml"):
+        if "shared" in f.read_text() and not (ROOT.parent / "shared").exists():
+            continue
+        assert len(load_config(f).runs()) > 0
+
+
+def test_resume_after_interruption_equals_an_uninterrupted_run(tmp_path):
+    cfg = _cfg()
+    full = tmp_path / "full"
+    s = run_sweep(cfg, full, scheduler="synchronous", progress=False)
+    assert s["done"] == s["total"] == 12
+    part = tmp_path / "part"
+    s1 = run_sweep(cfg, part, scheduler="synchronous", max_runs=5, progress=False)
+    assert s1["done"] == 5 and len(finished_runs(part)) == 5
+    s2 = run_sweep(cfg, part, scheduler="synchronous", progress=False)
+    assert s2["skipped"] == 5 and s2["done"] == 7
+    s3 = run_sweep(cfg, part, scheduler="synchronous", progress=False)
+    assert s3["done"] == 0 and s3["skipped"] == 12
+    a, fa = load_results(full)
+    b, fb = load_results(part)
+    assert len(b) == len({r["run_id"] for r in b}) == 12  # none twice
+    assert _values(a) == _values(b)
+    for k in fa:
+        assert (fa[k] == fb[k]).all()
+
+
+def test_rows_are_deterministic_per_seed(tmp_path):
+    cfg = _cfg()
+    run_sweep(cfg, tmp_path / "a", scheduler="synchronous", progress=False)
+    run_sweep(cfg, tmp_path / "b", scheduler="synchronous", progress=False)
+    a, _ = load_results(tmp_path / "a")
+    b, _ = load_results(tmp_path / "b")
+    assert _values(a) == _values(b)
+    moga_rows = [r for r in a if r["algorithm"] == "MOGA" and r["window"] == 0]
+    assert moga_rows[0]["seed"] != moga_rows[1]["seed"]
+
+
+def test_tiny_sweep_on_a_two_worker_local_cluster(tmp_path):
+    out = tmp_path / "dask"
+    assert main(["sweep", str(TINY), "--workers", "2", "--out", str(out), "--no-progress"]) == 0
+    sync = tmp_path / "sync"
+    run_sweep(load_config(TINY), sync, scheduler="synchronous", progress=False)
+    assert _values(load_results(out)[0]) == _values(load_results(sync)[0])
+    assert main(["report", str(out)]) == 0
+    report = (out / "report" / "report.md").read_text()
+    assert "Wilcoxon" in report and "| bundled | MOGA | 4 |" in report
+    assert (out / "report" / "hv_bundled.png").stat().st_size > 0
+
+
+def test_a_task_whose_worker_dies_is_retried(tmp_path, monkeypatch):
+    marker = tmp_path / "crashed"
+    monkeypatch.setenv("MOGA_SWEEP_TEST_CRASH", str(marker))
+    cfg = _cfg(algorithms={"FCFS": {}, "EASY": {}})
+    stats = run_sweep(cfg, tmp_path / "out", workers=2, progress=False)
+    assert marker.exists()  # a worker did die
+    assert stats["done"] == stats["total"] == 8 and stats["failed"] == 0
+    assert len(finished_runs(tmp_path / "out")) == 8
+
+
+def test_report_of_an_empty_store(tmp_path):
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(ValueError, match="no finished runs"):
+        make_report(tmp_path)
+
+
+def test_store_files_are_written_atomically(tmp_path):
+    run_sweep(_cfg(algorithms={"FCFS": {}}), tmp_path, scheduler="synchronous", progress=False)
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+    assert sorted(os.listdir(tmp_path / "runs")) == sorted(os.listdir(tmp_path / "fronts"))
