@@ -1,0 +1,60 @@
+"""Benchmark of sweep throughput (a benchmark, not a test).
+
+Runs the same sweep (default: 4 job-sets of 300 jobs from the bundled month x
+MOGA pop 40 x 40 generations, FCFS, EASY, GA-MF x 2 seeds = 32 runs) on an
+embedded Dask LocalCluster with 1 and with 2 workers, into fresh stores, and
+reports runs per minute. Writes ``results/bench_sweep.md`` and ``.json``::
+
+    python benchmarks/bench_sweep.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from moga.sweep import config_from_dict, run_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CONFIG = {
+    "name": "throughput", "seeds": [1, 2], "model": "fluid",
+    "trace": [{"name": "bundled", "path": "bundled", "n_jobs": 300,
+               "starts": [0, 800, 1600, 2400]}],
+    "algorithms": {"MOGA": {"pop_size": 40, "n_gen": 40}, "FCFS": {}, "EASY": {},
+                   "GA-MF": {"pop_size": 40, "n_gen": 40}},
+}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(ROOT / "results"))
+    args = ap.parse_args(argv)
+    cfg = config_from_dict(CONFIG, "bench_sweep")
+    res = {"runs": len(cfg.runs()), "config": CONFIG, "workers": {}}
+    for workers in (1, 2):
+        with tempfile.TemporaryDirectory() as tmp:
+            t0 = time.perf_counter()
+            stats = run_sweep(cfg, tmp, workers=workers, progress=False)
+            wall = time.perf_counter() - t0
+        res["workers"][workers] = {"wall_s": wall, "runs_per_minute": 60 * stats["done"] / wall}
+        print(workers, res["workers"][workers], flush=True)
+    out = Path(args.out)
+    (out / "bench_sweep.json").write_text(json.dumps(res, indent=2) + "\n")
+    w1, w2 = res["workers"][1], res["workers"][2]
+    (out / "bench_sweep.md").write_text("\n".join([
+        "# Sweep throughput", "",
+        f"`python benchmarks/bench_sweep.py`: {res['runs']} runs (4 job-sets of 300 jobs from "
+        "the bundled month x MOGA 40 x 40, FCFS, EASY, GA-MF 40 x 40 x 2 seeds), embedded Dask "
+        "LocalCluster, one process per worker, wall time including cluster start-up.", "",
+        "| workers | wall s | runs / minute |", "|---|---|---|",
+        f"| 1 | {w1['wall_s']:.1f} | {w1['runs_per_minute']:.0f} |",
+        f"| 2 | {w2['wall_s']:.1f} | {w2['runs_per_minute']:.0f} |", ""]))
+    print(f"wrote {out / 'bench_sweep.md'}")
+
+
+if __name__ == "__main__":
+    main()
