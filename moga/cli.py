@@ -175,6 +175,43 @@ def _cmd_report(args) -> int:
     return 0
 
 
+def _cmd_tune(args) -> int:
+    from pathlib import Path
+
+    from .tune import plot_study, tune
+
+    path = args.trace or default_trace_path()
+    trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
+    fed = Federation.load(args.federation)
+    starts = args.starts or [args.start]
+    jobsets = [trace.jobset(start=s, n_jobs=args.n_jobs, days=args.days, federation=fed,
+                            wide=args.wide, seed=args.attr_seed, batch=not args.release)
+               for s in starts]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"tuning on {len(jobsets)} job-set(s) ({', '.join(js.name for js in jobsets)}), "
+          f"{args.seeds} seed(s), {args.budget} evaluations per run, {args.trials} trials",
+          flush=True)
+    res = tune(jobsets, fed, n_trials=args.trials, seeds=args.seeds, storage=args.storage,
+               study_name=args.study_name, timeout=args.timeout, budget=args.budget,
+               model=args.model, sampler_seed=args.sampler_seed)
+    (out / "best.toml").write_text(res.to_toml())
+    trials = res.trials()
+    keys = sorted({k for t in trials for k in t} - {"number", "state", "value"})
+    lines = [",".join(["number", "state", "value"] + keys)]
+    for t in trials:
+        lines.append(",".join(str(t.get(k, "")) for k in ["number", "state", "value"] + keys))
+    (out / "trials.csv").write_text("\n".join(lines) + "\n")
+    plots = plot_study(res, out)
+    (out / "tune.json").write_text(json.dumps(
+        {"jobsets": [js.name for js in jobsets], "budget": res.budget, "seeds": args.seeds,
+         "best_value": res.best_value, "best_params": res.best_params.to_dict(),
+         "n_trials": len(trials), "wall_time_s": res.wall_time}, indent=2) + "\n")
+    print(f"best mean hypervolume {res.best_value:.4f} with {res.best_params}")
+    print(f"wrote {out}/best.toml, trials.csv, tune.json, " + ", ".join(p.name for p in plots))
+    return 0
+
+
 def _cmd_trace(args) -> int:
     path = args.path or default_trace_path()
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
@@ -243,6 +280,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out", help="results store of moga sweep")
     p.add_argument("--dest", default=None, help="report folder (default: OUT/report)")
     p.set_defaults(func=_cmd_report)
+    p = sub.add_parser("tune", help="tune GA parameters with Optuna; writes best.toml")
+    _add_workload_args(p)
+    p.add_argument("--starts", type=int, nargs="+", default=None,
+                   help="first job of each job-set to tune on (default: --start)")
+    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid")
+    p.add_argument("--trials", type=int, default=50, help="trials in the study (default 50)")
+    p.add_argument("--seeds", type=int, default=3, help="GA seeds per job-set (default 3)")
+    p.add_argument("--budget", type=int, default=20000,
+                   help="evaluations per run, population x generations (default 20000)")
+    p.add_argument("--storage", default=None,
+                   help="sqlite:///file.db or a journal file, to resume a study")
+    p.add_argument("--study-name", default=None)
+    p.add_argument("--timeout", type=float, default=None, help="seconds")
+    p.add_argument("--sampler-seed", type=int, default=0)
+    p.add_argument("--out", default="moga-tune", help="output folder (default: moga-tune)")
+    p.set_defaults(func=_cmd_tune)
     p = sub.add_parser("trace", help="read a trace and print its cleaning report")
     p.add_argument("path", nargs="?", default=None, help="SWF file (default: the bundled one)")
     p.add_argument("--max-procs", type=int, default=None)

@@ -200,23 +200,26 @@ class RunResult:
 
 
 class _History(Callback):
-    def __init__(self, reference, t0):
+    def __init__(self, reference, t0, on_generation=None):
         super().__init__()
         self.reference = reference
         self.t0 = t0
         self.rows = []
+        self.on_generation = on_generation
 
     def notify(self, algorithm):
         F = algorithm.opt.get("F")
-        self.rows.append((algorithm.n_gen, algorithm.evaluator.n_eval,
-                          normalized_hypervolume(F, self.reference, HV_FACTOR), len(F),
+        hv = normalized_hypervolume(F, self.reference, HV_FACTOR)
+        self.rows.append((algorithm.n_gen, algorithm.evaluator.n_eval, hv, len(F),
                           time.perf_counter() - self.t0))
+        if self.on_generation is not None:
+            self.on_generation(algorithm.n_gen, algorithm.evaluator.n_eval, hv)
 
 
 def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         n_gen: int | None = None, seed: int = 1, *, model: str = "fluid", params=None,
         objectives=("makespan", "energy"), extra=None, progress: bool = False,
-        verbose: bool = False, blacklist: bool = True) -> RunResult:
+        verbose: bool = False, blacklist: bool = True, on_generation=None) -> RunResult:
     """Evolve a Pareto front with NSGA-II.
 
     Parameters
@@ -239,6 +242,9 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     blacklist : bool
         False evolves the order alone, every job free to use every node: the
         ablation that shows what the blacklist buys.
+    on_generation : callable, optional
+        Called after every generation as ``on_generation(n_gen, n_evals, hv)``;
+        an exception it raises (for example a pruning signal) ends the run.
 
     Returns
     -------
@@ -271,7 +277,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         eliminate_duplicates=ScheduleDuplicateElimination(),
     )
     t0 = time.perf_counter()
-    history = _History(reference, t0)
+    history = _History(reference, t0, on_generation)
     res = minimize(problem, algorithm, ("n_gen", params.n_gen), seed=int(seed),
                    callback=history, verbose=verbose, progress=progress, save_history=False)
     wall = time.perf_counter() - t0

@@ -1,0 +1,224 @@
+"""GA parameter tuning with Optuna.
+
+:func:`tune` searches GA parameters that maximise the mean normalised
+hypervolume of MOGA fronts over some job-sets and seeds, at an equal budget
+of evaluations: ``n_gen = budget // pop_size``, so a larger population gets
+fewer generations. Each job-set's reference point is fixed (1.1 times its
+submit-order schedule's objectives, see :func:`moga.run`), so hypervolumes
+are comparable across trials.
+
+Runs of a trial are reported to Optuna after every generation, at step
+``run_index * budget + evaluations so far`` with the run's current
+hypervolume, and a median pruner stops trials that fall behind the others at
+the same step. The sampler is Optuna's TPE, seeded. Studies live in any
+Optuna storage: a SQLite URL (``sqlite:///tune.db``) or a journal file
+(any other path); a study resumed from its storage keeps its finished trials
+and only runs the missing ones.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .run import GAParams, run
+
+__all__ = ["DEFAULT_SPACE", "TuneResult", "tune", "suggest", "open_storage"]
+
+#: The default search space: name -> (kind, low, high[, "log"]) or ("categorical", choices).
+DEFAULT_SPACE = {
+    "pop_size": ("int", 20, 200, 10),
+    "prob_order_crossover": ("float", 0.5, 1.0),
+    "prob_blacklist_crossover": ("float", 0.5, 1.0),
+    "order_mutation_rate": ("float", 1e-4, 0.05, "log"),
+    "blacklist_mutation_rate": ("float", 1e-4, 0.05, "log"),
+    "blacklist_crossover": ("categorical", ["uniform", "blend"]),
+}
+
+
+def suggest(trial, space: dict) -> dict:
+    """Draw one parameter set from ``space`` with an Optuna trial."""
+    params = {}
+    for name, spec in space.items():
+        kind = spec[0]
+        if kind == "int":
+            step = spec[3] if len(spec) > 3 else 1
+            params[name] = trial.suggest_int(name, spec[1], spec[2], step=step)
+        elif kind == "float":
+            params[name] = trial.suggest_float(name, spec[1], spec[2],
+                                               log=len(spec) > 3 and spec[3] == "log")
+        elif kind == "categorical":
+            params[name] = trial.suggest_categorical(name, list(spec[1]))
+        else:
+            raise ValueError(f"search space: {name}: unknown kind {kind!r} "
+                             "(int, float or categorical)")
+    return params
+
+
+def _check_space(space: dict) -> None:
+    import dataclasses
+
+    fields = {f.name for f in dataclasses.fields(GAParams)} - {"n_gen"}
+    for name, spec in space.items():
+        if name not in fields:
+            raise ValueError(f"search space: unknown GA parameter {name!r}; tunable: "
+                             f"{sorted(fields)} (n_gen follows from the budget)")
+        if not isinstance(spec, (tuple, list)) or not spec:
+            raise ValueError(f"search space: {name}: expected (kind, ...), got {spec!r}")
+
+
+def open_storage(storage):
+    """An Optuna storage from a URL (``sqlite:///...``), a journal file path, or None (memory)."""
+    import optuna
+
+    if storage is None or not isinstance(storage, (str, Path)):
+        return storage
+    s = str(storage)
+    if "://" in s:
+        return s
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    Path(s).parent.mkdir(parents=True, exist_ok=True)
+    return JournalStorage(JournalFileBackend(s))
+
+
+@dataclass
+class TuneResult:
+    """The outcome of :func:`tune`."""
+
+    best_params: GAParams
+    best_value: float
+    study: object
+    budget: int
+    wall_time: float
+
+    def to_toml(self) -> str:
+        """The best parameters as TOML (``moga run --params`` and sweep configs read it)."""
+        return (f"# moga tune: mean normalised hypervolume {self.best_value:.6f} at "
+                f"{self.budget} evaluations per run\n" + self.best_params.to_toml())
+
+    def trials(self) -> list[dict]:
+        """One dict per trial: number, state, value and parameters."""
+        return [{"number": t.number, "state": t.state.name, "value": t.value, **t.params}
+                for t in self.study.trials]
+
+
+def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=None,
+         study_name: str | None = None, timeout: float | None = None, budget: int = 20000,
+         model: str = "fluid", sampler_seed: int = 0, prune: bool = True,
+         verbose: bool = False) -> TuneResult:
+    """Tune GA parameters on job-sets with Optuna.
+
+    Parameters
+    ----------
+    jobsets : JobSet or sequence of JobSet
+    federation : Federation
+    space : dict, optional
+        Search space (see :data:`DEFAULT_SPACE`, the default).
+    n_trials : int
+        Trials the study should hold when done; a resumed study runs only the
+        missing ones.
+    seeds : int or sequence of int
+        GA seeds per job-set (an int n means seeds 1..n).
+    storage : str or Path, optional
+        ``sqlite:///file.db`` (or any Optuna URL) or a journal file path;
+        default in memory.
+    study_name : str, optional
+        Needed to resume a study from a storage (default "moga-tune").
+    timeout : float, optional
+        Stop starting trials after this many seconds.
+    budget : int
+        Evaluations per run (population x generations).
+    model : {"fluid", "at_start"}
+    sampler_seed : int
+        Seed of the TPE sampler.
+    prune : bool
+        Use the median pruner on intermediate hypervolumes.
+    verbose : bool
+        Let Optuna log every trial.
+
+    Returns
+    -------
+    TuneResult
+    """
+    import optuna
+
+    if not verbose:
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+    jobsets = [jobsets] if not isinstance(jobsets, (list, tuple)) else list(jobsets)
+    if not jobsets:
+        raise ValueError("give at least one job-set")
+    seeds = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(seeds)
+    if not seeds:
+        raise ValueError("give at least one seed")
+    if budget < 4:
+        raise ValueError(f"budget must be at least 4 evaluations, got {budget}")
+    space = dict(DEFAULT_SPACE if space is None else space)
+    _check_space(space)
+    runs = [(js, s) for js in jobsets for s in seeds]
+
+    def objective(trial):
+        p = suggest(trial, space)
+        pop = int(p.get("pop_size", GAParams.pop_size))
+        params = GAParams(**{**p, "n_gen": max(1, budget // pop)})
+        hvs = []
+        for i, (js, seed) in enumerate(runs):
+            def report(n_gen, n_evals, hv, i=i):
+                if prune:
+                    trial.report(hv, step=i * budget + min(n_evals, budget))
+                    if trial.should_prune():
+                        raise optuna.TrialPruned()
+            r = run(js, federation, seed=seed, model=model, params=params, on_generation=report)
+            hvs.append(r.hv)
+        return float(np.mean(hvs))
+
+    sampler = optuna.samplers.TPESampler(seed=sampler_seed)
+    pruner = optuna.pruners.MedianPruner(n_startup_trials=3) if prune else \
+        optuna.pruners.NopPruner()
+    study = optuna.create_study(study_name=study_name or "moga-tune",
+                                storage=open_storage(storage), direction="maximize",
+                                sampler=sampler, pruner=pruner, load_if_exists=True)
+    done = sum(t.state.is_finished() for t in study.trials)
+    t0 = time.perf_counter()
+    if n_trials > done:
+        study.optimize(objective, n_trials=n_trials - done, timeout=timeout,
+                       gc_after_trial=False)
+    wall = time.perf_counter() - t0
+    completed = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    if not completed:
+        raise RuntimeError("no trial completed; raise n_trials or timeout")
+    best = study.best_trial
+    pop = int(best.params.get("pop_size", GAParams.pop_size))
+    best_params = GAParams(**{**best.params, "n_gen": max(1, budget // pop)})
+    return TuneResult(best_params, float(best.value), study, budget, wall)
+
+
+def plot_study(result: TuneResult, dest) -> list[Path]:
+    """Optuna's optimisation history and parameter importances, as PNG files in ``dest``."""
+    import warnings
+
+    import matplotlib.pyplot as plt
+    import optuna.visualization.matplotlib as ovm
+
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    written = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the matplotlib backend is marked experimental
+        ax = ovm.plot_optimization_history(result.study)
+        p = dest / "history.png"
+        ax.figure.savefig(p, dpi=110, bbox_inches="tight")
+        plt.close(ax.figure)
+        written.append(p)
+        complete = [t for t in result.study.trials if t.state.name == "COMPLETE"]
+        if len(complete) >= 2:
+            ax = ovm.plot_param_importances(result.study)
+            p = dest / "importances.png"
+            ax.figure.savefig(p, dpi=110, bbox_inches="tight")
+            plt.close(ax.figure)
+            written.append(p)
+    return written
