@@ -72,7 +72,6 @@ def _check_space(space: dict) -> None:
 
 def open_storage(storage):
     """An Optuna storage from a URL (``sqlite:///...``), a journal file path, or None (memory)."""
-
     if storage is None or not isinstance(storage, (str, Path)):
         return storage
     s = str(storage)
