@@ -34,6 +34,16 @@ def _add_workload_args(p: argparse.ArgumentParser) -> None:
                    help=f"preset ({', '.join(PRESETS)}) or a TOML file (default: default)")
 
 
+def _add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
+    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
+                   help="execution model (default: fluid)")
+    p.add_argument("--pop", type=int, default=None, help="population size (default 100)")
+    p.add_argument("--gen", type=int, default=None, help="generations (default 200)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the GA (default 1)")
+    p.add_argument("--params", default=None, help="GA parameters as TOML (e.g. from moga tune)")
+    p.add_argument("--out", default=out_default, help=f"output folder (default: {out_default})")
+
+
 def _load(args):
     path = args.trace or default_trace_path()
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
@@ -74,17 +84,25 @@ def _cmd_evaluate(args) -> int:
     return 0
 
 
-def _cmd_run(args) -> int:
+def _load_ga(args):
+    """``(trace, federation, jobset, GAParams, output folder)`` of a GA command."""
     from pathlib import Path
 
-    from .plot import plot_convergence, plot_front, plot_gantt
-    from .run import GAParams, run
+    from .run import GAParams
 
     trace, fed, js = _load(args)
     params = GAParams.from_toml(args.params) if args.params else GAParams()
     params = params.replace(pop_size=args.pop, n_gen=args.gen)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    return trace, fed, js, params, out
+
+
+def _cmd_run(args) -> int:
+    from .plot import plot_convergence, plot_front, plot_gantt
+    from .run import run
+
+    trace, fed, js, params, out = _load_ga(args)
     print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II pop {params.pop_size}, "
           f"{params.n_gen} generations, model {args.model}, seed {args.seed}", flush=True)
     res = run(js, fed, seed=args.seed, model=args.model, params=params,
@@ -116,17 +134,10 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_compare(args) -> int:
-    from pathlib import Path
-
     from .baselines import compare
     from .plot import plot_front
-    from .run import GAParams
 
-    trace, fed, js = _load(args)
-    params = GAParams.from_toml(args.params) if args.params else GAParams()
-    params = params.replace(pop_size=args.pop, n_gen=args.gen)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    trace, fed, js, params, out = _load_ga(args)
     print(f"{js.name}: {len(js)} jobs on {fed!r}; model {args.model}, MOGA pop "
           f"{params.pop_size} x {params.n_gen} generations, seed {args.seed}", flush=True)
     c = compare(js, fed, seed=args.seed, model=args.model, params=params,
@@ -242,27 +253,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_evaluate)
     p = sub.add_parser("run", help="evolve a makespan-energy Pareto front with NSGA-II")
     _add_workload_args(p)
-    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
-                   help="execution model (default: fluid)")
-    p.add_argument("--pop", type=int, default=None, help="population size (default 100)")
-    p.add_argument("--gen", type=int, default=None, help="generations (default 200)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the GA (default 1)")
-    p.add_argument("--params", default=None, help="GA parameters as TOML (e.g. from moga tune)")
-    p.add_argument("--out", default="moga-out", help="output folder (default: moga-out)")
+    _add_ga_args(p, "moga-out")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
     p = sub.add_parser("compare", help="baselines (FCFS, EASY, GA-MF, random search, ...) "
                                         "and MOGA on one job-set")
     _add_workload_args(p)
-    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid")
-    p.add_argument("--pop", type=int, default=None, help="population size (default 100)")
-    p.add_argument("--gen", type=int, default=None, help="generations (default 200)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the searches (default 1)")
-    p.add_argument("--params", default=None, help="GA parameters as TOML")
+    _add_ga_args(p, "moga-compare")
     p.add_argument("--algorithms", nargs="+", default=None,
                    help="a subset: FCFS EASY FCFS-greenest EASY-greenest MOGA "
                         "'MOGA without blacklist' 'random search' GA-MF")
-    p.add_argument("--out", default="moga-compare", help="output folder (default: moga-compare)")
     p.set_defaults(func=_cmd_compare)
     p = sub.add_parser("sweep", help="run a benchmark sweep (TOML config) on Dask")
     p.add_argument("config", help="sweep configuration (TOML)")
