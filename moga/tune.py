@@ -10,7 +10,8 @@ are comparable across trials.
 Runs of a trial are reported to Optuna after every generation, at step
 ``run_index * budget + evaluations so far`` with the run's current
 hypervolume, and a median pruner stops trials that fall behind the others at
-the same step. The sampler is Optuna's TPE, seeded. Studies live in any
+the same step (not before five trials have finished, nor in the first half of
+a trial's first run). The sampler is Optuna's TPE, seeded. Studies live in any
 Optuna storage: a SQLite URL (``sqlite:///tune.db``) or a journal file
 (any other path); a study resumed from its storage keeps its finished trials
 and only runs the missing ones.
@@ -175,8 +176,10 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
         return float(np.mean(hvs))
 
     sampler = optuna.samplers.TPESampler(seed=sampler_seed)
-    pruner = optuna.pruners.MedianPruner(n_startup_trials=3) if prune else \
-        optuna.pruners.NopPruner()
+    # No pruning before 5 trials have finished, nor in the first half of a trial's first run:
+    # early hypervolumes mostly reflect the seeded individuals.
+    pruner = optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=budget // 2) \
+        if prune else optuna.pruners.NopPruner()
     study = optuna.create_study(study_name=study_name or "moga-tune",
                                 storage=open_storage(storage), direction="maximize",
                                 sampler=sampler, pruner=pruner, load_if_exists=True)
