@@ -79,6 +79,13 @@ class JobSet:
         Where the job-set came from.
     report : dict
         How it was extracted (window, wide-job policy counts, seed, mode).
+    v_start, v_final, soft, hard : ndarray of float64 or None
+        Value functions (DESIGN.md section 6), when attached
+        (:func:`moga.value.attach_values`): value ``v_start`` until the soft
+        deadline ``soft`` (absolute time, s), linear decay to ``v_final`` at
+        ``hard``, 0 after it.
+    priority : ndarray of int64 or None
+        Priority class of each job (0 = highest), with the value functions.
 
     Raises
     ------
@@ -94,6 +101,11 @@ class JobSet:
     bw: np.ndarray
     name: str = "jobset"
     report: dict = field(default_factory=dict)
+    v_start: np.ndarray | None = None
+    v_final: np.ndarray | None = None
+    soft: np.ndarray | None = None
+    hard: np.ndarray | None = None
+    priority: np.ndarray | None = None
 
     def __post_init__(self):
         n = np.shape(self.release)[0] if np.ndim(self.release) == 1 else -1
@@ -126,6 +138,40 @@ class JobSet:
                     f"JobSet.{f}[{i}] (job id {self.id[i]}) must be {what}, got {getattr(self, f)[i]}"
                 )
         object.__setattr__(self, "report", dict(self.report))
+        self._check_values(n)
+
+    _VALUE_FIELDS = ("v_start", "v_final", "soft", "hard", "priority")
+
+    def _check_values(self, n):
+        given = [getattr(self, f) is not None for f in self._VALUE_FIELDS]
+        if not any(given):
+            return
+        if not all(given):
+            missing = [f for f, g in zip(self._VALUE_FIELDS, given, strict=True) if not g]
+            raise ValueError(f"value functions need all of {list(self._VALUE_FIELDS)}; "
+                             f"missing {missing}")
+        for f in self._VALUE_FIELDS:
+            dt = np.int64 if f == "priority" else np.float64
+            arr = _frozen(getattr(self, f), dt)
+            if arr.shape != (n,):
+                raise ValueError(f"JobSet.{f} must have shape ({n},), got {arr.shape}")
+            if dt is np.float64 and not np.all(np.isfinite(arr)):
+                raise ValueError(f"JobSet.{f}[{int(np.flatnonzero(~np.isfinite(arr))[0])}] "
+                                 "is not finite")
+            object.__setattr__(self, f, arr)
+        for what, bad in (("v_final must lie in [0, v_start]",
+                           (self.v_final < 0) | (self.v_final > self.v_start)),
+                          ("soft deadline must not precede the release",
+                           self.soft < self.release),
+                          ("hard deadline must not precede the soft one", self.hard < self.soft)):
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"JobSet job {i} (id {self.id[i]}): {what}")
+
+    @property
+    def has_values(self) -> bool:
+        """True when value functions are attached."""
+        return self.v_start is not None
 
     @classmethod
     def from_arrays(cls, release, tasks, runtime, sigma=None, bw=None, id=None, seed=0,
@@ -163,9 +209,11 @@ class JobSet:
 
     def take(self, index, name=None) -> JobSet:
         """A job-set of the jobs at ``index`` (positions or a boolean mask)."""
+        values = {f: getattr(self, f)[index] for f in self._VALUE_FIELDS} if self.has_values \
+            else {}
         return JobSet(id=self.id[index], release=self.release[index], tasks=self.tasks[index],
                       runtime=self.runtime[index], sigma=self.sigma[index], bw=self.bw[index],
-                      name=name or self.name, report=dict(self.report))
+                      name=name or self.name, report=dict(self.report), **values)
 
     def __repr__(self) -> str:
         return (f"JobSet({self.name!r}, {len(self)} jobs, max tasks "

@@ -279,3 +279,58 @@ def naive_easy(release, tasks, runtime, nodes):
             break
         t = min(upcoming)
     return start, reservation
+
+
+def naive_value(f, v_start, v_final, soft, hard):
+    """Value of completing at ``f`` (DESIGN.md section 6)."""
+    if f <= soft:
+        return v_start
+    if f <= hard:
+        return v_final if hard == soft else v_start + (v_final - v_start) * (f - soft) / (hard - soft)
+    return 0.0
+
+
+def naive_value_decode(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed,
+                       order, blacklist):
+    """Reference value decoder: placed jobs kept as plain intervals per cluster.
+
+    A start ``s`` fits on cluster k when, at ``s`` and at every start of a
+    placed job inside ``(s, s + d)``, the placed jobs running then leave
+    enough nodes. Candidate starts: the release and every placed finish after it.
+    """
+    J, K = len(release), len(nodes)
+    placed = [[] for _ in range(K)]  # (start, finish, tasks)
+    start, finish, cluster, value = [None] * J, [None] * J, [-1] * J, [0.0] * J
+    n_relaxed = 0
+
+    def busy(k, t):
+        return sum(x for (s, f, x) in placed[k] if s <= t < f)
+
+    def fits(k, s, d, need):
+        checks = [s] + [ps for (ps, _, _) in placed[k] if s < ps < s + d]
+        return all(nodes[k] - busy(k, t) >= need for t in checks)
+
+    for j in order:
+        j = int(j)
+        caps = [nodes[k] - math.floor(blacklist[j][k] * nodes[k]) for k in range(K)]
+        if not any(c >= tasks[j] for c in caps):
+            n_relaxed += 1
+            caps = list(nodes)
+        best = None  # (value, -finish, -k) maximised
+        for k in range(K):
+            if caps[k] < tasks[j]:
+                continue
+            d = runtime[j] / speed[k]
+            cands = sorted({float(release[j])} | {f for (_, f, _) in placed[k] if f > release[j]})
+            s = next(c for c in cands if fits(k, c, d, tasks[j]))
+            f = s + d
+            v = naive_value(f, v_start[j], v_final[j], soft[j], hard[j])
+            if v > 0 and (best is None or (v, -f, -k) > best[0]):
+                best = ((v, -f, -k), k, s, f, v)
+        if best is None:
+            continue
+        _, k, s, f, v = best
+        placed[k].append((s, f, tasks[j]))
+        start[j], finish[j], cluster[j], value[j] = s, f, k, v
+    return {"start": start, "finish": finish, "cluster": cluster, "value": value,
+            "total": sum(value), "n_relaxed": n_relaxed}

@@ -1,0 +1,132 @@
+"""Value functions and the offline value decoder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from naive import naive_value_decode
+
+import moga
+from moga.value import DEFAULT_CLASSES, attach_values, evaluate_value, evaluate_value_batch, value_at
+
+
+@st.composite
+def value_instances(draw, max_jobs=12):
+    K = draw(st.integers(1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    nodes = rng.integers(1, 6, K)
+    speed = rng.choice([0.5, 1.0, 2.0], K)
+    J = draw(st.integers(1, max_jobs))
+    tasks = rng.integers(1, nodes.max() + 1, J)
+    runtime = rng.integers(1, 20, J).astype(float)
+    release = rng.integers(0, 30, J).astype(float)
+    fed = moga.Federation(names=[f"c{k}" for k in range(K)], nodes=nodes, speed=speed,
+                          power_busy=np.full(K, 50.0), power_idle=np.full(K, 10.0),
+                          link=np.full(K, 100.0))
+    js = moga.JobSet.from_arrays(release, tasks, runtime)
+    js = attach_values(js, seed=draw(st.integers(0, 1000)), soft_factor=(0.5, 3.0),
+                       hard_factor=(0.0, 3.0))
+    order = rng.permutation(J)
+    bl = rng.choice([0.0, 0.5, 1.0], (J, K))
+    return js, fed, order, bl
+
+
+@given(inst=value_instances())
+def test_decoder_equals_naive_twin(inst):
+    js, fed, order, bl = inst
+    s = evaluate_value(js, fed, order, bl)
+    ref = naive_value_decode(js.release, js.tasks, js.runtime, js.v_start, js.v_final, js.soft,
+                             js.hard, fed.nodes, fed.speed, order, bl)
+    assert s.cluster.tolist() == ref["cluster"]
+    run = s.cluster >= 0
+    np.testing.assert_allclose(s.start[run], np.array(ref["start"], dtype=float)[run])
+    assert s.total_value == pytest.approx(ref["total"], rel=1e-12)
+    assert s.n_relaxed == ref["n_relaxed"]
+
+
+@given(inst=value_instances(max_jobs=20))
+def test_no_oversubscription_and_jobs_not_run_earn_nothing(inst):
+    js, fed, order, bl = inst
+    s = evaluate_value(js, fed, order, bl)
+    run = s.cluster >= 0
+    assert np.all(s.value[~run] == 0) and np.all(np.isnan(s.start[~run]))
+    assert np.all(s.start[run] >= js.release[run])
+    np.testing.assert_allclose(s.finish[run] - s.start[run],
+                               js.runtime[run] / fed.speed[s.cluster[run]])
+    np.testing.assert_allclose(s.value, value_at(s.finish, js.v_start, js.v_final, js.soft,
+                                                 js.hard))
+    assert np.all(s.value[run] > 0)
+    for k in range(fed.n_clusters):
+        on = np.flatnonzero(s.cluster == k)
+        for t in s.start[on]:
+            busy = js.tasks[on][(s.start[on] <= t) & (t < s.finish[on])].sum()
+            assert busy <= fed.nodes[k]
+    assert s.total_value == pytest.approx(s.value.sum())
+
+
+def test_value_function_edges():
+    v = value_at([5.0, 10.0, 15.0, 20.0, 20.0001, np.nan], 8.0, 2.0, 10.0, 20.0)
+    assert v.tolist()[:5] == [8.0, 8.0, 5.0, 2.0, 0.0] and v[5] == 0.0
+    # soft == hard: v_start up to the deadline, v_final exactly at it... both the same instant
+    assert value_at(10.0, 8.0, 2.0, 10.0, 10.0) == 8.0
+    assert value_at(10.5, 8.0, 2.0, 10.0, 10.0) == 0.0
+
+
+def test_exact_deadlines_in_the_decoder():
+    fed = moga.Federation(names=["a"], nodes=[1], speed=[1.0], power_busy=[2.0],
+                          power_idle=[1.0], link=[1.0])
+    base = moga.JobSet.from_arrays([0.0, 0.0], [1, 1], [10.0, 10.0])
+    js = moga.JobSet(id=base.id, release=base.release, tasks=base.tasks, runtime=base.runtime,
+                     sigma=base.sigma, bw=base.bw, v_start=[4.0, 4.0], v_final=[1.0, 1.0],
+                     soft=[10.0, 10.0], hard=[20.0, 20.0], priority=[0, 0])
+    s = evaluate_value(js, fed)
+    assert s.value.tolist() == [4.0, 1.0]  # the second completes exactly at its hard deadline
+    js2 = moga.JobSet(id=base.id, release=base.release, tasks=base.tasks, runtime=base.runtime,
+                      sigma=base.sigma, bw=base.bw, v_start=[4.0, 4.0], v_final=[1.0, 1.0],
+                      soft=[10.0, 10.0], hard=[19.0, 19.0], priority=[0, 0])
+    s2 = evaluate_value(js2, fed)
+    assert s2.value.tolist() == [4.0, 0.0] and s2.cluster.tolist() == [0, -1]
+
+
+def test_holes_are_used():
+    # Job 0 occupies [0, 10) on the only node; job 1 (placed first in the order) was put at
+    # [20, 30); job 2 fits in the hole [10, 20).
+    fed = moga.Federation(names=["a"], nodes=[1], speed=[1.0], power_busy=[2.0],
+                          power_idle=[1.0], link=[1.0])
+    base = moga.JobSet.from_arrays([0.0, 20.0, 0.0], [1, 1, 1], [10.0, 10.0, 10.0])
+    js = moga.JobSet(id=base.id, release=base.release, tasks=base.tasks, runtime=base.runtime,
+                     sigma=base.sigma, bw=base.bw, v_start=[1.0, 1.0, 1.0],
+                     v_final=[0.5, 0.5, 0.5], soft=[100.0] * 3, hard=[200.0] * 3,
+                     priority=[0, 0, 0])
+    s = evaluate_value(js, fed, order=[0, 1, 2])
+    assert s.start.tolist() == [0.0, 20.0, 10.0]
+
+
+def test_generator_is_seeded_and_documented_shares():
+    js = moga.load_default().jobset(n_jobs=3000, federation=moga.Federation.preset())
+    a, b = attach_values(js, seed=4), attach_values(js, seed=4)
+    np.testing.assert_array_equal(a.soft, b.soft)
+    shares = np.bincount(a.priority, minlength=3) / len(a)
+    np.testing.assert_allclose(shares, [c.share for c in DEFAULT_CLASSES], atol=0.03)
+    assert np.all(a.v_final < a.v_start) and np.all(a.hard >= a.soft)
+    assert np.all(a.soft >= a.release + a.runtime * 0.999)
+    sub = a.take(np.arange(10))
+    assert sub.has_values and len(sub.v_start) == 10
+    with pytest.raises(ValueError, match="shares"):
+        attach_values(js, classes=DEFAULT_CLASSES[:2])
+    with pytest.raises(ValueError, match="no value functions"):
+        evaluate_value(js, moga.Federation.preset())
+
+
+def test_batch_equals_single():
+    fed = moga.Federation.preset()
+    js = attach_values(moga.load_default().jobset(n_jobs=80, federation=fed, batch=False))
+    rng = np.random.default_rng(1)
+    orders = np.array([rng.permutation(80) for _ in range(5)])
+    bls = rng.choice([0.0, 0.5, 1.0], (5, 80, 4))
+    tot, n_run, n_rel = evaluate_value_batch(js, fed, orders, bls)
+    for p in range(5):
+        s = evaluate_value(js, fed, orders[p], bls[p])
+        assert tot[p] == s.total_value and n_run[p] == s.n_run and n_rel[p] == s.n_relaxed
