@@ -19,13 +19,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pymoo.core.problem import Problem
+
 from decoders.value import decode_value, decode_value_batch, value_at
 
 from .jobset import JobSet
 from .platform import Federation
+from .problem import split
 
 __all__ = ["PriorityClass", "DEFAULT_CLASSES", "attach_values", "evaluate_value",
-           "evaluate_value_batch", "ValueSchedule", "value_at"]
+           "evaluate_value_batch", "ValueSchedule", "value_at", "ValueProblem", "UpperBound",
+           "upper_bound"]
 
 
 @dataclass(frozen=True)
@@ -133,3 +137,80 @@ def evaluate_value(js: JobSet, fed: Federation, order=None, blacklist=None) -> V
 def evaluate_value_batch(js: JobSet, fed: Federation, orders, blacklists):
     """Batch value decode: ``(total_value, n_run, n_relaxed)``, arrays of shape (P,)."""
     return decode_value_batch(*_arrays(js, fed), orders, blacklists)
+
+
+class ValueProblem(Problem):
+    """pymoo problem: maximise total value over (order, blacklist) (it minimises ``-value``).
+
+    Same ``X`` layout as :class:`moga.problem.SchedulingProblem`, so MOGA's
+    operators apply; the population is decoded in one parallel batch call.
+    """
+
+    def __init__(self, jobset: JobSet, federation: Federation):
+        J, K = len(jobset), federation.n_clusters
+        xu = np.concatenate([np.full(J, J - 1.0), np.ones(J * K)])
+        super().__init__(n_var=J + J * K, n_obj=1, xl=np.zeros(J + J * K), xu=xu, vtype=float)
+        self.jobset, self.federation = jobset, federation
+        self.n_jobs, self.n_clusters = J, K
+        self.n_decoded = 0
+
+    def _evaluate(self, X, out, *args, **kwargs):
+        orders, bls = split(np.atleast_2d(X), self.n_jobs, self.n_clusters)
+        total, _, _ = evaluate_value_batch(self.jobset, self.federation, orders, bls)
+        self.n_decoded += len(total)
+        out["F"] = -total[:, None]
+
+
+@dataclass
+class UpperBound:
+    """The outcome of :func:`upper_bound`: the best value found and its schedule."""
+
+    value: float
+    X: np.ndarray
+    schedule: ValueSchedule
+    history: np.ndarray
+    n_evals: int
+    wall_time: float
+    seed: int
+
+
+def upper_bound(js: JobSet, fed: Federation, pop_size: int = 100, n_gen: int = 200,
+                seed: int = 1, extra=None, params=None) -> UpperBound:
+    """A (loose) upper bound of the value earned: a GA over (order, blacklist) with the
+    offline value decoder, which knows the whole future.
+
+    The initial population holds the submit order with uniform blacklists (as
+    in MOGA), the rows of ``extra`` (for example the orders the online
+    heuristics produced, see :func:`moga.problem.join`), and random individuals.
+    ``history`` is the best value after each generation.
+    """
+    import time
+
+    from pymoo.algorithms.soo.nonconvex.ga import GA
+    from pymoo.core.callback import Callback
+    from pymoo.optimize import minimize
+
+    from .operators import ScheduleDuplicateElimination, ScheduleSampling
+    from .run import GAParams
+
+    params = (params or GAParams()).replace(pop_size=pop_size, n_gen=n_gen)
+    problem = ValueProblem(js, fed)
+    crossover, mutation = params.operators()
+    best = []
+
+    class _Best(Callback):
+        def notify(self, algorithm):
+            best.append(-float(algorithm.opt.get("F").min()))
+
+    algo = GA(pop_size=params.pop_size,
+              sampling=ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
+                                        extra=extra),
+              crossover=crossover, mutation=mutation,
+              eliminate_duplicates=ScheduleDuplicateElimination())
+    t0 = time.perf_counter()
+    res = minimize(problem, algo, ("n_gen", params.n_gen), seed=int(seed), callback=_Best())
+    wall = time.perf_counter() - t0
+    X = np.atleast_2d(res.X)[0]
+    order, bl = split(X, len(js), fed.n_clusters)
+    s = evaluate_value(js, fed, order, bl)
+    return UpperBound(s.total_value, X, s, np.array(best), problem.n_decoded, wall, int(seed))

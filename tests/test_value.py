@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from naive import naive_value_decode
 
 import moga
+import moga.value
 from moga.value import DEFAULT_CLASSES, attach_values, evaluate_value, evaluate_value_batch, value_at
 
 
@@ -130,3 +131,20 @@ def test_batch_equals_single():
     for p in range(5):
         s = evaluate_value(js, fed, orders[p], bls[p])
         assert tot[p] == s.total_value and n_run[p] == s.n_run and n_rel[p] == s.n_relaxed
+
+
+def test_upper_bound_is_at_least_the_submit_order_value():
+    fed = moga.Federation.preset()
+    js = attach_values(moga.load_default().jobset(n_jobs=120, federation=fed, batch=False),
+                       soft_factor=(0.5, 1.5), hard_factor=(0.2, 1.0), seed=2)
+    submit = evaluate_value(js, fed)
+    ub = moga.value.upper_bound(js, fed, pop_size=16, n_gen=8, seed=3)
+    assert ub.value >= submit.total_value
+    assert np.all(np.diff(ub.history) >= 0) and ub.history[-1] == ub.value
+    again = moga.value.upper_bound(js, fed, pop_size=16, n_gen=8, seed=3)
+    assert again.value == ub.value
+    from moga.problem import join
+    order = np.argsort(-js.v_start, kind="stable")  # a heuristic order, seeded in
+    extra = join(order, np.zeros((len(js), fed.n_clusters)))
+    ub2 = moga.value.upper_bound(js, fed, pop_size=16, n_gen=2, seed=3, extra=extra)
+    assert ub2.value >= evaluate_value(js, fed, order).total_value
