@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
 from pymoo.core.problem import Problem
 
 from decoders.value import decode_value, decode_value_batch, value_at
