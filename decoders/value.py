@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from ._profiles import earliest_fit, job_value, split_at
 from ._validate import check_blacklists, check_orders, check_vector, readonly
 
 __all__ = ["ValueDecode", "decode_value", "decode_value_batch", "value_at"]
@@ -43,18 +44,6 @@ class ValueDecode(NamedTuple):
     n_relaxed: int
 
 
-@njit(cache=True, inline="always", error_model="numpy")
-def _value(f, v_start, v_final, soft, hard):
-    """Value of completing at ``f``: constant, then linear decay, then 0 after ``hard``."""
-    if f <= soft:
-        return v_start
-    if f <= hard:
-        if hard <= soft:
-            return v_final
-        return v_start + (v_final - v_start) * (f - soft) / (hard - soft)
-    return 0.0
-
-
 def value_at(finish, v_start, v_final, soft, hard):
     """Vectorised value function: the value of completing at ``finish`` (NaN earns 0)."""
     finish = np.asarray(finish, dtype=float)
@@ -64,52 +53,6 @@ def value_at(finish, v_start, v_final, soft, hard):
     decay = v_start + (v_final - v_start) * (finish - soft) / span
     out = np.where(finish <= soft, v_start, np.where(finish <= hard, decay, 0.0))
     return np.where(np.isnan(finish), 0.0, out)
-
-
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _earliest_fit(times, free, m, t0, need, dur):
-    """Earliest start >= ``t0`` with ``need`` free nodes throughout ``[s, s + dur)``.
-
-    ``times[:m]`` are the profile's breakpoints (``times[0] = 0``), ``free[i]``
-    the free nodes on ``[times[i], times[i+1])``, the last step lasting forever.
-    """
-    # The step containing t0.
-    i = 0
-    while i + 1 < m and times[i + 1] <= t0:
-        i += 1
-    s = t0
-    while True:
-        # Extend from step i while the nodes suffice, up to s + dur.
-        ok = True
-        q = i
-        while True:
-            if free[q] < need:
-                ok = False
-                break
-            if q + 1 >= m or times[q + 1] >= s + dur:
-                break
-            q += 1
-        if ok:
-            return s
-        # Restart after the blocking step q.
-        i = q + 1
-        s = times[i]
-
-
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _split(times, free, m, t):
-    """Make ``t`` a breakpoint; returns ``(index of the step starting at t, new m)``."""
-    i = 0
-    while i + 1 < m and times[i + 1] <= t:
-        i += 1
-    if times[i] == t:
-        return i, m
-    for q in range(m, i + 1, -1):
-        times[q] = times[q - 1]
-        free[q] = free[q - 1]
-    times[i + 1] = t
-    free[i + 1] = free[i]
-    return i + 1, m + 1
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -151,16 +94,16 @@ def _decode_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, 
             if cap < tasks[j]:
                 continue
             dur = runtime[j] / speed[k]
-            s = _earliest_fit(times[k], free[k], m[k], release[j], tasks[j], dur)
+            s = earliest_fit(times[k], free[k], m[k], release[j], tasks[j], dur)
             f = s + dur
-            v = _value(f, v_start[j], v_final[j], soft[j], hard[j])
+            v = job_value(f, v_start[j], v_final[j], soft[j], hard[j])
             if v > best_v or (v == best_v and v > 0.0 and f < best_f):
                 best_k, best_v, best_s, best_f = k, v, s, f
         if best_k < 0:
             continue
         k = best_k
-        a, mk = _split(times[k], free[k], m[k], best_s)
-        b, mk = _split(times[k], free[k], mk, best_f)
+        a, mk = split_at(times[k], free[k], m[k], best_s)
+        b, mk = split_at(times[k], free[k], mk, best_f)
         m[k] = mk
         for q in range(a, b):
             free[k, q] -= tasks[j]

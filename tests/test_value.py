@@ -148,3 +148,86 @@ def test_upper_bound_is_at_least_the_submit_order_value():
     extra = join(order, np.zeros((len(js), fed.n_clusters)))
     ub2 = moga.value.upper_bound(js, fed, pop_size=16, n_gen=2, seed=3, extra=extra)
     assert ub2.value >= evaluate_value(js, fed, order).total_value
+
+
+HEURISTIC_NAMES = list(moga.value.ONLINE_HEURISTICS)
+
+
+@given(inst=value_instances(max_jobs=25), h=st.sampled_from(HEURISTIC_NAMES))
+def test_online_schedules_are_valid(inst, h):
+    js, fed, _, _ = inst
+    s = moga.value.online(js, fed, h, small=1, medium=3)
+    run = s.cluster >= 0
+    assert s.n_run + s.n_relaxed == len(js)  # every job runs or is dropped
+    assert np.all(s.value[~run] == 0) and np.all(s.start[run] >= js.release[run])
+    np.testing.assert_allclose(s.finish[run] - s.start[run],
+                               js.runtime[run] / fed.speed[s.cluster[run]])
+    np.testing.assert_allclose(s.value, value_at(s.finish, js.v_start, js.v_final, js.soft,
+                                                 js.hard))
+    for k in range(fed.n_clusters):
+        on = np.flatnonzero(s.cluster == k)
+        for t in s.start[on]:
+            assert js.tasks[on][(s.start[on] <= t) & (t < s.finish[on])].sum() <= fed.nodes[k]
+    held = ~np.isnan(s.reserved)
+    # Reservations and place-holders are never delayed: their jobs start exactly then.
+    np.testing.assert_array_equal(s.start[held], s.reserved[held])
+    assert s.total_value == pytest.approx(s.value.sum())
+
+
+@given(inst=value_instances(max_jobs=25))
+def test_easy_holds_at_most_one_reservation_at_a_time(inst):
+    js, fed, _, _ = inst
+    s = moga.value.online(js, fed, "easy")
+    held = np.flatnonzero(~np.isnan(s.reserved))
+    # A reservation is made at a mapping event no earlier than the job's release and
+    # pending until its start; two pending at once would overlap in [release, start).
+    spans = sorted((js.release[j], s.start[j]) for j in held)
+    for (r0, s0), (r1, _) in zip(spans, spans[1:], strict=False):
+        assert r1 >= r0
+
+
+def test_easy_backfills_without_delaying_the_reservation():
+    fed = moga.Federation(names=["a"], nodes=[4], speed=[1.0], power_busy=[2.0],
+                          power_idle=[1.0], link=[1.0])
+    base = moga.JobSet.from_arrays([0.0, 1.0, 2.0, 3.0], [3, 4, 1, 1], [10.0, 10.0, 5.0, 50.0])
+    js = moga.JobSet(id=base.id, release=base.release, tasks=base.tasks, runtime=base.runtime,
+                     sigma=base.sigma, bw=base.bw, v_start=[1.0] * 4, v_final=[0.5] * 4,
+                     soft=[1e3] * 4, hard=[2e3] * 4, priority=[0] * 4)
+    s = moga.value.online(js, fed, "easy")
+    assert s.start.tolist() == [0.0, 10.0, 2.0, 20.0]
+    assert s.reserved[1] == 10.0 and np.isnan(s.reserved[2])
+
+
+def test_max_max_value_prefers_valuable_jobs():
+    fed = moga.Federation(names=["a"], nodes=[1], speed=[1.0], power_busy=[2.0],
+                          power_idle=[1.0], link=[1.0])
+    base = moga.JobSet.from_arrays([0.0, 0.0], [1, 1], [10.0, 10.0])
+    js = moga.JobSet(id=base.id, release=base.release, tasks=base.tasks, runtime=base.runtime,
+                     sigma=base.sigma, bw=base.bw, v_start=[1.0, 16.0], v_final=[0.1, 1.6],
+                     soft=[10.0, 10.0], hard=[30.0, 30.0], priority=[2, 0])
+    mmv = moga.value.online(js, fed, "max-max-value")
+    assert mmv.start.tolist() == [10.0, 0.0]
+    easy = moga.value.online(js, fed, "easy")
+    assert easy.start.tolist() == [0.0, 10.0] and mmv.total_value > easy.total_value
+
+
+def test_upper_bound_beats_every_heuristic_here():
+    fed = moga.Federation.preset()
+    tr = moga.load_default()
+    for start in (0, 1500):
+        # Jobs may not span clusters here: drop those wider than the largest cluster.
+        js = attach_values(tr.jobset(start=start, n_jobs=150, federation=int(fed.nodes.max()),
+                                     wide="drop", batch=False), seed=start)
+        r = moga.value.compare_value(js, fed, pop_size=16, n_gen=6, seed=1)
+        bound = r["rows"][-1]["value"]
+        assert all(row["value"] <= bound + 1e-9 for row in r["rows"])
+        assert r["rows"][-1]["pct_of_bound"] == 100.0
+
+
+def test_online_argument_errors():
+    fed = moga.Federation.preset()
+    js = attach_values(moga.load_default().jobset(n_jobs=5, federation=fed))
+    with pytest.raises(ValueError, match="unknown online heuristic"):
+        moga.value.online(js, fed, "sjf")
+    with pytest.raises(ValueError, match="thresholds"):
+        moga.value.online(js, fed, "fcfs-multi", small=10, medium=5)

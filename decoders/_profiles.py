@@ -1,0 +1,70 @@
+"""Availability profiles and value functions, shared by the value decoders (Numba, inlined).
+
+A profile is a step function of free nodes in one cluster: breakpoints
+``times[:m]`` (``times[0] = 0``) and ``free[i]``, the free nodes on
+``[times[i], times[i+1])``; the last step lasts forever.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def job_value(f, v_start, v_final, soft, hard):
+    """Value of completing at ``f``: constant, then linear decay, then 0 after ``hard``."""
+    if f <= soft:
+        return v_start
+    if f <= hard:
+        if hard <= soft:
+            return v_final
+        return v_start + (v_final - v_start) * (f - soft) / (hard - soft)
+    return 0.0
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def earliest_fit(times, free, m, t0, need, dur):
+    """Earliest start >= ``t0`` with ``need`` free nodes throughout ``[s, s + dur)``.
+
+    ``times[:m]`` are the profile's breakpoints (``times[0] = 0``), ``free[i]``
+    the free nodes on ``[times[i], times[i+1])``, the last step lasting forever.
+    """
+    # The step containing t0.
+    i = 0
+    while i + 1 < m and times[i + 1] <= t0:
+        i += 1
+    s = t0
+    while True:
+        # Extend from step i while the nodes suffice, up to s + dur.
+        ok = True
+        q = i
+        while True:
+            if free[q] < need:
+                ok = False
+                break
+            if q + 1 >= m or times[q + 1] >= s + dur:
+                break
+            q += 1
+        if ok:
+            return s
+        # Restart after the blocking step q.
+        i = q + 1
+        s = times[i]
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def split_at(times, free, m, t):
+    """Make ``t`` a breakpoint; returns ``(index of the step starting at t, new m)``."""
+    i = 0
+    while i + 1 < m and times[i + 1] <= t:
+        i += 1
+    if times[i] == t:
+        return i, m
+    for q in range(m, i + 1, -1):
+        times[q] = times[q - 1]
+        free[q] = free[q - 1]
+    times[i + 1] = t
+    free[i + 1] = free[i]
+    return i + 1, m + 1
+
+
