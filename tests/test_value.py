@@ -174,18 +174,6 @@ def test_online_schedules_are_valid(inst, h):
     assert s.total_value == pytest.approx(s.value.sum())
 
 
-@given(inst=value_instances(max_jobs=25))
-def test_easy_holds_at_most_one_reservation_at_a_time(inst):
-    js, fed, _, _ = inst
-    s = moga.value.online(js, fed, "easy")
-    held = np.flatnonzero(~np.isnan(s.reserved))
-    # A reservation is made at a mapping event no earlier than the job's release and
-    # pending until its start; two pending at once would overlap in [release, start).
-    spans = sorted((js.release[j], s.start[j]) for j in held)
-    for (r0, s0), (r1, _) in zip(spans, spans[1:], strict=False):
-        assert r1 >= r0
-
-
 def test_easy_backfills_without_delaying_the_reservation():
     fed = moga.Federation(names=["a"], nodes=[4], speed=[1.0], power_busy=[2.0],
                           power_idle=[1.0], link=[1.0])
