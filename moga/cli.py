@@ -223,6 +223,44 @@ def _cmd_tune(args) -> int:
     return 0
 
 
+def _cmd_value(args) -> int:
+    from pathlib import Path
+
+    from .plot import plot_value_by_class, plot_value_over_time
+    from .value import DEFAULT_CLASSES, attach_values, compare_value
+
+    path = args.trace or default_trace_path()
+    trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
+    fed = Federation.load(args.federation)
+    # Jobs run inside one cluster: the largest cluster bounds the width.
+    js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days,
+                      federation=int(fed.nodes.max()), wide=args.wide, seed=args.attr_seed,
+                      batch=False)
+    js = attach_values(js, seed=args.value_seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"{js.name}: {len(js)} jobs ({js.report['wide_dropped']} wider than the largest "
+          f"cluster dropped) on {fed!r}; GA upper bound pop {args.pop} x {args.gen}", flush=True)
+    r = compare_value(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed)
+    lines = ["algorithm,value,pct_of_bound,pct_of_max,completed,jobs"]
+    print(f"{'algorithm':<16} {'value':>10} {'% of bound':>10} {'% of max':>9} {'completed':>9}")
+    for row in r["rows"]:
+        lines.append(f"{row['algorithm']},{row['value']:.6g},{row['pct_of_bound']:.4f},"
+                     f"{row['pct_of_max']:.4f},{row['completed']},{row['jobs']}")
+        print(f"{row['algorithm']:<16} {row['value']:>10.1f} {row['pct_of_bound']:>10.1f} "
+              f"{row['pct_of_max']:>9.1f} {row['completed']:>9d}")
+    (out / "value.csv").write_text("\n".join(lines) + "\n")
+    scheds = {**r["schedules"], "GA upper bound": r["bound"].schedule}
+    names = [c.name for c in DEFAULT_CLASSES]
+    plot_value_over_time(scheds, path=out / "value_over_time.png", title=js.name)
+    plot_value_by_class(scheds, names, path=out / "value_by_class.png", title=js.name)
+    (out / "value.json").write_text(json.dumps(
+        {"jobset": js.name, "n_jobs": len(js), "federation": fed.name, "rows": r["rows"],
+         "by_class": {k: s.value_by_class() for k, s in scheds.items()}}, indent=2) + "\n")
+    print(f"wrote {out}/value.csv, value.json, value_over_time.png, value_by_class.png")
+    return 0
+
+
 def _cmd_trace(args) -> int:
     path = args.path or default_trace_path()
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
@@ -296,6 +334,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sampler-seed", type=int, default=0)
     p.add_argument("--out", default="moga-tune", help="output folder (default: moga-tune)")
     p.set_defaults(func=_cmd_tune)
+    p = sub.add_parser("value", help="value-function workload: online heuristics against a "
+                                      "GA upper bound")
+    _add_workload_args(p)
+    p.add_argument("--value-seed", type=int, default=0, help="seed of the value functions")
+    p.add_argument("--pop", type=int, default=50, help="GA population (default 50)")
+    p.add_argument("--gen", type=int, default=40, help="GA generations (default 40)")
+    p.add_argument("--seed", type=int, default=1, help="GA seed (default 1)")
+    p.add_argument("--out", default="moga-value", help="output folder (default: moga-value)")
+    p.set_defaults(func=_cmd_value)
     p = sub.add_parser("trace", help="read a trace and print its cleaning report")
     p.add_argument("path", nargs="?", default=None, help="SWF file (default: the bundled one)")
     p.add_argument("--max-procs", type=int, default=None)

@@ -9,7 +9,8 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
-__all__ = ["plot_front", "plot_convergence", "plot_gantt", "plot_box"]
+__all__ = ["plot_front", "plot_convergence", "plot_gantt", "plot_box", "plot_value_over_time",
+           "plot_value_by_class"]
 
 _UNITS = {"makespan": ("makespan (h)", 1 / 3600), "energy": ("energy (MWh)", 1 / 3.6e9),
           "flowtime": ("flowtime (h)", 1 / 3600)}
@@ -134,6 +135,47 @@ def plot_box(data, ylabel="", title=None, path=None):
     ax.set_xticks(range(1, len(labels) + 1), labels, rotation=20, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3, axis="y")
+    if title:
+        ax.set_title(title, fontsize=10)
+    return _save(fig, path)
+
+
+def plot_value_over_time(schedules, path=None, title=None):
+    """Cumulative value earned against completion time (h), one line per schedule.
+
+    ``schedules`` maps a name to a :class:`moga.value.ValueSchedule`.
+    """
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    for name, s in schedules.items():
+        done = ~np.isnan(s.finish)
+        order = np.argsort(s.finish[done])
+        t = s.finish[done][order] / 3600
+        ax.step(t, np.cumsum(s.value[done][order]), where="post", label=name)
+    ax.set_xlabel("completion time (h)")
+    ax.set_ylabel("value earned")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    return _save(fig, path)
+
+
+def plot_value_by_class(schedules, class_names=None, path=None, title=None):
+    """Share of each priority class's jobs completed, one bar group per class."""
+    names = list(schedules)
+    first = schedules[names[0]]
+    classes = np.unique(first.jobset.priority)
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        by = schedules[name].value_by_class()
+        share = [100 * by[int(c)]["completed"] / by[int(c)]["jobs"] for c in classes]
+        ax.bar(np.arange(len(classes)) + i * width, share, width, label=name)
+    labels = [class_names[int(c)] if class_names else str(int(c)) for c in classes]
+    ax.set_xticks(np.arange(len(classes)) + 0.4 - width / 2, labels)
+    ax.set_ylabel("jobs completed (%)")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
     if title:
         ax.set_title(title, fontsize=10)
     return _save(fig, path)
