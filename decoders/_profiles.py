@@ -68,3 +68,20 @@ def split_at(times, free, m, t):
     return i + 1, m + 1
 
 
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def trim_before(times, free, m, t):
+    """Drop the steps that end at or before ``t`` (nothing can be placed there any more).
+
+    The step containing ``t`` becomes the first one. Returns the new length.
+    """
+    i = 0
+    while i + 1 < m and times[i + 1] <= t:
+        i += 1
+    if i == 0:
+        return m
+    for q in range(i, m):
+        times[q - i] = times[q]
+        free[q - i] = free[q]
+    return m - i

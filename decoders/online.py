@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit
 
 from ._kernels import heap_pop, heap_push
-from ._profiles import earliest_fit, job_value, split_at
+from ._profiles import earliest_fit, job_value, split_at, trim_before
 from ._validate import choice_code, readonly
 from .value import _prepare_value
 
@@ -185,6 +185,9 @@ def _simulate(release, tasks, runtime, v_start, v_final, soft, hard, nodes, spee
                 kept += 1
         nph = kept
         n_events += 1
+        # Decisions from now on start at t or later: forget the past of the profiles.
+        for k in range(K):
+            m[k] = trim_before(times[k], free[k], m[k], t)
         # Drop the jobs that cannot earn anything any more.
         kept = 0
         for i in range(nw):
