@@ -33,8 +33,8 @@ Heuristics (``HEURISTICS``):
     Phase 1: for every waiting job, the choice (cluster, earliest start) that
     earns the most value (ties: earlier completion); phase 2: commit the job
     whose choice earns the most, as a start or a place-holder, but never one
-    that would start after the earliest pending place-holder; repeat until no
-    job can be mapped.
+    that would start after the earliest pending place-holder (such a job
+    waits for a later mapping event); repeat until no job can be mapped.
 ``"max-max-vpr"``
     The same with value per resource, ``value / (nodes * execution time)``.
 """
