@@ -291,3 +291,14 @@ def objectives(release, start, finish, alloc, nodes, pbusy, pidle):
     return makespan, makespan * idle_w + busy, flow
 
 
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def allocate_and_start(j, t, fluid, runtime, tasks, sigma, bw, allow, free, speed, load, link,
+                       rank_pick, rank_fast, rank_slow, alloc, fin, sd, coal, start, ht, hj, nh,
+                       cl, ncl, cl_min, n_coal_run, saturated):
+    """:func:`allocate` then :func:`commit_start`: job ``j`` starts now on its allocation."""
+    allocate(j, tasks, sigma, bw, allow, free, speed, load, link, rank_pick, rank_fast, rank_slow,
+             alloc)
+    return commit_start(j, t, fluid, runtime, tasks, sigma, bw, speed, load, link, alloc, free,
+                        fin, sd, coal, start, ht, hj, nh, cl, ncl, cl_min, n_coal_run, saturated)

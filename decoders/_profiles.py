@@ -85,3 +85,13 @@ def trim_before(times, free, m, t):
         times[q - i] = times[q]
         free[q - i] = free[q]
     return m - i
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def occupy(times, free, m, s, f, need):
+    """Take ``need`` nodes of a profile over ``[s, f)``; returns the new length."""
+    a, mk = split_at(times, free, m, s)
+    b, mk = split_at(times, free, mk, f)
+    for q in range(a, b):
+        free[q] -= need
+    return mk

@@ -55,6 +55,7 @@ from numba import get_num_threads, njit, prange
 
 from ._federated_core import (
     allocate,
+    allocate_and_start,
     allowance,
     commit_start,
     fits,
@@ -183,11 +184,10 @@ def _decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link
             t = max(t, next_finish(ht, nh, cl_min))
             continue
         n_relaxed += relaxed
-        allocate(j, tasks, sigma, bw, allow, free, speed, load, link, rank_pick, rank_fast,
-                 rank_slow, alloc)
-        nh, ncl, cl_min, n_coal_run, saturated, co = commit_start(
-            j, t, fluid, runtime, tasks, sigma, bw, speed, load, link, alloc, free, fin, sd,
-            coal, start, ht, hj, nh, cl, ncl, cl_min, n_coal_run, saturated)
+        nh, ncl, cl_min, n_coal_run, saturated, co = allocate_and_start(
+            j, t, fluid, runtime, tasks, sigma, bw, allow, free, speed, load, link, rank_pick,
+            rank_fast, rank_slow, alloc, fin, sd, coal, start, ht, hj, nh, cl, ncl, cl_min,
+            n_coal_run, saturated)
         n_coalloc += co
         pos += 1
     release_due(np.inf, t, fluid, ht, hj, nh, cl, ncl, cl_min, n_coal_run, saturated, fin, sd,
@@ -282,11 +282,10 @@ def _decode_easy(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
                 head = j
                 break
             n_relaxed += relaxed
-            allocate(j, tasks, sigma, bw, allow, free, speed, load, link, rank_pick, rank_fast,
-                     rank_slow, alloc)
-            nh, ncl, cl_min, n_coal_run, saturated, co = commit_start(
-                j, t, fluid, runtime, tasks, sigma, bw, speed, load, link, alloc, free, fin, sd,
-                coal, start, ht, hj, nh, cl, ncl, cl_min, n_coal_run, saturated)
+            nh, ncl, cl_min, n_coal_run, saturated, co = allocate_and_start(
+                j, t, fluid, runtime, tasks, sigma, bw, allow, free, speed, load, link, rank_pick,
+                rank_fast, rank_slow, alloc, fin, sd, coal, start, ht, hj, nh, cl, ncl, cl_min,
+                n_coal_run, saturated)
             n_coalloc += co
             started[j] = 1
             n_started += 1

@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit
 
 from ._kernels import heap_pop, heap_push
-from ._profiles import earliest_fit, job_value, split_at, trim_before
+from ._profiles import earliest_fit, job_value, occupy, trim_before
 from ._validate import choice_code, readonly
 from .value import _prepare_value
 
@@ -129,11 +129,7 @@ def _place(j, k, s, runtime, tasks, v_start, v_final, soft, hard, speed, times, 
            start, finish, cluster, value, status, ht, hj, nh):
     """Enter job ``j`` into cluster ``k``'s profile at ``s``; returns the event heap size."""
     f = s + runtime[j] / speed[k]
-    a, mk = split_at(times[k], free[k], m[k], s)
-    b, mk = split_at(times[k], free[k], mk, f)
-    m[k] = mk
-    for q in range(a, b):
-        free[k, q] -= tasks[j]
+    m[k] = occupy(times[k], free[k], m[k], s, f, tasks[j])
     start[j] = s
     finish[j] = f
     cluster[j] = k

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from ._profiles import earliest_fit, job_value, split_at
+from ._profiles import earliest_fit, job_value, occupy
 from ._validate import check_blacklists, check_orders, check_vector, readonly
 
 __all__ = ["ValueDecode", "decode_value", "decode_value_batch", "value_at"]
@@ -102,11 +102,7 @@ def _decode_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, 
         if best_k < 0:
             continue
         k = best_k
-        a, mk = split_at(times[k], free[k], m[k], best_s)
-        b, mk = split_at(times[k], free[k], mk, best_f)
-        m[k] = mk
-        for q in range(a, b):
-            free[k, q] -= tasks[j]
+        m[k] = occupy(times[k], free[k], m[k], best_s, best_f, tasks[j])
         start[j] = best_s
         finish[j] = best_f
         cluster[j] = k
