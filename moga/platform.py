@@ -19,6 +19,12 @@ the trace's ``MaxProcs``:
 * CEA-Curie (MaxProcs 93,312, widest job 79,808): the ``"curie"`` preset,
   93,312 nodes in the same ratio.
 
+Scale the links with the nodes: a co-allocated job's traffic on a link grows
+with the tasks it puts there, so the larger presets keep the default's
+bandwidth per node (32,000 Mbit/s links for ``"ricc"``, 364,500 for
+``"curie"``); with 1000 Mbit/s links, jobs of thousands of tasks would
+saturate them a thousandfold and run for years.
+
 Keep idle power small against the dynamic part of busy power: every node draws
 idle power for the whole makespan, so with a large static share energy simply
 follows makespan and the makespan-energy front collapses to one point.

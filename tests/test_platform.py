@@ -26,8 +26,11 @@ def test_default_preset_matches_design():
     np.testing.assert_allclose(fed.speed, [1.6, 1.3, 1.0, 0.8])
     np.testing.assert_allclose(fed.power_busy, 10 + 60 * fed.speed**3.2941, atol=0.06)
     assert fed.total_nodes == 256
-    assert moga.Federation.preset("ricc").total_nodes == 8192
-    assert moga.Federation.preset("curie").total_nodes == 93312
+    ricc, curie = moga.Federation.preset("ricc"), moga.Federation.preset("curie")
+    assert ricc.total_nodes == 8192 and curie.total_nodes == 93312
+    # Links scale with the federation: the same bandwidth per node as the default preset.
+    for big in (ricc, curie):
+        np.testing.assert_allclose(big.link / big.nodes, fed.link / fed.nodes)
 
 
 def test_toml_roundtrip(tmp_path):
