@@ -13,6 +13,20 @@ import moga.value
 from moga.value import DEFAULT_CLASSES, attach_values, evaluate_value, evaluate_value_batch, value_at
 
 
+def _fed(nodes):
+    """One cluster of ``nodes`` nodes at speed 1."""
+    return moga.Federation(names=["a"], nodes=[nodes], speed=[1.0], power_busy=[2.0],
+                           power_idle=[1.0], link=[1.0])
+
+
+def _jobs(release, tasks, runtime, v_start, v_final, soft, hard, priority=None):
+    """A value-function job-set from plain lists."""
+    base = moga.JobSet.from_arrays(release, tasks, runtime)
+    return moga.JobSet(id=base.id, release=base.release, tasks=base.tasks, runtime=base.runtime,
+                       sigma=base.sigma, bw=base.bw, v_start=v_start, v_final=v_final, soft=soft,
+                       hard=hard, priority=[0] * len(base) if priority is None else priority)
+
+
 @st.composite
 def value_instances(draw, max_jobs=12):
     K = draw(st.integers(1, 3))
@@ -76,17 +90,13 @@ def test_value_function_edges():
 
 
 def test_exact_deadlines_in_the_decoder():
-    fed = moga.Federation(names=["a"], nodes=[1], speed=[1.0], power_busy=[2.0],
-                          power_idle=[1.0], link=[1.0])
-    base = moga.JobSet.from_arrays([0.0, 0.0], [1, 1], [10.0, 10.0])
-    js = moga.JobSet(id=base.id, release=base.release, tasks=base.tasks, runtime=base.runtime,
-                     sigma=base.sigma, bw=base.bw, v_start=[4.0, 4.0], v_final=[1.0, 1.0],
-                     soft=[10.0, 10.0], hard=[20.0, 20.0], priority=[0, 0])
+    fed = _fed(1)
+    js = _jobs([0.0, 0.0], [1, 1], [10.0, 10.0], [4.0, 4.0], [1.0, 1.0], [10.0, 10.0],
+               [20.0, 20.0])
     s = evaluate_value(js, fed)
     assert s.value.tolist() == [4.0, 1.0]  # the second completes exactly at its hard deadline
-    js2 = moga.JobSet(id=base.id, release=base.release, tasks=base.tasks, runtime=base.runtime,
-                      sigma=base.sigma, bw=base.bw, v_start=[4.0, 4.0], v_final=[1.0, 1.0],
-                      soft=[10.0, 10.0], hard=[19.0, 19.0], priority=[0, 0])
+    js2 = _jobs([0.0, 0.0], [1, 1], [10.0, 10.0], [4.0, 4.0], [1.0, 1.0], [10.0, 10.0],
+                [19.0, 19.0])
     s2 = evaluate_value(js2, fed)
     assert s2.value.tolist() == [4.0, 0.0] and s2.cluster.tolist() == [0, -1]
 
@@ -94,13 +104,9 @@ def test_exact_deadlines_in_the_decoder():
 def test_holes_are_used():
     # Job 0 occupies [0, 10) on the only node; job 1 (placed first in the order) was put at
     # [20, 30); job 2 fits in the hole [10, 20).
-    fed = moga.Federation(names=["a"], nodes=[1], speed=[1.0], power_busy=[2.0],
-                          power_idle=[1.0], link=[1.0])
-    base = moga.JobSet.from_arrays([0.0, 20.0, 0.0], [1, 1, 1], [10.0, 10.0, 10.0])
-    js = moga.JobSet(id=base.id, release=base.release, tasks=base.tasks, runtime=base.runtime,
-                     sigma=base.sigma, bw=base.bw, v_start=[1.0, 1.0, 1.0],
-                     v_final=[0.5, 0.5, 0.5], soft=[100.0] * 3, hard=[200.0] * 3,
-                     priority=[0, 0, 0])
+    fed = _fed(1)
+    js = _jobs([0.0, 20.0, 0.0], [1, 1, 1], [10.0, 10.0, 10.0], [1.0] * 3, [0.5] * 3,
+               [100.0] * 3, [200.0] * 3)
     s = evaluate_value(js, fed, order=[0, 1, 2])
     assert s.start.tolist() == [0.0, 20.0, 10.0]
 
@@ -175,24 +181,18 @@ def test_online_schedules_are_valid(inst, h):
 
 
 def test_easy_backfills_without_delaying_the_reservation():
-    fed = moga.Federation(names=["a"], nodes=[4], speed=[1.0], power_busy=[2.0],
-                          power_idle=[1.0], link=[1.0])
-    base = moga.JobSet.from_arrays([0.0, 1.0, 2.0, 3.0], [3, 4, 1, 1], [10.0, 10.0, 5.0, 50.0])
-    js = moga.JobSet(id=base.id, release=base.release, tasks=base.tasks, runtime=base.runtime,
-                     sigma=base.sigma, bw=base.bw, v_start=[1.0] * 4, v_final=[0.5] * 4,
-                     soft=[1e3] * 4, hard=[2e3] * 4, priority=[0] * 4)
+    fed = _fed(4)
+    js = _jobs([0.0, 1.0, 2.0, 3.0], [3, 4, 1, 1], [10.0, 10.0, 5.0, 50.0], [1.0] * 4,
+               [0.5] * 4, [1e3] * 4, [2e3] * 4)
     s = moga.value.online(js, fed, "easy")
     assert s.start.tolist() == [0.0, 10.0, 2.0, 20.0]
     assert s.reserved[1] == 10.0 and np.isnan(s.reserved[2])
 
 
 def test_max_max_value_prefers_valuable_jobs():
-    fed = moga.Federation(names=["a"], nodes=[1], speed=[1.0], power_busy=[2.0],
-                          power_idle=[1.0], link=[1.0])
-    base = moga.JobSet.from_arrays([0.0, 0.0], [1, 1], [10.0, 10.0])
-    js = moga.JobSet(id=base.id, release=base.release, tasks=base.tasks, runtime=base.runtime,
-                     sigma=base.sigma, bw=base.bw, v_start=[1.0, 16.0], v_final=[0.1, 1.6],
-                     soft=[10.0, 10.0], hard=[30.0, 30.0], priority=[2, 0])
+    fed = _fed(1)
+    js = _jobs([0.0, 0.0], [1, 1], [10.0, 10.0], [1.0, 16.0], [0.1, 1.6], [10.0, 10.0],
+               [30.0, 30.0], priority=[2, 0])
     mmv = moga.value.online(js, fed, "max-max-value")
     assert mmv.start.tolist() == [10.0, 0.0]
     easy = moga.value.online(js, fed, "easy")
