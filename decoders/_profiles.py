@@ -95,3 +95,12 @@ def occupy(times, free, m, s, f, need):
     for q in range(a, b):
         free[q] -= need
     return mk
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def init_profiles(times, free, m, nodes):
+    """Every cluster's profile: one step from time 0 with all its nodes free."""
+    for k in range(nodes.shape[0]):
+        times[k, 0] = 0.0
+        free[k, 0] = nodes[k]
+        m[k] = 1

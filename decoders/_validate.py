@@ -57,12 +57,8 @@ def prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_
                np.ascontiguousarray(power_idle, f64), np.ascontiguousarray(link, f64))
         check_width(out[1], out[5])
         return out
-    nodes_a = np.asarray(nodes)
-    K = nodes_a.shape[0] if nodes_a.ndim == 1 else -1
-    if K <= 0:
-        raise ValueError(f"nodes must be a non-empty 1-D array, got shape {nodes_a.shape}")
-    nodes = check_vector("nodes", nodes, K, np.int64, lo=0, lo_strict=True)
-    speed = check_vector("speed", speed, K, np.float64, lo=0, lo_strict=True)
+    nodes, speed = check_clusters(nodes, speed)
+    K = nodes.shape[0]
     power_idle = check_vector("power_idle", power_idle, K, np.float64, lo=0, lo_strict=True)
     power_busy = check_vector("power_busy", power_busy, K, np.float64, lo=0, lo_strict=True)
     if np.any(power_busy < power_idle):
@@ -80,6 +76,16 @@ def prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_
     bw = check_vector("bw", bw, J, np.float64, lo=0)
     check_width(tasks, nodes)
     return (release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link)
+
+
+def check_clusters(nodes, speed):
+    """Validated ``(nodes, speed)`` of a platform: non-empty, positive, one value per cluster."""
+    nodes_a = np.asarray(nodes)
+    K = nodes_a.shape[0] if nodes_a.ndim == 1 else -1
+    if K <= 0:
+        raise ValueError(f"nodes must be a non-empty 1-D array, got shape {nodes_a.shape}")
+    return (check_vector("nodes", nodes, K, np.int64, lo=0, lo_strict=True),
+            check_vector("speed", speed, K, np.float64, lo=0, lo_strict=True))
 
 
 def readonly(*arrays):

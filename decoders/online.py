@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit
 
 from ._kernels import heap_pop, heap_push
-from ._profiles import earliest_fit, job_value, occupy, trim_before
+from ._profiles import earliest_fit, init_profiles, job_value, occupy, trim_before
 from ._validate import choice_code, readonly
 from .value import _prepare_value
 
@@ -145,10 +145,7 @@ def _simulate(release, tasks, runtime, v_start, v_final, soft, hard, nodes, spee
     """Run the simulation; returns ``(total value, jobs run, jobs dropped, mapping events)``."""
     J = release.shape[0]
     K = nodes.shape[0]
-    for k in range(K):
-        times[k, 0] = 0.0
-        free[k, 0] = nodes[k]
-        m[k] = 1
+    init_profiles(times, free, m, nodes)
     for j in range(J):
         status[j] = 0
         reserved[j] = np.nan

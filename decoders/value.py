@@ -26,8 +26,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from ._profiles import earliest_fit, job_value, occupy
-from ._validate import check_blacklists, check_orders, check_vector, readonly
+from ._profiles import earliest_fit, init_profiles, job_value, occupy
+from ._validate import check_blacklists, check_clusters, check_orders, check_vector, readonly
 
 __all__ = ["ValueDecode", "decode_value", "decode_value_batch", "value_at"]
 
@@ -65,10 +65,7 @@ def _decode_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, 
     """
     J = order.shape[0]
     K = nodes.shape[0]
-    for k in range(K):
-        times[k, 0] = 0.0
-        free[k, 0] = nodes[k]
-        m[k] = 1
+    init_profiles(times, free, m, nodes)
     total = 0.0
     n_run = 0
     n_relaxed = 0
@@ -135,12 +132,7 @@ def _decode_value_batch(release, tasks, runtime, v_start, v_final, soft, hard, n
 
 
 def _prepare_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed):
-    nodes = np.asarray(nodes)
-    K = nodes.shape[0] if nodes.ndim == 1 else -1
-    if K <= 0:
-        raise ValueError(f"nodes must be a non-empty 1-D array, got shape {nodes.shape}")
-    nodes = check_vector("nodes", nodes, K, np.int64, lo=0, lo_strict=True)
-    speed = check_vector("speed", speed, K, np.float64, lo=0, lo_strict=True)
+    nodes, speed = check_clusters(nodes, speed)
     J = np.shape(release)[0] if np.ndim(release) == 1 else -1
     if J < 0:
         raise ValueError(f"release must be 1-D, got shape {np.shape(release)}")
