@@ -37,8 +37,8 @@ from pymoo.operators.mutation.pm import PM
 from pymoo.optimize import minimize
 
 import moga
-from moga.operators import ScheduleSampling
-from moga.problem import SchedulingProblem
+from moga.evolution.operators import ScheduleSampling
+from moga.evolution.problem import SchedulingProblem
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from moga.sweep import config_from_dict, run_sweep
+from moga.experiments.sweep import config_from_dict, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -61,7 +61,7 @@ def main(argv=None):
                    path=out / f"compare_monthly_w{w}.png", title=f"{js.name} ({args.model})")
         record.append({"window": w, "jobset": js.name, "n_jobs": len(js), "rows": c.rows,
                        "reference": c.reference.tolist(), "trace": Path(args.trace).name,
-                       "model": args.model, **c.extra})
+                       "model": args.model, **c.info})
         print(js.name, flush=True)
         print(c.table(), flush=True)
     (out / "compare_monthly.json").write_text(json.dumps(record, indent=2) + "\n")

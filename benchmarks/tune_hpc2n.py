@@ -22,7 +22,7 @@ import numpy as np
 from scipy.stats import wilcoxon
 
 import moga
-from moga.tune import plot_study
+from moga.experiments.tuning import plot_study
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "HPC2N-2002-2.2-cln.swf.gz"

@@ -59,7 +59,7 @@ def earliest(cl, ncl, fin):
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def allocate(j, tasks, sigma, bw, allow, free, speed, load, link, rank_pick, rank_fast,
              rank_slow, alloc):
-    """Greedy pick in ``rank_pick`` order, then energy-saving shifts (DESIGN.md section 5, steps 3-4).
+    """Greedy pick in ``rank_pick`` order, then energy-saving shifts (docs/design.md §5, steps 3-4).
 
     Writes the allocation into ``alloc[j]``; ``allow`` holds the allowance per
     cluster. ``rank_pick`` is the allocation rule: fastest clusters first
@@ -268,7 +268,7 @@ def commit_start(j, t, fluid, runtime, tasks, sigma, bw, speed, load, link, allo
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def objectives(release, start, finish, alloc, nodes, pbusy, pidle):
-    """``(makespan, energy, flowtime)`` of a schedule (DESIGN.md section 5)."""
+    """``(makespan, energy, flowtime)`` of a schedule (docs/design.md §5)."""
     J, K = alloc.shape
     if J == 0:
         return 0.0, 0.0, 0.0

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: Relative tolerance under which finish times count as equal (DESIGN.md section 5).
+#: Relative tolerance under which finish times count as equal (docs/design.md §5).
 FINISH_RTOL = 1e-9
 
 

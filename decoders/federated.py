@@ -1,6 +1,6 @@
 """The federated decoder: chromosome (order, blacklist) -> schedule, makespan, energy.
 
-Implements DESIGN.md section 5. Job ``j`` gets at most
+Implements docs/design.md §5. Job ``j`` gets at most
 ``A_jk = N_k - floor(beta_jk * N_k)`` nodes of cluster ``k`` (the blacklist is
 void, and counted as relaxed, when these cannot hold the job), takes free
 allowed nodes cluster by cluster in the order of the allocation rule, then
@@ -477,7 +477,13 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
     arrs = prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
                    check)
     J, K = arrs[0].shape[0], arrs[5].shape[0]
-    order = check_orders(np.asarray(order)[None, :] if np.ndim(order) == 1 else order, J)[0]
+    if np.ndim(order) != 1:
+        raise ValueError(f"order must be one permutation of shape ({J},), got shape "
+                         f"{np.shape(order)}; decode populations with decode_batch")
+    order = check_orders(np.asarray(order)[None, :], J)[0]
+    if np.ndim(blacklist) != 2:
+        raise ValueError(f"blacklist must have shape ({J}, {K}), got shape {np.shape(blacklist)}; "
+                         "decode populations with decode_batch")
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
     fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
     pick = greenest if rule_code else fastest

@@ -1,4 +1,4 @@
-"""Event-driven online simulator for value-function workloads (DESIGN.md section 6).
+"""Event-driven online simulator for value-function workloads (docs/design.md §6).
 
 Jobs arrive over time; a job runs inside one cluster for ``runtime / speed_k``,
 without preemption, and earns its value function at completion. Mapping

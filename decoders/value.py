@@ -1,4 +1,4 @@
-"""The value decoder: chromosome (order, blacklist) -> value earned (DESIGN.md section 6).
+"""The value decoder: chromosome (order, blacklist) -> value earned (docs/design.md §6).
 
 Each job carries a value function: ``v_start`` if it completes by ``soft``,
 then a linear decay to ``v_final`` at ``hard``, then 0. A job runs inside one
@@ -182,7 +182,10 @@ def decode_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, s
     """
     arrs = _prepare_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed)
     J, K = arrs[0].shape[0], arrs[7].shape[0]
-    order = check_orders(np.asarray(order)[None, :] if np.ndim(order) == 1 else order, J)[0]
+    if np.ndim(order) != 1:
+        raise ValueError(f"order must be one permutation of shape ({J},), got shape "
+                         f"{np.shape(order)}; decode populations with decode_value_batch")
+    order = check_orders(np.asarray(order)[None, :], J)[0]
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
     arrs = readonly(*arrs, order, blacklist)
     start, finish, value = np.empty(J), np.empty(J), np.empty(J)

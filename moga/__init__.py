@@ -1,14 +1,26 @@
-"""moga: multi-objective evolutionary scheduling on heterogeneous federated clusters."""
-from .jobset import JobSet
-from .platform import Federation
-from .run import GAParams, RunResult, run
-from .schedule import Schedule, evaluate, evaluate_batch
-from .tune import TuneResult, tune
-from .workload import CleaningReport, SWFFormatError, Trace, load_default, load_swf
+"""moga: multi-objective evolutionary scheduling on heterogeneous federated clusters.
+
+Sub-packages: :mod:`moga.model` (workloads, job-sets, federations, schedules),
+:mod:`moga.evolution` (GA parameters, problem, operators, ``run``),
+:mod:`moga.baselines`, :mod:`moga.value`, :mod:`moga.experiments` (sweeps,
+report, tuning). The names below are the stable public API.
+"""
+from . import baselines, evolution, model, value
+from .evolution.params import GAParams
+from .evolution.runner import RunResult, run
+from .experiments.tuning import DEFAULT_SPACE as TUNE_SPACE
+from .experiments.tuning import TuneResult, tune
+from .model.jobset import JobSet
+from .model.platform import Federation
+from .model.schedule import Schedule, evaluate, evaluate_batch
+from .model.traces import TraceNotFoundError, resolve_trace
+from .model.workload import CleaningReport, SWFFormatError, Trace, load_default, load_swf
+from .results import SearchResult
 
 __all__ = [
     "CleaningReport", "Federation", "GAParams", "JobSet", "RunResult", "SWFFormatError", "Schedule",
-    "TuneResult",
-    "Trace", "evaluate", "evaluate_batch", "load_default", "load_swf", "run", "tune",
+    "SearchResult", "TUNE_SPACE", "Trace", "TraceNotFoundError", "TuneResult", "baselines",
+    "evaluate", "evaluate_batch", "evolution", "load_default", "load_swf", "model",
+    "resolve_trace", "run", "tune", "value",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

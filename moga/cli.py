@@ -7,26 +7,114 @@ import json
 import sys
 import time
 
-from .platform import PRESETS, Federation
-from .schedule import evaluate
-from .workload import default_trace_path, load_swf
+from .model.platform import PRESETS, Federation
+from .model.schedule import evaluate
+from .model.traces import resolve_trace
+from .model.workload import default_trace_path, load_swf
+
+
+def _nonneg_int(name):
+    def parse(text):
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
+        if v < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be >= 0, got {v}")
+        return v
+    return parse
+
+
+def _pos_int(name):
+    def parse(text):
+        v = _nonneg_int(name)(text)
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be >= 1, got {v}")
+        return v
+    return parse
+
+
+def _pos_float(name):
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if not v > 0 or v == float("inf"):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, got {text}")
+        return v
+    return parse
+
+
+def _seed(text):
+    v = _nonneg_int("--seed")(text)
+    if v >= 2**32:
+        raise argparse.ArgumentTypeError(f"--seed must be < 2**32, got {v}")
+    return v
+
+
+def _trace_path(args):
+    return resolve_trace(args.trace) if args.trace else default_trace_path()
+
+
+def _prepare_out(out, names):
+    """Create the output folder and check that every output file can be written, before work.
+
+    A search must not run for results that could not be kept.
+    """
+    from pathlib import Path
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out}: exists and is not a folder")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".moga-write-test-{__import__('os').getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise ValueError(f"--out {out}: cannot write there: {e.strerror or e}") from None
+    for n in names:
+        if (out / n).is_dir():
+            raise ValueError(f"--out {out}: {n} is a folder, so the result file cannot be written")
+    return out
+
+
+def _plots(jobs):
+    """Run plot jobs ``(name, callable)``; a failing plot is reported, never fatal.
+
+    Returns the names written. Data files are written before the plots, so a
+    plot that fails loses nothing.
+    """
+    written = []
+    for name, fn in jobs:
+        try:
+            fn()
+            written.append(name)
+        except Exception as e:  # noqa: BLE001 - a plot must not lose the run's data
+            print(f"moga: warning: plot {name} failed ({type(e).__name__}: {e}); the data "
+                  "files are complete", file=sys.stderr)
+    return written
 
 
 def _add_workload_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("workload")
     g.add_argument("--trace", default=None,
                    help="SWF trace, plain or .gz (default: the bundled month of HPC2N)")
-    g.add_argument("--start", type=int, default=0, help="index of the first job (default 0)")
+    g.add_argument("--start", type=_nonneg_int("--start"), default=0,
+                   help="index of the first job (default 0)")
     w = g.add_mutually_exclusive_group()
-    w.add_argument("--n-jobs", type=int, default=None, help="job-set window by count")
-    w.add_argument("--days", type=float, default=None, help="job-set window by days (30: a month)")
+    w.add_argument("--n-jobs", type=_pos_int("--n-jobs"), default=None,
+                   help="job-set window by count")
+    w.add_argument("--days", type=_pos_float("--days"), default=None,
+                   help="job-set window by days (30: a month)")
     g.add_argument("--release", action="store_true",
                    help="release jobs at their (shifted) submit times instead of all at 0")
     g.add_argument("--wide", choices=["error", "drop", "clip"], default="error",
                    help="jobs wider than the federation (default: error)")
-    g.add_argument("--attr-seed", type=int, default=0,
+    g.add_argument("--attr-seed", type=_seed, default=0,
                    help="seed of the drawn job attributes sigma and bw (default 0)")
-    g.add_argument("--max-procs", type=int, default=None,
+    g.add_argument("--max-procs", type=_pos_int("--max-procs"), default=None,
                    help="machine size for traces without a MaxProcs header")
     g.add_argument("--skip-malformed", action="store_true",
                    help="skip and count malformed trace lines instead of failing")
@@ -37,15 +125,18 @@ def _add_workload_args(p: argparse.ArgumentParser) -> None:
 def _add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
     p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
                    help="execution model (default: fluid)")
-    p.add_argument("--pop", type=int, default=None, help="population size (default 100)")
-    p.add_argument("--gen", type=int, default=None, help="generations (default 200)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the GA (default 1)")
+    p.add_argument("--pop", type=_pos_int("--pop"), default=None,
+                   help="population size (default 100)")
+    p.add_argument("--gen", type=_pos_int("--gen"), default=None,
+                   help="generations (default 200)")
+    p.add_argument("--seed", type=_seed, default=1, help="seed of the GA (default 1)")
     p.add_argument("--params", default=None, help="GA parameters as TOML (e.g. from moga tune)")
     p.add_argument("--out", default=out_default, help=f"output folder (default: {out_default})")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def _load(args):
-    path = args.trace or default_trace_path()
+    path = _trace_path(args)
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
     fed = Federation.load(args.federation)
     js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days, federation=fed,
@@ -84,25 +175,23 @@ def _cmd_evaluate(args) -> int:
     return 0
 
 
-def _load_ga(args):
+def _load_ga(args, outputs):
     """``(trace, federation, jobset, GAParams, output folder)`` of a GA command."""
-    from pathlib import Path
+    from .evolution.params import GAParams
 
-    from .run import GAParams
-
+    out = _prepare_out(args.out, outputs)
     trace, fed, js = _load(args)
     params = GAParams.from_toml(args.params) if args.params else GAParams()
     params = params.replace(pop_size=args.pop, n_gen=args.gen)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     return trace, fed, js, params, out
 
 
 def _cmd_run(args) -> int:
+    from .evolution.runner import run
     from .plot import plot_convergence, plot_front, plot_gantt
-    from .run import run
 
-    trace, fed, js, params, out = _load_ga(args)
+    trace, fed, js, params, out = _load_ga(
+        args, ["front.csv", "run.json", "front.png", "convergence.png", "gantt_knee.png"])
     print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II pop {params.pop_size}, "
           f"{params.n_gen} generations, model {args.model}, seed {args.seed}", flush=True)
     res = run(js, fed, seed=args.seed, model=args.model, params=params,
@@ -115,21 +204,24 @@ def _cmd_run(args) -> int:
         rows.append(f"{i},{m:.6f},{e:.6f},{m / 3600:.6f},{e / 3.6e9:.6f},"
                     f"{100 * (m / submit[0] - 1):.4f},{100 * (e / submit[1] - 1):.4f},{int(i == k)}")
     (out / "front.csv").write_text("\n".join(rows) + "\n")
-    plot_front(res.F, baselines={"submit order": submit}, knee=k, path=out / "front.png",
-               title=f"{js.name}, {len(js)} jobs ({args.model})")
-    plot_convergence(res.history, path=out / "convergence.png")
-    plot_gantt(res.schedule(k), path=out / "gantt_knee.png")
     summary = res.summary()
     summary["trace_report"] = trace.report.as_dict()
     summary["jobset_report"] = js.report
     summary["federation_spec"] = fed.to_dict()
     (out / "run.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    plots = _plots([
+        ("front.png", lambda: plot_front(res.F, baselines={"submit order": submit}, knee=k,
+                                         path=out / "front.png",
+                                         title=f"{js.name}, {len(js)} jobs ({args.model})")),
+        ("convergence.png", lambda: plot_convergence(res.history, path=out / "convergence.png")),
+        ("gantt_knee.png", lambda: plot_gantt(res.schedule(k), path=out / "gantt_knee.png")),
+    ])
     km, ke = summary["knee_change_pct"]
     print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: makespan "
           f"{res.F[k, 0] / 3600:.2f} h ({km:+.1f}%), energy {res.F[k, 1] / 3.6e9:.4f} MWh "
           f"({ke:+.1f}%) against the submit order; {res.wall_time:.1f} s "
           f"({100 * res.decode_time / res.wall_time:.0f}% decoding)")
-    print(f"wrote {out}/front.csv, front.png, convergence.png, gantt_knee.png, run.json")
+    print(f"wrote {out}/front.csv, run.json" + "".join(f", {p}" for p in plots))
     return 0
 
 
@@ -137,31 +229,33 @@ def _cmd_compare(args) -> int:
     from .baselines import compare
     from .plot import plot_front
 
-    trace, fed, js, params, out = _load_ga(args)
+    trace, fed, js, params, out = _load_ga(args, ["compare.csv", "compare.json", "compare.png"])
     print(f"{js.name}: {len(js)} jobs on {fed!r}; model {args.model}, MOGA pop "
           f"{params.pop_size} x {params.n_gen} generations, seed {args.seed}", flush=True)
     c = compare(js, fed, seed=args.seed, model=args.model, params=params,
-                algorithms=args.algorithms)
+                algorithms=args.algorithms,
+                progress=not args.no_progress and sys.stderr.isatty())
     (out / "compare.csv").write_text(c.to_csv())
+    (out / "compare.json").write_text(json.dumps(
+        {"jobset": js.name, "n_jobs": len(js), "model": args.model, "rows": c.rows,
+         "reference": c.reference.tolist(), **c.info,
+         "fronts": {k: v.tolist() for k, v in c.fronts.items()}}, indent=2) + "\n")
     fronts = dict(c.fronts)
     main_front = fronts.pop("MOGA", None)
     if main_front is None and fronts:
         main_front = fronts.pop(next(iter(fronts)))
+    plots = []
     if main_front is not None:
-        plot_front(main_front, baselines=c.points, fronts=fronts, path=out / "compare.png",
-                   title=f"{js.name}, {len(js)} jobs ({args.model})")
-    (out / "compare.json").write_text(json.dumps(
-        {"jobset": js.name, "n_jobs": len(js), "model": args.model, "rows": c.rows,
-         "reference": c.reference.tolist(), **c.extra,
-         "fronts": {k: v.tolist() for k, v in c.fronts.items()}}, indent=2) + "\n")
+        plots = _plots([("compare.png", lambda: plot_front(
+            main_front, baselines=c.points, fronts=fronts, path=out / "compare.png",
+            title=f"{js.name}, {len(js)} jobs ({args.model})"))])
     print(c.table())
-    print(f"wrote {out}/compare.csv, compare.json" + (", compare.png" if main_front is not None
-                                                       else ""))
+    print(f"wrote {out}/compare.csv, compare.json" + "".join(f", {p}" for p in plots))
     return 0
 
 
 def _cmd_sweep(args) -> int:
-    from .sweep import load_config, run_sweep
+    from .experiments.sweep import load_config, run_sweep
 
     cfg = load_config(args.config)
     n = len(cfg.runs())
@@ -178,7 +272,7 @@ def _cmd_sweep(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .report import make_report
+    from .experiments.report import make_report
 
     written = make_report(args.out, args.dest)
     print(f"wrote {written['report']} with {len(written['plots'])} plot(s) and "
@@ -187,49 +281,52 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_tune(args) -> int:
-    from pathlib import Path
+    from .experiments.tuning import plot_study, tune
 
-    from .tune import plot_study, tune
-
-    path = args.trace or default_trace_path()
+    out = _prepare_out(args.out, ["best.toml", "trials.csv", "tune.json", "history.png",
+                                  "importances.png"])
+    path = _trace_path(args)
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
     fed = Federation.load(args.federation)
     starts = args.starts or [args.start]
     jobsets = [trace.jobset(start=s, n_jobs=args.n_jobs, days=args.days, federation=fed,
                             wide=args.wide, seed=args.attr_seed, batch=not args.release)
                for s in starts]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     print(f"tuning on {len(jobsets)} job-set(s) ({', '.join(js.name for js in jobsets)}), "
           f"{args.seeds} seed(s), {args.budget} evaluations per run, {args.trials} trials",
           flush=True)
     res = tune(jobsets, fed, n_trials=args.trials, seeds=args.seeds, storage=args.storage,
                study_name=args.study_name, timeout=args.timeout, budget=args.budget,
-               model=args.model, sampler_seed=args.sampler_seed)
-    (out / "best.toml").write_text(res.to_toml())
+               model=args.model, sampler_seed=args.sampler_seed,
+               progress=not args.no_progress)
     trials = res.trials()
     keys = sorted({k for t in trials for k in t} - {"number", "state", "value"})
     lines = [",".join(["number", "state", "value"] + keys)]
     for t in trials:
-        lines.append(",".join(str(t.get(k, "")) for k in ["number", "state", "value"] + keys))
+        lines.append(",".join("" if t.get(k) is None else str(t.get(k))
+                              for k in ["number", "state", "value"] + keys))
     (out / "trials.csv").write_text("\n".join(lines) + "\n")
-    plots = plot_study(res, out)
+    (out / "best.toml").write_text(res.to_toml())
     (out / "tune.json").write_text(json.dumps(
         {"jobsets": [js.name for js in jobsets], "budget": res.budget, "seeds": args.seeds,
-         "best_value": res.best_value, "best_params": res.best_params.to_dict(),
-         "n_trials": len(trials), "wall_time_s": res.wall_time}, indent=2) + "\n")
+         "model": args.model, "best_value": res.best_value,
+         "best_params": res.best_params.to_dict(), "n_trials": len(trials),
+         "wall_time_s": res.wall_time}, indent=2) + "\n")
+    plots = []
+    _plots([("plots", lambda: plots.extend(plot_study(res, out)))])
     print(f"best mean hypervolume {res.best_value:.4f} with {res.best_params}")
-    print(f"wrote {out}/best.toml, trials.csv, tune.json, " + ", ".join(p.name for p in plots))
+    print(f"wrote {out}/best.toml, trials.csv, tune.json"
+          + "".join(f", {p.name}" for p in plots))
     return 0
 
 
 def _cmd_value(args) -> int:
-    from pathlib import Path
-
     from .plot import plot_value_by_class, plot_value_over_time
     from .value import DEFAULT_CLASSES, attach_values, compare_value
 
-    path = args.trace or default_trace_path()
+    out = _prepare_out(args.out, ["value.csv", "value.json", "value_over_time.png",
+                                  "value_by_class.png"])
+    path = _trace_path(args)
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
     fed = Federation.load(args.federation)
     # Jobs run inside one cluster: the largest cluster bounds the width.
@@ -237,32 +334,36 @@ def _cmd_value(args) -> int:
                       federation=int(fed.nodes.max()), wide=args.wide, seed=args.attr_seed,
                       batch=False)
     js = attach_values(js, seed=args.value_seed)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     print(f"{js.name}: {len(js)} jobs ({js.report['wide_dropped']} wider than the largest "
-          f"cluster dropped) on {fed!r}; GA upper bound pop {args.pop} x {args.gen}", flush=True)
-    r = compare_value(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed)
-    lines = ["algorithm,value,pct_of_bound,pct_of_max,completed,jobs"]
-    print(f"{'algorithm':<16} {'value':>10} {'% of bound':>10} {'% of max':>9} {'completed':>9}")
-    for row in r["rows"]:
-        lines.append(f"{row['algorithm']},{row['value']:.6g},{row['pct_of_bound']:.4f},"
-                     f"{row['pct_of_max']:.4f},{row['completed']},{row['jobs']}")
-        print(f"{row['algorithm']:<16} {row['value']:>10.1f} {row['pct_of_bound']:>10.1f} "
-              f"{row['pct_of_max']:>9.1f} {row['completed']:>9d}")
-    (out / "value.csv").write_text("\n".join(lines) + "\n")
-    scheds = {**r["schedules"], "GA upper bound": r["bound"].schedule}
-    names = [c.name for c in DEFAULT_CLASSES]
-    plot_value_over_time(scheds, path=out / "value_over_time.png", title=js.name)
-    plot_value_by_class(scheds, names, path=out / "value_by_class.png", title=js.name)
+          f"cluster dropped) on {fed!r}; best-known GA pop {args.pop} x {args.gen}", flush=True)
+    c = compare_value(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed)
+    (out / "value.csv").write_text(c.to_csv())
     (out / "value.json").write_text(json.dumps(
-        {"jobset": js.name, "n_jobs": len(js), "federation": fed.name, "rows": r["rows"],
-         "by_class": {k: s.value_by_class() for k, s in scheds.items()}}, indent=2) + "\n")
-    print(f"wrote {out}/value.csv, value.json, value_over_time.png, value_by_class.png")
+        {"jobset": js.name, "n_jobs": len(js), "federation": fed.name, "rows": c.rows,
+         "best_known": c.best_known.value, "upper_bound": c.upper_bound,
+         "max_value": c.max_value,
+         "by_class": {k: s.value_by_class() for k, s in c.schedules.items()}},
+        indent=2) + "\n")
+    print(f"{'algorithm':<18} {'value':>10} {'% best known':>12} {'% upper bound':>13} "
+          f"{'completed':>9}")
+    for row in c.rows:
+        print(f"{row['algorithm']:<18} {row['value']:>10.1f} {row['pct_of_best_known']:>12.1f} "
+              f"{row['pct_of_upper_bound']:>13.1f} {row['completed']:>9d}")
+    print(f"{'upper bound':<18} {c.upper_bound:>10.1f}   (maximum, sum of v_start: "
+          f"{c.max_value:.1f})")
+    names = [cl.name for cl in DEFAULT_CLASSES]
+    plots = _plots([
+        ("value_over_time.png", lambda: plot_value_over_time(
+            c.schedules, path=out / "value_over_time.png", title=js.name)),
+        ("value_by_class.png", lambda: plot_value_by_class(
+            c.schedules, names, path=out / "value_by_class.png", title=js.name)),
+    ])
+    print(f"wrote {out}/value.csv, value.json" + "".join(f", {p}" for p in plots))
     return 0
 
 
 def _cmd_trace(args) -> int:
-    path = args.path or default_trace_path()
+    path = resolve_trace(args.path) if args.path else default_trace_path()
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
     if args.json:
         print(json.dumps({"report": trace.report.as_dict(), "header": trace.header}, indent=2))
@@ -292,7 +393,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="evolve a makespan-energy Pareto front with NSGA-II")
     _add_workload_args(p)
     _add_ga_args(p, "moga-out")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
     p = sub.add_parser("compare", help="baselines (FCFS, EASY, GA-MF, random search, ...) "
                                         "and MOGA on one job-set")
@@ -307,12 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", default=None,
                    help="Dask scheduler address (default: an embedded LocalCluster); "
                         "'synchronous' runs in this process")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=_pos_int("--workers"), default=None,
                    help="workers of the embedded cluster (default: the CPU count)")
     p.add_argument("--out", default="moga-sweep", help="results store (default: moga-sweep)")
-    p.add_argument("--max-runs", type=int, default=None,
+    p.add_argument("--max-runs", type=_nonneg_int("--max-runs"), default=None,
                    help="stop after this many runs (rerun to continue)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
     p = sub.add_parser("report", help="statistics, tests and plots of a sweep's results store")
     p.add_argument("out", help="results store of moga sweep")
@@ -320,32 +420,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_report)
     p = sub.add_parser("tune", help="tune GA parameters with Optuna; writes best.toml")
     _add_workload_args(p)
-    p.add_argument("--starts", type=int, nargs="+", default=None,
+    p.add_argument("--starts", type=_nonneg_int("--starts"), nargs="+", default=None,
                    help="first job of each job-set to tune on (default: --start)")
     p.add_argument("--model", choices=["fluid", "at_start"], default="fluid")
-    p.add_argument("--trials", type=int, default=50, help="trials in the study (default 50)")
-    p.add_argument("--seeds", type=int, default=3, help="GA seeds per job-set (default 3)")
-    p.add_argument("--budget", type=int, default=20000,
+    p.add_argument("--trials", type=_pos_int("--trials"), default=50,
+                   help="trials in the study (default 50)")
+    p.add_argument("--seeds", type=_pos_int("--seeds"), default=3,
+                   help="GA seeds per job-set (default 3)")
+    p.add_argument("--budget", type=_pos_int("--budget"), default=20000,
                    help="evaluations per run, population x generations (default 20000)")
     p.add_argument("--storage", default=None,
                    help="sqlite:///file.db or a journal file, to resume a study")
     p.add_argument("--study-name", default=None)
-    p.add_argument("--timeout", type=float, default=None, help="seconds")
-    p.add_argument("--sampler-seed", type=int, default=0)
+    p.add_argument("--timeout", type=_pos_float("--timeout"), default=None,
+                   help="stop starting trials after this many seconds")
+    p.add_argument("--sampler-seed", type=_seed, default=0)
     p.add_argument("--out", default="moga-tune", help="output folder (default: moga-tune)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_tune)
-    p = sub.add_parser("value", help="value-function workload: online heuristics against a "
-                                      "GA upper bound")
+    p = sub.add_parser("value", help="value-function workload: online heuristics against the "
+                                      "best known value (GA) and an upper bound")
     _add_workload_args(p)
-    p.add_argument("--value-seed", type=int, default=0, help="seed of the value functions")
-    p.add_argument("--pop", type=int, default=50, help="GA population (default 50)")
-    p.add_argument("--gen", type=int, default=40, help="GA generations (default 40)")
-    p.add_argument("--seed", type=int, default=1, help="GA seed (default 1)")
+    p.add_argument("--value-seed", type=_seed, default=0, help="seed of the value functions")
+    p.add_argument("--pop", type=_pos_int("--pop"), default=50, help="GA population (default 50)")
+    p.add_argument("--gen", type=_pos_int("--gen"), default=40,
+                   help="GA generations (default 40)")
+    p.add_argument("--seed", type=_seed, default=1, help="GA seed (default 1)")
     p.add_argument("--out", default="moga-value", help="output folder (default: moga-value)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="accepted for consistency (this command draws no bar)")
     p.set_defaults(func=_cmd_value)
     p = sub.add_parser("trace", help="read a trace and print its cleaning report")
     p.add_argument("path", nargs="?", default=None, help="SWF file (default: the bundled one)")
-    p.add_argument("--max-procs", type=int, default=None)
+    p.add_argument("--max-procs", type=_pos_int("--max-procs"), default=None)
     p.add_argument("--skip-malformed", action="store_true")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_trace)

@@ -1,4 +1,4 @@
-"""Slow, plain-Python reference implementations, written from DESIGN.md.
+"""Slow, plain-Python reference implementations, written from docs/design.md.
 
 They favour the obvious over the fast: link loads are recomputed from scratch
 whenever they are needed, every running job is re-rated at every event of the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-RTOL = 1e-9  # finish times within this relative distance finish together (DESIGN.md 5)
+RTOL = 1e-9  # finish times within this relative distance finish together (docs/design.md §5)
 
 
 def _traffic(bw, tasks, x):
@@ -35,7 +35,7 @@ def _predicted(j, x, base, sd_of, coallocated, bw, tasks):
 
 def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
                  order, blacklist, model="fluid", rule="fastest"):
-    """Reference federated decoder (DESIGN.md section 5), jobs strictly in order.
+    """Reference federated decoder (docs/design.md §5), jobs strictly in order.
 
     ``rule`` is the greedy pick order: ``"fastest"`` clusters first (ties: lower
     power_busy/speed, lower index) or ``"greenest"`` (lower power_busy/speed
@@ -282,7 +282,7 @@ def naive_easy(release, tasks, runtime, nodes):
 
 
 def naive_value(f, v_start, v_final, soft, hard):
-    """Value of completing at ``f`` (DESIGN.md section 6)."""
+    """Value of completing at ``f`` (docs/design.md §6)."""
     if f <= soft:
         return v_start
     if f <= hard:

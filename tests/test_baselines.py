@@ -63,7 +63,7 @@ def test_ga_mf_improves_on_or_keeps_the_submit_order(setup):
 
 def test_moga_without_blacklist_uses_empty_blacklists(setup):
     js, fed = setup
-    r = moga.run(js, fed, pop_size=10, n_gen=4, blacklist=False)
+    r = moga.run(js, fed, pop_size=10, n_gen=4, use_blacklist=False)
     assert r.X.shape[1] == len(js)
     for i in range(len(r.F)):
         s = r.schedule(i)
@@ -77,7 +77,7 @@ def test_compare_table_and_csv(setup):
     assert names == list(HEURISTICS) + ["MOGA", "MOGA without blacklist", "random search", "GA-MF"]
     fcfs = c.rows[0]
     assert fcfs["hv"] == pytest.approx(0.01)  # the reference schedule itself
-    assert c.extra["n_evals_budget"] <= 40
+    assert c.info["n_evals_budget"] <= 40
     lines = c.to_csv().splitlines()
     assert lines[0].startswith("algorithm,kind,makespan_h") and len(lines) == 9
     assert "mean BSLD" in c.table()

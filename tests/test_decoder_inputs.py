@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import decoders
 import moga
 from decoders import decode, decode_batch
+from moga.value import attach_values, evaluate_value
 
 
 @pytest.fixture()
@@ -19,10 +21,23 @@ def small():
 
 def test_wrong_chromosome_length(small):
     js, fed = small
-    with pytest.raises(ValueError, match="order must have length 3"):
+    with pytest.raises(ValueError, match=r"order must have shape \(3,\).*got shape \(2,\)"):
         moga.evaluate(js, fed, [0, 1])
     with pytest.raises(ValueError, match=r"blacklist must have shape \(3, 2\)"):
         moga.evaluate(js, fed, [0, 1, 2], np.zeros((3, 3)))
+
+
+def test_a_population_is_not_decoded_as_its_first_row(small):
+    js, fed = small
+    two = np.array([[0, 1, 2], [2, 1, 0]])
+    with pytest.raises(ValueError, match=r"order must have shape \(3,\).*got shape \(2, 3\)"):
+        moga.evaluate(js, fed, two)
+    with pytest.raises(ValueError, match="decode_batch"):
+        decoders.decode(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle,
+                        fed.link, two, np.zeros((3, 2)))
+    vjs = attach_values(js)
+    with pytest.raises(ValueError, match=r"order must have shape \(3,\)"):
+        evaluate_value(vjs, fed, two)
 
 
 def test_not_a_permutation(small):

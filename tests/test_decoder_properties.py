@@ -1,4 +1,4 @@
-"""Properties every decoded schedule must have (DESIGN.md section 5)."""
+"""Properties every decoded schedule must have (docs/design.md §5)."""
 
 from __future__ import annotations
 

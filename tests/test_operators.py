@@ -10,7 +10,7 @@ from naive import naive_order_crossover
 from pymoo.core.population import Population
 
 import moga
-from moga.operators import (
+from moga.evolution.operators import (
     ScheduleCrossover,
     ScheduleDuplicateElimination,
     ScheduleMutation,
@@ -18,7 +18,7 @@ from moga.operators import (
     _order_crossover_into,
     seed_blacklists,
 )
-from moga.problem import SchedulingProblem, join, split
+from moga.evolution.problem import SchedulingProblem, join, split
 
 
 @pytest.fixture(scope="module")
@@ -126,13 +126,13 @@ def test_sampling_seeds_submit_order_and_grid(problem):
         assert any(np.array_equal(b, g) for g in grid)
 
 
-def test_sampling_with_extra_individuals(problem):
+def test_sampling_with_initial_individuals(problem):
     J, K = problem.n_jobs, problem.n_clusters
     extra = join(np.arange(J)[::-1], np.full((J, K), 0.25))
-    X = ScheduleSampling(extra=extra).do(problem, 6, random_state=np.random.default_rng(0)).get("X")
+    X = ScheduleSampling(initial=extra).do(problem, 6, random_state=np.random.default_rng(0)).get("X")
     np.testing.assert_array_equal(X[0], extra)
-    with pytest.raises(ValueError, match="extra individuals must have"):
-        ScheduleSampling(extra=extra[:-1]).do(problem, 6, random_state=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="initial individuals must have"):
+        ScheduleSampling(initial=extra[:-1]).do(problem, 6, random_state=np.random.default_rng(0))
 
 
 def test_duplicate_elimination(problem):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import moga
-from moga.platform import PRESETS
+from moga.model.platform import PRESETS
 
 
 @pytest.mark.parametrize("name", PRESETS)

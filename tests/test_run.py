@@ -8,9 +8,14 @@ from pymoo.algorithms.moo.nsga2 import NSGA2
 from pymoo.optimize import minimize
 
 import moga
+from moga.evolution.operators import (
+    ScheduleCrossover,
+    ScheduleDuplicateElimination,
+    ScheduleMutation,
+    ScheduleSampling,
+)
+from moga.evolution.problem import SchedulingProblem, split
 from moga.metrics import knee_index, normalized_hypervolume
-from moga.operators import ScheduleCrossover, ScheduleDuplicateElimination, ScheduleMutation, ScheduleSampling
-from moga.problem import SchedulingProblem, split
 
 
 @pytest.fixture(scope="module")

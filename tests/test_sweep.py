@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from moga.cli import main
-from moga.report import make_report
-from moga.sweep import config_from_dict, finished_runs, load_config, load_results, run_sweep
+from moga.experiments.report import make_report
+from moga.experiments.sweep import config_from_dict, finished_runs, load_config, load_results, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "benchmarks" / "sweeps" / "tiny.toml"
@@ -104,12 +104,24 @@ def test_tiny_sweep_on_a_two_worker_local_cluster(tmp_path):
     assert (out / "report" / "hv_bundled.png").stat().st_size > 0
 
 
-def test_a_task_whose_worker_dies_is_retried(tmp_path, monkeypatch):
-    marker = tmp_path / "crashed"
-    monkeypatch.setenv("MOGA_SWEEP_TEST_CRASH", str(marker))
+def test_a_task_whose_worker_dies_is_retried(tmp_path):
+    marker = str(tmp_path / "crashed")
+
+    def crash_once(spec):
+        # Pickled by value to the workers: the first task to run kills its worker process,
+        # as a crashing node would; every later one runs normally.
+        import os
+
+        from moga.experiments.sweep import run_one
+
+        if not os.path.exists(marker):
+            open(marker, "w").close()
+            os._exit(1)
+        return run_one(spec)
+
     cfg = _cfg(algorithms={"FCFS": {}, "EASY": {}})
-    stats = run_sweep(cfg, tmp_path / "out", workers=2, progress=False)
-    assert marker.exists()  # a worker did die
+    stats = run_sweep(cfg, tmp_path / "out", workers=2, progress=False, task=crash_once)
+    assert os.path.exists(marker)  # a worker did die
     assert stats["done"] == stats["total"] == 8 and stats["failed"] == 0
     assert len(finished_runs(tmp_path / "out")) == 8
 

@@ -7,8 +7,8 @@ import pytest
 
 import moga
 from moga.cli import main
-from moga.sweep import config_from_dict
-from moga.tune import DEFAULT_SPACE, plot_study
+from moga.experiments.sweep import config_from_dict
+from moga.experiments.tuning import DEFAULT_SPACE, plot_study
 
 
 @pytest.fixture(scope="module")

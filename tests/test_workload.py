@@ -9,7 +9,7 @@ import pytest
 from conftest import SHARED_TRACES
 
 import moga
-from moga.workload import SWFFormatError
+from moga.model.workload import SWFFormatError
 
 HEADER = "; Version: 2.2\n; MaxProcs: 16\n; UnixStartTime: 1000\n; Note: a test trace\n"
 

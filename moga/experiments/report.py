@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .metrics import igd_plus, normalized_hypervolume, reference_front, spread
-from .sweep import load_results
+from ..metrics import igd_plus, normalized_hypervolume, reference_front, spread
+from .sweep.store import load_results
 
 __all__ = ["run_metrics", "summarize", "wilcoxon_vs", "make_report"]
 
@@ -115,7 +115,7 @@ def make_report(out, dest=None) -> dict:
 
     Returns the paths written, by kind.
     """
-    from .plot import plot_box, plot_front
+    from ..plot import plot_box, plot_front
 
     out = Path(out)
     dest = Path(dest) if dest else out / "report"

@@ -6,7 +6,7 @@ fields of every data line, the ``;`` header as metadata, the cleaned jobs as a
 every line read. :meth:`Trace.jobset` extracts a job-set (a window of the
 trace by count or by days) ready for the decoders.
 
-Cleaning (DESIGN.md section 3)
+Cleaning (docs/design.md §3)
 ------------------------------
 * size = allocated processors (field 5), or requested processors (field 8)
   where field 5 is missing (<= 0);
@@ -365,14 +365,18 @@ class Trace:
         Windows with fewer than ``min_jobs`` jobs are left out. Pass an index to
         :meth:`jobset` as ``start`` with the same ``days``.
         """
-        if days <= 0:
-            raise ValueError(f"days must be > 0, got {days}")
+        if isinstance(days, bool) or not isinstance(days, (int, float, np.number)) \
+                or not np.isfinite(days) or days <= 0:
+            raise ValueError(f"days must be a finite number > 0, got {days!r}")
         sub = self.submit
         starts = []
         i = 0
         n = sub.size
         while i < n:
             end = int(np.searchsorted(sub, sub[i] + days * 86400.0, side="left"))
+            # A window shorter than the float spacing of the submit times still holds its
+            # first job: without this, tiny ``days`` would never advance.
+            end = max(end, i + 1)
             if end - i >= min_jobs:
                 starts.append(i)
             i = end

@@ -80,7 +80,7 @@ class JobSet:
     report : dict
         How it was extracted (window, wide-job policy counts, seed, mode).
     v_start, v_final, soft, hard : ndarray of float64 or None
-        Value functions (DESIGN.md section 6), when attached
+        Value functions (docs/design.md §6), when attached
         (:func:`moga.value.attach_values`): value ``v_start`` until the soft
         deadline ``soft`` (absolute time, s), linear decay to ``v_final`` at
         ``hard``, 0 after it.

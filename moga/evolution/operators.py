@@ -1,7 +1,7 @@
-"""Evolutionary operators on (order, blacklist) chromosomes (DESIGN.md section 7).
+"""Evolutionary operators on (order, blacklist) chromosomes (docs/design.md §7).
 
 All operators are pymoo operators and can be handed to any pymoo algorithm
-whose problem is a :class:`~moga.problem.SchedulingProblem` (or any problem
+whose problem is a :class:`~moga.evolution.problem.SchedulingProblem` (or any problem
 with ``n_jobs`` and ``n_clusters`` attributes and the same ``X`` layout).
 Every random draw comes from the ``random_state`` pymoo passes in, so seeded
 runs repeat exactly. The work is vectorised over the population; the one loop
@@ -73,27 +73,27 @@ class ScheduleSampling(Sampling):
         blacklist always, the others drawn at random without replacement).
     levels : sequence of float
         Blacklist levels of the seeding grid.
-    extra : array_like, optional
+    initial : array_like, optional
         More individuals (rows of ``X``) to include first, e.g. heuristic orders.
 
     Random individuals have a uniformly random order and blacklist entries
     uniform in [0, 1].
     """
 
-    def __init__(self, seeded: bool = True, levels=(0.0, 0.5, 1.0), extra=None):
+    def __init__(self, seeded: bool = True, levels=(0.0, 0.5, 1.0), initial=None):
         super().__init__()
         self.seeded = seeded
         self.levels = tuple(levels)
-        self.extra = None if extra is None else np.atleast_2d(np.asarray(extra, dtype=float))
+        self.initial = None if initial is None else np.atleast_2d(np.asarray(initial, dtype=float))
 
     def _do(self, problem, n_samples, *args, random_state=None, **kwargs):
         J, K = _dims(problem)
         rows = []
-        if self.extra is not None:
-            if self.extra.shape[1] != J + J * K:
-                raise ValueError(f"extra individuals must have {J + J * K} values, "
-                                 f"got {self.extra.shape[1]}")
-            rows.append(self.extra[:n_samples])
+        if self.initial is not None:
+            if self.initial.shape[1] != J + J * K:
+                raise ValueError(f"initial individuals must have {J + J * K} values, "
+                                 f"got {self.initial.shape[1]}")
+            rows.append(self.initial[:n_samples])
         n_left = n_samples - sum(len(r) for r in rows)
         if self.seeded and n_left > 0:
             if K == 0:

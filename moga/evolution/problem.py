@@ -1,4 +1,4 @@
-"""pymoo problems over the federated decoder (DESIGN.md section 7).
+"""pymoo problems over the federated decoder (docs/design.md §7).
 
 An individual ``X`` is one float vector: ``J`` order entries (a permutation of
 ``0..J-1`` stored as floats) then ``J * K`` blacklist entries in [0, 1], row
@@ -12,47 +12,18 @@ import time
 
 import numpy as np
 from pymoo.core.problem import Problem
+from pymoo.core.repair import Repair
 
-from .jobset import JobSet
-from .platform import Federation
-from .schedule import evaluate_batch
+from ..model.chromosome import is_permutation, join, repair, split
+from ..model.jobset import JobSet
+from ..model.platform import Federation
+from ..model.schedule import evaluate_batch
 
-__all__ = ["OBJECTIVES", "SchedulingProblem", "split", "join"]
+__all__ = ["OBJECTIVES", "SchedulingProblem", "ScheduleRepair", "split", "join"]
 
 #: Objectives a problem can minimise, with their units ("makespan+flowtime" is the
 #: single objective of GA-MF, after Gabaldon et al. 2015).
 OBJECTIVES = {"makespan": "s", "energy": "J", "flowtime": "s", "makespan+flowtime": "s"}
-
-
-def split(X, n_jobs: int, n_clusters: int):
-    """``(orders, blacklists)`` of a population ``X`` (P, J + J*K), or of one individual.
-
-    Returns int64 orders (P, J) and float blacklists (P, J, K); for a 1-D ``X``
-    the leading population axis is dropped.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    single = X.ndim == 1
-    X2 = np.atleast_2d(X)
-    expected = n_jobs + n_jobs * n_clusters
-    if X2.shape[1] != expected:
-        raise ValueError(
-            f"an individual has {n_jobs} order + {n_jobs}x{n_clusters} blacklist entries = "
-            f"{expected} values, got {X2.shape[1]}"
-        )
-    orders = np.rint(X2[:, :n_jobs]).astype(np.int64)
-    bls = X2[:, n_jobs:].reshape(X2.shape[0], n_jobs, n_clusters)
-    return (orders[0], bls[0]) if single else (orders, bls)
-
-
-def join(orders, blacklists) -> np.ndarray:
-    """The inverse of :func:`split`: ``X`` from orders (P, J) and blacklists (P, J, K)."""
-    orders = np.asarray(orders)
-    blacklists = np.asarray(blacklists, dtype=np.float64)
-    single = orders.ndim == 1
-    o = np.atleast_2d(orders).astype(np.float64)
-    b = blacklists.reshape(o.shape[0], -1)
-    X = np.hstack([o, b])
-    return X[0] if single else X
 
 
 class SchedulingProblem(Problem):
@@ -68,10 +39,16 @@ class SchedulingProblem(Problem):
         Execution model of the decoder.
     objectives : sequence of str
         Names from :data:`OBJECTIVES`, default ``("makespan", "energy")``.
-    blacklist : bool
+    use_blacklist : bool
         True (default): ``X`` carries a blacklist. False: ``X`` is the order
         alone and every job may use every node (the ablation without blacklist,
         and GA-MF).
+
+    Notes
+    -----
+    The order part of every individual must be a permutation. MOGA's
+    operators (:mod:`moga.evolution.operators`) keep it one; with pymoo's
+    stock operators pass ``repair=ScheduleRepair()`` to the algorithm.
 
     Attributes
     ----------
@@ -82,18 +59,19 @@ class SchedulingProblem(Problem):
     """
 
     def __init__(self, jobset: JobSet, federation: Federation, model: str = "fluid",
-                 objectives=("makespan", "energy"), blacklist: bool = True):
+                 objectives=("makespan", "energy"), use_blacklist: bool = True, **kwargs):
+        use_blacklist = _use_blacklist(use_blacklist, kwargs, "SchedulingProblem")
         objectives = tuple(objectives)
         unknown = [o for o in objectives if o not in OBJECTIVES]
         if unknown or not objectives:
             raise ValueError(f"objectives must be a non-empty subset of {list(OBJECTIVES)}, "
                              f"got {list(objectives)}")
         J, K = len(jobset), federation.n_clusters
-        K_enc = K if blacklist else 0
+        K_enc = K if use_blacklist else 0
         xu = np.concatenate([np.full(J, J - 1.0), np.ones(J * K_enc)])
         super().__init__(n_var=J + J * K_enc, n_obj=len(objectives), xl=np.zeros(J + J * K_enc),
                          xu=xu, vtype=float)
-        self.use_blacklist = bool(blacklist)
+        self.use_blacklist = bool(use_blacklist)
         self.jobset = jobset
         self.federation = federation
         self.model = model
@@ -114,6 +92,13 @@ class SchedulingProblem(Problem):
     def decode(self, X):
         """Batch-decode ``X`` (P, n_var); returns the objective matrix (P, n_obj) and counters."""
         orders, bls = self.split(np.atleast_2d(X))
+        bad = np.flatnonzero(~is_permutation(orders))
+        if bad.size:
+            raise ValueError(
+                f"individual #{bad[0]}: its order part is not a permutation of range({self.n_jobs}) "
+                "(pymoo's stock operators do not keep it one): use MOGA's operators "
+                "(moga.evolution.operators) or pass repair=moga.evolution.ScheduleRepair() to "
+                "the algorithm")
         t0 = time.perf_counter()
         b = evaluate_batch(self.jobset, self.federation, orders, bls, model=self.model)
         self.decode_seconds += time.perf_counter() - t0
@@ -125,3 +110,28 @@ class SchedulingProblem(Problem):
     def _evaluate(self, X, out, *args, **kwargs):
         F, b = self.decode(X)
         out["F"] = F
+
+
+class ScheduleRepair(Repair):
+    """Make any individual valid: orders as random keys, blacklists clipped to [0, 1].
+
+    Lets pymoo's stock samplings, crossovers and mutations work on a
+    :class:`SchedulingProblem` (see :func:`moga.model.chromosome.repair`).
+    """
+
+    def _do(self, problem, X, **kwargs):
+        K = problem.n_clusters if getattr(problem, "use_blacklist", True) else 0
+        return repair(X, problem.n_jobs, K)
+
+
+def _use_blacklist(use_blacklist, kwargs, where):
+    """The ``use_blacklist`` flag, accepting the old keyword ``blacklist`` with a warning."""
+    if "blacklist" in kwargs:
+        import warnings
+
+        warnings.warn(f"{where}(blacklist=...) is now use_blacklist=...", DeprecationWarning,
+                      stacklevel=3)
+        use_blacklist = kwargs.pop("blacklist")
+    if kwargs:
+        raise TypeError(f"{where}() got unexpected keyword argument(s) {sorted(kwargs)}")
+    return bool(use_blacklist)

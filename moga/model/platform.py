@@ -1,6 +1,6 @@
 """Federations of heterogeneous clusters: construction, validation, TOML and presets.
 
-A :class:`Federation` is an immutable set of per-cluster arrays (DESIGN.md
+A :class:`Federation` is an immutable set of per-cluster arrays (docs/design.md
 section 4). Cluster ``k`` has ``nodes[k]`` identical nodes (one task per node at
 a time) of relative ``speed[k]`` (1.0 is the trace machine), drawing
 ``power_busy[k]`` W while computing and ``power_idle[k]`` W otherwise, and a
@@ -214,7 +214,7 @@ class Federation:
 
     @classmethod
     def from_toml(cls, path) -> Federation:
-        """Read a federation from a TOML file (DESIGN.md section 4 form).
+        """Read a federation from a TOML file (docs/design.md §4 form).
 
         Parameters
         ----------

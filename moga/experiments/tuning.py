@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .run import GAParams, run
+from ..evolution.params import GAParams
+from ..evolution.runner import run
 
 __all__ = ["DEFAULT_SPACE", "TuneResult", "tune", "suggest", "open_storage"]
 
@@ -71,18 +72,54 @@ def _check_space(space: dict) -> None:
             raise ValueError(f"search space: {name}: expected (kind, ...), got {spec!r}")
 
 
+def _repair_journal(path: Path) -> int:
+    """Cut a journal file back to its last complete line; returns the bytes removed.
+
+    A process killed while appending leaves a partial last line, which Optuna
+    cannot read back; every complete line before it is a whole operation.
+    """
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return 0
+    keep = data.rfind(b"\n") + 1
+    path.with_name(path.name + ".truncated-tail").write_bytes(data[keep:])
+    with open(path, "r+b") as fh:
+        fh.truncate(keep)
+    return len(data) - keep
+
+
 def open_storage(storage):
-    """An Optuna storage from a URL (``sqlite:///...``), a journal file path, or None (memory)."""
+    """An Optuna storage from a URL (``sqlite:///...``), a journal file path, or None (memory).
+
+    A journal whose last line was cut by a crash is repaired first (the cut
+    tail is kept beside it as ``<file>.truncated-tail``).
+    """
     if storage is None or not isinstance(storage, (str, Path)):
         return storage
     s = str(storage)
+    if not s.strip():
+        raise ValueError("storage: empty; give sqlite:///file.db or a journal file path")
     if "://" in s:
         return s
     from optuna.storages import JournalStorage
     from optuna.storages.journal import JournalFileBackend
 
-    Path(s).parent.mkdir(parents=True, exist_ok=True)
-    return JournalStorage(JournalFileBackend(s))
+    path = Path(s)
+    if path.is_dir():
+        raise ValueError(f"storage {s}: is a folder; give a journal file path or sqlite:///f.db")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            cut = _repair_journal(path)
+            if cut:
+                import warnings
+
+                warnings.warn(f"storage {s}: removed a partial last line ({cut} bytes) left by "
+                              "an interrupted write; kept in "
+                              f"{path.name}.truncated-tail", RuntimeWarning, stacklevel=2)
+        return JournalStorage(JournalFileBackend(s))
+    except OSError as e:
+        raise ValueError(f"storage {s}: cannot open the journal file: {e.strerror or e}") from None
 
 
 @dataclass
@@ -106,10 +143,27 @@ class TuneResult:
                 for t in self.study.trials]
 
 
+def study_settings(jobsets, federation, seeds, budget, model, space) -> dict:
+    """What makes trials of a study comparable; stored with the study and checked on resume."""
+    import hashlib
+
+    def digest(js):
+        h = hashlib.sha256()
+        for a in (js.release, js.tasks, js.runtime, js.sigma, js.bw):
+            h.update(np.ascontiguousarray(a).tobytes())
+        return h.hexdigest()[:16]
+
+    return {"jobsets": [{"name": js.name, "n_jobs": len(js), "digest": digest(js)}
+                        for js in jobsets],
+            "federation": federation.to_dict(), "seeds": list(seeds), "budget": int(budget),
+            "model": model,
+            "space": {k: list(v) if isinstance(v, tuple) else v for k, v in space.items()}}
+
+
 def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=None,
          study_name: str | None = None, timeout: float | None = None, budget: int = 20000,
          model: str = "fluid", sampler_seed: int = 0, prune: bool = True,
-         verbose: bool = False) -> TuneResult:
+         verbose: bool = False, progress: bool = False) -> TuneResult:
     """Tune GA parameters on job-sets with Optuna.
 
     Parameters
@@ -139,6 +193,15 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
         Use the median pruner on intermediate hypervolumes.
     verbose : bool
         Let Optuna log every trial.
+    progress : bool
+        Optuna's progress bar over the trials.
+
+    Notes
+    -----
+    A study in a storage records its settings (job-sets, federation, seeds,
+    budget, model, space); resuming it with other settings raises a
+    ValueError saying what differs. Trials left RUNNING by a killed process
+    are marked failed on resume and their parameters run again.
 
     Returns
     -------
@@ -154,10 +217,17 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
     seeds = list(range(1, seeds + 1)) if isinstance(seeds, int) else list(seeds)
     if not seeds:
         raise ValueError("give at least one seed")
-    if budget < 4:
-        raise ValueError(f"budget must be at least 4 evaluations, got {budget}")
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 4:
+        raise ValueError(f"budget must be an integer of at least 4 evaluations, got {budget!r}")
+    if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)) or n_trials < 1:
+        raise ValueError(f"n_trials must be an integer >= 1, got {n_trials!r}")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout < np.inf):
+        raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r}")
+    if model not in ("fluid", "at_start"):
+        raise ValueError(f"model must be 'fluid' or 'at_start', got {model!r}")
     space = dict(DEFAULT_SPACE if space is None else space)
     _check_space(space)
+    settings = study_settings(jobsets, federation, seeds, budget, model, space)
     runs = [(js, s) for js in jobsets for s in seeds]
 
     def objective(trial):
@@ -180,14 +250,13 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
     # early hypervolumes mostly reflect the seeded individuals.
     pruner = optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=budget // 2) \
         if prune else optuna.pruners.NopPruner()
-    study = optuna.create_study(study_name=study_name or "moga-tune",
-                                storage=open_storage(storage), direction="maximize",
-                                sampler=sampler, pruner=pruner, load_if_exists=True)
-    done = sum(t.state.is_finished() for t in study.trials)
+    study = _open_study(optuna, study_name or "moga-tune", storage, sampler, pruner, settings)
+    counted = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+    done = sum(t.state in counted for t in study.trials)
     t0 = time.perf_counter()
     if n_trials > done:
         study.optimize(objective, n_trials=n_trials - done, timeout=timeout,
-                       gc_after_trial=False)
+                       gc_after_trial=False, show_progress_bar=progress)
     wall = time.perf_counter() - t0
     completed = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     if not completed:
@@ -196,6 +265,44 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
     pop = int(best.params.get("pop_size", GAParams.pop_size))
     best_params = GAParams(**{**best.params, "n_gen": max(1, budget // pop)})
     return TuneResult(best_params, float(best.value), study, budget, wall)
+
+
+def _open_study(optuna, name, storage, sampler, pruner, settings):
+    """Create or resume a study; refuse other settings; fail and requeue stale RUNNING trials."""
+    import json
+
+    where = f"storage {storage}" if storage is not None else "the in-memory storage"
+    try:
+        study = optuna.create_study(study_name=name, storage=open_storage(storage),
+                                    direction="maximize", sampler=sampler, pruner=pruner,
+                                    load_if_exists=True)
+        trials = study.trials
+    except ValueError as e:
+        if str(e).startswith("storage"):
+            raise
+        raise ValueError(f"{where}: cannot open study {name!r}: {e}") from None
+    except Exception as e:  # noqa: BLE001 - sqlalchemy, JSON and Optuna errors alike
+        raise ValueError(f"{where}: cannot open study {name!r} ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else ''}); give sqlite:///file.db "
+                         "or a journal file path") from None
+    settings = json.loads(json.dumps(settings))
+    stored = study.user_attrs.get("moga_settings")
+    if stored is None:
+        if trials:
+            raise ValueError(f"{where}: study {name!r} holds trials that moga did not record "
+                             "settings for; use another study name")
+        study.set_user_attr("moga_settings", settings)
+    elif stored != settings:
+        diff = [k for k in sorted(set(stored) | set(settings)) if stored.get(k) != settings.get(k)]
+        raise ValueError(f"{where}: study {name!r} was made with other settings ({', '.join(diff)} "
+                         "differ); its trials would not be comparable. Use another study name "
+                         "or the same settings")
+    for t in trials:
+        if t.state == optuna.trial.TrialState.RUNNING:
+            # Left by a killed process: no one will finish it.
+            study._storage.set_trial_state_values(t._trial_id, optuna.trial.TrialState.FAIL)
+            study.enqueue_trial(t.params, skip_if_exists=False)
+    return study
 
 
 def plot_study(result: TuneResult, dest) -> list[Path]:

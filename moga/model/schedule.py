@@ -12,12 +12,12 @@ from decoders import federated
 from .jobset import JobSet
 from .platform import Federation
 
-__all__ = ["Schedule", "evaluate", "evaluate_batch"]
+__all__ = ["Schedule", "evaluate", "evaluate_batch", "check_chromosome"]
 
 
 @dataclass(frozen=True, eq=False)
 class Schedule:
-    """A decoded schedule (DESIGN.md sections 5 and 9).
+    """A decoded schedule (docs/design.md §5 and §9).
 
     Attributes
     ----------
@@ -128,10 +128,25 @@ class Schedule:
         return result
 
 
+def check_chromosome(order, blacklist, J: int, K: int) -> None:
+    """One chromosome's shapes: ``order`` (J,) and ``blacklist`` (J, K); a ValueError otherwise.
+
+    A population given where one chromosome is expected is refused rather than
+    decoded row by row (use the batch form for populations).
+    """
+    if np.ndim(order) != 1 or np.shape(order)[0] != J:
+        raise ValueError(f"order must have shape ({J},) (one permutation of the job positions), "
+                         f"got shape {np.shape(order)}; decode populations with evaluate_batch")
+    if np.shape(blacklist) != (J, K):
+        raise ValueError(f"blacklist must have shape ({J}, {K}) (jobs x clusters), got shape "
+                         f"{np.shape(blacklist)}; decode populations with evaluate_batch")
+
+
 def _defaults(js: JobSet, fed: Federation, order, blacklist):
     J, K = len(js), fed.n_clusters
     order = np.arange(J) if order is None else order
     blacklist = np.zeros((J, K)) if blacklist is None else blacklist
+    check_chromosome(order, blacklist, J, K)
     return order, blacklist
 
 

@@ -1,0 +1,15 @@
+"""Evolution: GA parameters, the pymoo problem over the decoders, the operators, ``run``."""
+from .operators import (
+    ScheduleCrossover,
+    ScheduleDuplicateElimination,
+    ScheduleMutation,
+    ScheduleSampling,
+    seed_blacklists,
+)
+from .params import GAParams
+from .problem import OBJECTIVES, ScheduleRepair, SchedulingProblem
+from .runner import HV_FACTOR, RunResult, run
+
+__all__ = ["GAParams", "HV_FACTOR", "OBJECTIVES", "RunResult", "ScheduleCrossover",
+           "ScheduleDuplicateElimination", "ScheduleMutation", "ScheduleRepair",
+           "ScheduleSampling", "SchedulingProblem", "run", "seed_blacklists"]

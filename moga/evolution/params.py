@@ -1,0 +1,164 @@
+"""GA parameters: one validated, immutable set, readable from dicts and TOML files."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .operators import ScheduleCrossover, ScheduleMutation
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = ["GAParams", "check_seed"]
+
+
+
+def check_seed(seed, name: str = "seed") -> int:
+    """``seed`` as an int in [0, 2**32), or a ValueError naming ``name``."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        if not (isinstance(seed, (float, np.floating)) and float(seed).is_integer()):
+            raise ValueError(f"{name} must be an integer in [0, 2**32), got {seed!r}")
+    seed = int(seed)
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"{name} must be an integer in [0, 2**32), got {seed}")
+    return seed
+
+
+@dataclass(frozen=True)
+class GAParams:
+    """Parameters of the genetic algorithm.
+
+    Attributes
+    ----------
+    pop_size, n_gen : int
+        Population size and number of generations.
+    prob_order_crossover, prob_blacklist_crossover : float
+        Probability that a mating crosses the order / blacklist parts.
+    blacklist_crossover : {"uniform", "blend"}
+    blend_alpha : float
+        Widening of the blend crossover.
+    order_mutation_rate, blacklist_mutation_rate : float or None
+        Per-gene mutation frequencies (None: ``1 / J``).
+    seeded : bool
+        Seed the initial population with the submit order and uniform blacklists.
+    seed_levels : tuple of float
+        Blacklist levels of that seeding grid.
+    """
+
+    pop_size: int = 100
+    n_gen: int = 200
+    prob_order_crossover: float = 0.9
+    prob_blacklist_crossover: float = 0.9
+    blacklist_crossover: str = "uniform"
+    blend_alpha: float = 0.5
+    order_mutation_rate: float | None = None
+    blacklist_mutation_rate: float | None = None
+    seeded: bool = True
+    seed_levels: tuple = (0.0, 0.5, 1.0)
+
+    def __post_init__(self):
+        for name, low in (("pop_size", 2), ("n_gen", 1)):
+            v = getattr(self, name)
+            # A float (10.0 from a TOML file) is refused: pymoo needs a true int.
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+            object.__setattr__(self, name, int(v))
+        for name in ("prob_order_crossover", "prob_blacklist_crossover", "blend_alpha",
+                     "order_mutation_rate", "blacklist_mutation_rate"):
+            v = getattr(self, name)
+            if v is None and name.endswith("_rate"):
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) \
+                    or not math.isfinite(v):
+                raise ValueError(f"{name} must be a finite number, got {v!r}")
+        if not isinstance(self.seeded, (bool, np.bool_)):
+            raise ValueError(f"seeded must be true or false, got {self.seeded!r}")
+        if not isinstance(self.blacklist_crossover, str):
+            raise ValueError(f"blacklist_crossover must be 'uniform' or 'blend', got "
+                             f"{self.blacklist_crossover!r}")
+        levels = self.seed_levels
+        if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
+            raise ValueError(f"seed_levels must be a list of numbers in [0, 1], got {levels!r}")
+        if any(isinstance(v, bool) or not isinstance(v, (int, float, np.number)) for v in levels):
+            raise ValueError(f"seed_levels must be a list of numbers in [0, 1], got {levels!r}")
+        object.__setattr__(self, "seed_levels", tuple(float(v) for v in levels))
+        # The operators validate the rest; build them once to fail early with their messages.
+        self.operators()
+
+    def operators(self):
+        """``(crossover, mutation)`` configured by these parameters."""
+        return (ScheduleCrossover(self.prob_order_crossover, self.prob_blacklist_crossover,
+                                  self.blacklist_crossover, self.blend_alpha),
+                ScheduleMutation(self.order_mutation_rate, self.blacklist_mutation_rate))
+
+    @classmethod
+    def coerce(cls, params) -> GAParams:
+        """``params`` as GAParams: None (defaults), a GAParams, a dict or a TOML file path."""
+        if params is None:
+            return cls()
+        if isinstance(params, cls):
+            return params
+        if isinstance(params, dict):
+            return cls.from_dict(params)
+        if isinstance(params, (str, Path)):
+            return cls.from_toml(params)
+        raise TypeError(f"params must be GAParams, a dict or a TOML path, got {type(params).__name__}")
+
+    def replace(self, **changes) -> GAParams:
+        """A copy with some fields changed (None values are ignored)."""
+        return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def to_dict(self) -> dict:
+        """Plain dict of the parameters (None values left out)."""
+        d = dataclasses.asdict(self)
+        d["seed_levels"] = list(self.seed_levels)
+        return {k: v for k, v in d.items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, d: dict, source: str = "parameters") -> GAParams:
+        """Build from a dict; unknown keys raise an error naming them and ``source``."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        if not isinstance(d, dict):
+            raise ValueError(f"{source}: GA parameters must be a table, got {d!r}")
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"{source}: unknown GA parameter(s) {unknown}; known: {sorted(names)}")
+        try:
+            return cls(**d)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{source}: {e}") from None
+
+    @classmethod
+    def from_toml(cls, path) -> GAParams:
+        """Read parameters from a TOML file (top level, or a ``[ga]`` table)."""
+        path = Path(path)
+        try:
+            with path.open("rb") as fh:
+                doc = tomllib.load(fh)
+        except tomllib.TOMLDecodeError as e:
+            raise ValueError(f"{path}: not valid TOML: {e}") from None
+        except OSError as e:
+            raise ValueError(f"{path}: cannot read GA parameters: {e.strerror or e}") from None
+        ga = doc.get("ga", doc)
+        if not isinstance(ga, dict):
+            raise ValueError(f"{path}: ga: must be a table of GA parameters, got {ga!r}")
+        return cls.from_dict(ga, source=str(path))
+
+    def to_toml(self) -> str:
+        """The parameters as TOML that :meth:`from_toml` reads."""
+        lines = []
+        for k, v in self.to_dict().items():
+            if isinstance(v, bool):
+                v = str(v).lower()
+            elif isinstance(v, str):
+                v = f'"{v}"'
+            lines.append(f"{k} = {v}")
+        return "\n".join(lines) + "\n"

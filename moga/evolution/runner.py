@@ -1,0 +1,189 @@
+"""``moga.run``: NSGA-II over (order, blacklist) chromosomes, and its result."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from pymoo.algorithms.moo.nsga2 import NSGA2
+from pymoo.core.callback import Callback
+from pymoo.optimize import minimize
+
+from ..metrics import normalized_hypervolume
+from ..model.jobset import JobSet
+from ..model.platform import Federation
+from ..results import SearchResult
+from .operators import ScheduleDuplicateElimination, ScheduleSampling
+from .params import GAParams, check_seed
+from .problem import SchedulingProblem, _use_blacklist
+
+__all__ = ["GAParams", "RunResult", "run", "HV_FACTOR"]
+
+#: The hypervolume reference point is this factor times the submit-order objectives.
+HV_FACTOR = 1.1
+
+
+@dataclass(kw_only=True)
+class RunResult(SearchResult):
+    """The outcome of :func:`run`: a :class:`~moga.results.SearchResult` with its history.
+
+    Attributes
+    ----------
+    F, X, jobset, federation, model, seed, n_evals, wall_time, use_blacklist, info
+        As in :class:`~moga.results.SearchResult`; ``F`` is sorted by the first
+        objective, one entry per distinct objective vector.
+    history : dict of ndarray
+        Per generation: ``n_gen``, ``n_evals``, ``hv`` (normalised hypervolume),
+        ``front_size``, ``time_s`` (elapsed).
+    objectives : tuple of str
+    params : GAParams
+    reference : ndarray (m,)
+        Objectives of the submit order with an empty blacklist, same model.
+    ref_point : ndarray (m,)
+        ``HV_FACTOR * reference``: the hypervolume reference point; ``hv`` is the
+        hypervolume of ``F / reference`` against ``(1.1, 1.1)``.
+    decode_time : float
+        Seconds spent decoding.
+    """
+
+    history: dict
+    objectives: tuple
+    params: GAParams
+    reference: np.ndarray
+    ref_point: np.ndarray
+    decode_time: float
+    name: str = "MOGA"
+
+    @property
+    def hv(self) -> float:
+        """Normalised hypervolume of the final front."""
+        return normalized_hypervolume(self.F, self.reference, HV_FACTOR)
+
+    def summary(self) -> dict:
+        """A JSON-ready summary (no chromosomes)."""
+        k = self.knee()
+        return {
+            "algorithm": self.name,
+            "jobset": self.jobset.name, "n_jobs": len(self.jobset),
+            "federation": self.federation.name, "model": self.model,
+            "objectives": list(self.objectives), "seed": self.seed,
+            "params": self.params.to_dict(), "n_evals": self.n_evals,
+            "wall_time_s": self.wall_time, "decode_time_s": self.decode_time,
+            "reference": self.reference.tolist(), "ref_point": self.ref_point.tolist(),
+            "hv": self.hv, "front_size": int(len(self.F)), "knee": int(k),
+            "knee_F": self.F[k].tolist(),
+            "knee_change_pct": (100 * (self.F[k] / self.reference - 1)).tolist(),
+            "hv_history": self.history["hv"].tolist(),
+            "use_blacklist": bool(self.use_blacklist), **self.info,
+        }
+
+
+class _History(Callback):
+    def __init__(self, reference, t0, on_generation=None):
+        super().__init__()
+        self.reference = reference
+        self.t0 = t0
+        self.rows = []
+        self.on_generation = on_generation
+
+    def notify(self, algorithm):
+        F = algorithm.opt.get("F")
+        hv = normalized_hypervolume(F, self.reference, HV_FACTOR)
+        self.rows.append((algorithm.n_gen, algorithm.evaluator.n_eval, hv, len(F),
+                          time.perf_counter() - self.t0))
+        if self.on_generation is not None:
+            self.on_generation(algorithm.n_gen, algorithm.evaluator.n_eval, hv)
+
+
+def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
+        n_gen: int | None = None, seed: int = 1, *, model: str = "fluid", params=None,
+        objectives=("makespan", "energy"), initial=None, progress: bool = False,
+        verbose: bool = False, use_blacklist: bool = True, on_generation=None,
+        **deprecated) -> RunResult:
+    """Evolve a Pareto front with NSGA-II.
+
+    Parameters
+    ----------
+    jobset : JobSet
+    federation : Federation
+    pop_size, n_gen : int, optional
+        Population size and generations (default 100 and 200, or those of ``params``).
+    seed : int
+        Seed of every random draw: the same seed gives a bit-identical result.
+    model : {"fluid", "at_start"}
+    params : GAParams, dict or path to a TOML file, optional
+        GA parameters; ``pop_size`` and ``n_gen`` given here override them.
+    objectives : sequence of str
+        Default ``("makespan", "energy")``.
+    initial : array_like, optional
+        Individuals (rows of ``X``) to put in the initial population (the old
+        keyword ``extra`` still works, with a warning).
+    progress, verbose : bool
+        pymoo's progress bar and per-generation table.
+    use_blacklist : bool
+        False evolves the order alone, every job free to use every node: the
+        ablation that shows what the blacklist buys (the old keyword
+        ``blacklist`` still works, with a warning).
+    on_generation : callable, optional
+        Called after every generation as ``on_generation(n_gen, n_evals, hv)``;
+        an exception it raises (for example a pruning signal) ends the run.
+
+    Returns
+    -------
+    RunResult
+    """
+    if "extra" in deprecated:
+        import warnings
+
+        warnings.warn("run(extra=...) is now run(initial=...)", DeprecationWarning, stacklevel=2)
+        initial = deprecated.pop("extra")
+    use_blacklist = _use_blacklist(use_blacklist, deprecated, "run")
+    params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)
+    seed = check_seed(seed)
+
+    problem = SchedulingProblem(jobset, federation, model=model, objectives=objectives,
+                                use_blacklist=use_blacklist)
+    base, _ = problem.decode(_submit_individual(jobset, federation if use_blacklist else None))
+    reference = base[0]
+    if np.any(reference <= 0):
+        raise ValueError(f"the submit-order objectives must be > 0 to normalise, got {reference}")
+    problem.decode_seconds, problem.n_decoded = 0.0, 0
+
+    crossover, mutation = params.operators()
+    algorithm = NSGA2(
+        pop_size=params.pop_size,
+        sampling=ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
+                                  initial=initial),
+        crossover=crossover,
+        mutation=mutation,
+        eliminate_duplicates=ScheduleDuplicateElimination(),
+    )
+    t0 = time.perf_counter()
+    history = _History(reference, t0, on_generation)
+    res = minimize(problem, algorithm, ("n_gen", params.n_gen), seed=seed,
+                   callback=history, verbose=verbose, progress=progress, save_history=False)
+    wall = time.perf_counter() - t0
+
+    F, X = np.atleast_2d(res.F), np.atleast_2d(res.X)
+    # One chromosome per distinct objective vector, sorted by the first objective.
+    _, first = np.unique(F, axis=0, return_index=True)
+    idx = first[np.lexsort(F[first].T[::-1])]
+    F, X = F[idx], X[idx]
+    h = np.array(history.rows, dtype=float)
+    hist = {"n_gen": h[:, 0].astype(int), "n_evals": h[:, 1].astype(int), "hv": h[:, 2],
+            "front_size": h[:, 3].astype(int), "time_s": h[:, 4]}
+    return RunResult(name="MOGA" if use_blacklist else "MOGA without blacklist", F=F, X=X,
+                     history=hist, jobset=jobset, federation=federation, model=model,
+                     objectives=tuple(objectives), seed=seed, params=params,
+                     reference=reference, ref_point=HV_FACTOR * reference, wall_time=wall,
+                     decode_time=problem.decode_seconds, n_evals=int(problem.n_decoded),
+                     use_blacklist=use_blacklist)
+
+
+def _submit_individual(jobset, federation=None):
+    """The submit order with an empty blacklist (no blacklist part when ``federation`` is None)."""
+    J = len(jobset)
+    K = 0 if federation is None else federation.n_clusters
+    order = np.lexsort((np.arange(J), jobset.release)).astype(float)
+    return np.concatenate([order, np.zeros(J * K)])[None, :]

@@ -1,0 +1,187 @@
+"""The results store of a sweep: one row file and one front file per finished run.
+
+Layout of a store folder::
+
+    config.json          the configuration the store was made with (its fingerprint)
+    runs/<run_id>.csv    one header line and one row: ids, parameters, objectives, hv, time
+    fronts/<run_id>.csv  the run's front (makespan_s, energy_J)
+
+Guarantees:
+
+* **No loss.** Each file is written to a temporary name, flushed to disk and
+  renamed; the front goes first, so a run counts as finished only once its
+  row exists, and a crash at any instant leaves finished runs whole.
+* **No collisions.** A run id is a readable prefix plus a hash of everything
+  that changes the run's result (:meth:`RunSpec.key`), so distinct runs never
+  share a file.
+* **No silent mixing.** A store records its configuration; running a different
+  configuration into it stops with an error that says what differs.
+* **Damage is reported.** A row that cannot be read raises an error naming
+  its file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ROW_FIELDS", "StoreError", "open_store", "write_run", "finished_runs", "load_results",
+           "atomic_write"]
+
+#: Columns of a run's row, in order.
+ROW_FIELDS = ("run_id", "sweep", "trace", "window", "start", "n_jobs", "jobset", "algorithm",
+              "seed", "model", "federation", "params", "makespan_s", "energy_J", "flowtime_s",
+              "ref_makespan_s", "ref_energy_J", "hv", "front_size", "n_evals", "wall_time_s")
+
+_NUMERIC_INT = {"window", "start", "n_jobs", "seed", "front_size", "n_evals"}
+
+
+class StoreError(ValueError):
+    """A results store that cannot be used as asked (mismatch, damage, not writable)."""
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file, fsync and rename."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _diff(old: dict, new: dict, prefix=""):
+    keys = sorted(set(old) | set(new))
+    out = []
+    for k in keys:
+        a, b = old.get(k), new.get(k)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _diff(a, b, f"{prefix}{k}.")
+        elif a != b:
+            out.append(f"{prefix}{k}: {a!r} in the store, {b!r} now")
+    return out
+
+
+def open_store(out, fingerprint: dict) -> Path:
+    """Create or reopen a store for a configuration; refuse a store made with another.
+
+    Checks first that the folder can be written, so that nothing runs for
+    results that could not be kept.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise StoreError(f"{out}: the results store must be a folder, and this is a file")
+    try:
+        (out / "runs").mkdir(parents=True, exist_ok=True)
+        (out / "fronts").mkdir(parents=True, exist_ok=True)
+        probe = out / f".write-test.{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        raise StoreError(f"{out}: cannot write the results store: {e.strerror or e}") from None
+    cfg = out / "config.json"
+    fp = json.loads(json.dumps(fingerprint, default=str))
+    if cfg.exists():
+        try:
+            old = json.loads(cfg.read_text())
+        except (OSError, ValueError) as e:
+            raise StoreError(f"{cfg}: unreadable store configuration ({e}); move the store "
+                             "away or repair the file") from None
+        old_fp = old.get("fingerprint", old)
+        if old_fp != fp:
+            diffs = _diff(old_fp, fp) if isinstance(old_fp, dict) else ["(old format)"]
+            raise StoreError(
+                f"{out} holds runs of a different sweep configuration; use another --out, or "
+                f"move this store away. Differences: " + "; ".join(diffs[:6])
+                + (f" (and {len(diffs) - 6} more)" if len(diffs) > 6 else ""))
+    else:
+        atomic_write(cfg, json.dumps({"fingerprint": fp}, indent=2) + "\n")
+    return out
+
+
+def write_run(out: Path, result: dict) -> None:
+    """Store one finished run (``{"row": dict, "front": ndarray}``): front first, then row."""
+    row = result["row"]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
+    w.writeheader()
+    w.writerow({k: _cell(v) for k, v in row.items()})
+    front = "makespan_s,energy_J\n" + "".join(f"{float(m)!r},{float(e)!r}\n"
+                                               for m, e in result["front"])
+    atomic_write(Path(out) / "fronts" / f"{row['run_id']}.csv", front)
+    atomic_write(Path(out) / "runs" / f"{row['run_id']}.csv", buf.getvalue())
+
+
+def _cell(v):
+    """Floats written exactly (repr round-trips), numpy scalars as plain numbers."""
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def finished_runs(out) -> set:
+    """Run ids with a row in the store."""
+    d = Path(out) / "runs"
+    return {p.stem for p in d.glob("*.csv")} if d.exists() else set()
+
+
+def _read_row(p: Path) -> dict:
+    try:
+        with p.open() as fh:
+            rows = list(csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise StoreError(f"{p}: damaged run row ({e}); delete it to rerun that run") from None
+    if len(rows) != 1 or set(rows[0]) != set(ROW_FIELDS) or None in rows[0].values():
+        raise StoreError(f"{p}: damaged run row (expected one row with the columns "
+                         f"{', '.join(ROW_FIELDS)}); delete it to rerun that run")
+    r = rows[0]
+    try:
+        for k, v in r.items():
+            if k in _NUMERIC_INT:
+                r[k] = int(v)
+            elif k.endswith(("_s", "_J")) or k == "hv":
+                r[k] = float(v)
+    except ValueError as e:
+        raise StoreError(f"{p}: damaged run row, column {k}: {e}; delete it to rerun that "
+                         "run") from None
+    if r["run_id"] != p.stem:
+        raise StoreError(f"{p}: damaged run row: its run_id is {r['run_id']!r}")
+    return r
+
+
+def load_results(out):
+    """``(rows, fronts)``: every run's row (dicts, numbers converted) and front (n, 2), by run id.
+
+    Raises
+    ------
+    StoreError
+        Naming the file of a damaged row or front.
+    """
+    out = Path(out)
+    rows, fronts = [], {}
+    for p in sorted((out / "runs").glob("*.csv")):
+        r = _read_row(p)
+        fp = out / "fronts" / f"{p.stem}.csv"
+        try:
+            front = np.loadtxt(fp, delimiter=",", skiprows=1, ndmin=2)
+        except (OSError, ValueError) as e:
+            raise StoreError(f"{fp}: damaged or missing front of run {p.stem} ({e}); delete "
+                             f"{p} to rerun that run") from None
+        if front.shape[1:] != (2,) or len(front) != r["front_size"]:
+            raise StoreError(f"{fp}: damaged front of run {p.stem} (expected {r['front_size']} "
+                             f"rows of 2 values); delete {p} to rerun that run")
+        rows.append(r)
+        fronts[p.stem] = front
+    return rows, fronts

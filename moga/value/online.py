@@ -1,0 +1,46 @@
+"""Online heuristics on value-function workloads (the simulator of :mod:`decoders.online`).
+
+Names (:data:`ONLINE_HEURISTICS`), each distinct from the federated
+heuristics of :mod:`moga.baselines` (whose ``"EASY"`` runs on the federated
+decoder): ``"online-EASY"``, ``"online-FCFS-multi"``, ``"Max-Max-Value"`` and
+``"Max-Max-VPR"``. The simulator's own codes (``"easy"``, ``"fcfs-multi"``,
+``"max-max-value"``, ``"max-max-vpr"``) are accepted too.
+"""
+
+from __future__ import annotations
+
+from decoders.online import simulate
+
+from ..model.jobset import JobSet
+from ..model.platform import Federation
+from .schedule import ValueSchedule, value_arrays
+
+__all__ = ["ONLINE_HEURISTICS", "online"]
+
+#: Online heuristic name -> the simulator's code.
+ONLINE_HEURISTICS = {"online-EASY": "easy", "online-FCFS-multi": "fcfs-multi",
+                     "Max-Max-Value": "max-max-value", "Max-Max-VPR": "max-max-vpr"}
+_BY_CODE = {v: k for k, v in ONLINE_HEURISTICS.items()}
+
+
+def canonical(name: str) -> str:
+    """The registry name of an online heuristic given by name or simulator code."""
+    if name in ONLINE_HEURISTICS:
+        return name
+    if name in _BY_CODE:
+        return _BY_CODE[name]
+    raise ValueError(f"unknown online heuristic {name!r}; choose one of {list(ONLINE_HEURISTICS)}")
+
+
+def online(js: JobSet, fed: Federation, heuristic: str = "online-EASY", small: int = 16,
+           medium: int = 256) -> ValueSchedule:
+    """Simulate an online heuristic (:data:`ONLINE_HEURISTICS`) on a value-function job-set.
+
+    ``reserved`` holds each job's reservation or place-holder start (NaN if it
+    started when first mapped); ``n_dropped`` counts the jobs dropped because
+    they could earn nothing any more. See :mod:`decoders.online` for the rules.
+    """
+    code = ONLINE_HEURISTICS[canonical(heuristic)]
+    r = simulate(*value_arrays(js, fed), heuristic=code, small=small, medium=medium)
+    return ValueSchedule(js, fed, r.start, r.finish, r.cluster, r.value, r.total_value, r.n_run,
+                         0, r.n_dropped, r.reserved, r.n_events)
