@@ -46,7 +46,9 @@ def prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_
     """Validate and convert the job and platform arrays.
 
     With ``check=False`` (arrays from an already validated ``JobSet`` and
-    ``Federation``) only the dtype conversion and the width check run.
+    ``Federation``) only the dtype conversion, the width check and a finiteness
+    guard run: a NaN or infinite time would make the event loop wait forever
+    (NaN never compares as due), so it is refused even then, at O(J) cost.
     """
     if not check:
         f64, i64 = np.float64, np.int64
@@ -56,6 +58,11 @@ def prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_
                np.ascontiguousarray(speed, f64), np.ascontiguousarray(power_busy, f64),
                np.ascontiguousarray(power_idle, f64), np.ascontiguousarray(link, f64))
         check_width(out[1], out[5])
+        for name, a in (("release", out[0]), ("runtime", out[2]), ("sigma", out[3]),
+                        ("bw", out[4]), ("speed", out[6]), ("link", out[9])):
+            if not np.isfinite(a).all():
+                i = int(np.flatnonzero(~np.isfinite(a))[0])
+                raise ValueError(f"{name}[{i}] must be finite, got {a[i]}")
         return out
     nodes, speed = check_clusters(nodes, speed)
     K = nodes.shape[0]

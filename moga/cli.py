@@ -27,7 +27,10 @@ def _nonneg_int(name):
 
 def _pos_int(name):
     def parse(text):
-        v = _nonneg_int(name)(text)
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
         if v < 1:
             raise argparse.ArgumentTypeError(f"{name} must be >= 1, got {v}")
         return v

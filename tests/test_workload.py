@@ -86,7 +86,7 @@ def test_cleaning_drops_are_counted_by_reason(tmp_path):
     ]
     tr = moga.load_swf(_write(tmp_path, HEADER + "\n".join(lines) + "\n"))
     r = tr.report
-    assert r.dropped == {"submit<0": 1, "runtime<=0": 2, "size<=0": 2}
+    assert r.dropped == {"submit<0": 1, "runtime<=0": 2, "size<=0": 2, "duplicate line": 0}
     assert r.kept == 3 and r.balanced
     np.testing.assert_array_equal(tr.jobs.id, [1, 4, 8])
     np.testing.assert_array_equal(tr.jobs.tasks, [4, 6, 2])

@@ -229,10 +229,20 @@ class Federation:
                 doc = tomllib.load(fh)
         except tomllib.TOMLDecodeError as e:
             raise ValueError(f"{path}: not valid TOML: {e}") from None
+        except OSError as e:
+            raise ValueError(f"{path}: cannot read the federation: {e.strerror or e}") from None
         return cls._from_doc(doc, str(path), default_name=path.stem)
 
     @classmethod
+    def from_dict(cls, doc: dict, source: str = "federation") -> Federation:
+        """A federation from a dict of the TOML form (``name`` and a ``cluster`` list)."""
+        return cls._from_doc(doc, source, default_name="federation")
+
+    @classmethod
     def _from_doc(cls, doc: dict, source: str, default_name: str) -> Federation:
+        if not isinstance(doc, dict):
+            raise ValueError(f"{source}: a federation is a table with [[cluster]] tables, "
+                             f"got {doc!r}")
         unknown = sorted(set(doc) - {"name", "cluster"})
         if unknown:
             raise ValueError(f"{source}: unknown top-level key(s) {unknown}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import zlib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -64,6 +65,7 @@ class CleaningReport:
     dropped: dict = field(default_factory=dict)
     kept: int = 0
     out_of_order: int = 0
+    duplicate_ids: int = 0
     max_procs: int = 0
     max_procs_source: str = ""
 
@@ -80,6 +82,7 @@ class CleaningReport:
             "header_lines": self.header_lines, "blank_lines": self.blank_lines,
             "malformed": self.malformed, "malformed_examples": list(self.malformed_examples),
             "dropped": dict(self.dropped), "kept": self.kept, "out_of_order": self.out_of_order,
+            "duplicate_ids": self.duplicate_ids,
             "max_procs": self.max_procs, "max_procs_source": self.max_procs_source,
         }
 
@@ -90,7 +93,9 @@ class CleaningReport:
             f"{self.blank_lines} blank + {self.malformed} malformed skipped + "
             f"{sum(self.dropped.values())} dropped ({drops}) + {self.kept} jobs kept; "
             f"{self.out_of_order} out of submit order (reordered); "
-            f"machine size {self.max_procs} ({self.max_procs_source})"
+            + (f"{self.duplicate_ids} kept jobs repeat an earlier job id; "
+               if self.duplicate_ids else "")
+            + f"machine size {self.max_procs} ({self.max_procs_source})"
         )
 
 
@@ -98,8 +103,15 @@ def _open_text(path: Path) -> str:
     with path.open("rb") as fh:
         magic = fh.read(2)
     if magic == b"\x1f\x8b":
-        with gzip.open(path, "rb") as fh:
-            raw = fh.read()
+        try:
+            with gzip.open(path, "rb") as fh:
+                raw = fh.read()
+        except EOFError:
+            raise SWFFormatError(f"{path}: the gzip stream is truncated (the file was cut "
+                                 "short; download it again)") from None
+        except (gzip.BadGzipFile, zlib.error, OSError) as e:
+            raise SWFFormatError(f"{path}: not a readable gzip file ({e}); a damaged "
+                                 "download or data appended after the compressed stream") from None
     else:
         raw = path.read_bytes()
     return raw.decode("utf-8", errors="replace")
@@ -241,6 +253,7 @@ def load_swf(path, *, skip_malformed: bool = False, max_procs: int | None = None
     else:
         lineno = np.asarray(data_lineno, dtype=np.int64)
 
+    records, lineno = _check_integer_fields(records, lineno, source, skip_malformed, report)
     submit = records[:, _F["submit"]]
     runtime = records[:, _F["runtime"]]
     size = records[:, _F["alloc_procs"]].copy()
@@ -251,11 +264,19 @@ def load_swf(path, *, skip_malformed: bool = False, max_procs: int | None = None
     if status is not None:
         allowed = np.asarray(sorted({int(s) for s in status}), dtype=np.float64)
         reasons.append(("status", ~np.isin(records[:, _F["status"]], allowed)))
+    # A line identical to an earlier one in every field is a copy (two concatenated files,
+    # a repeated export), never a second job.
+    _, first = np.unique(records, axis=0, return_index=True)
+    copy = np.ones(records.shape[0], dtype=bool)
+    copy[first] = False
+    reasons.append(("duplicate line", copy))
     for reason, bad in reasons:
         hit = keep & bad
         report.dropped[reason] = int(hit.sum())
         keep &= ~bad
     report.kept = int(keep.sum())
+    ids = records[keep, _F["job"]]
+    report.duplicate_ids = int(ids.size - np.unique(ids).size)
 
     sub_k = submit[keep]
     report.out_of_order = int(np.sum(sub_k[1:] < np.maximum.accumulate(sub_k)[:-1])) if sub_k.size else 0
@@ -283,6 +304,37 @@ def load_swf(path, *, skip_malformed: bool = False, max_procs: int | None = None
         size=size_all,
         report=report,
     )
+
+
+#: SWF fields that must hold integers (sizes are node counts; ids identify jobs).
+_INTEGER_FIELDS = ("job", "alloc_procs", "req_procs")
+_INT_LIMIT = 2.0**31
+
+
+def _check_integer_fields(records, lineno, source, skip_malformed, report):
+    """Refuse (or skip and count) lines whose id or sizes are not integers below 2**31."""
+    cols = [_F[n] for n in _INTEGER_FIELDS]
+    vals = records[:, cols]
+    bad_rows = np.flatnonzero(np.any((vals != np.round(vals)) | (np.abs(vals) >= _INT_LIMIT),
+                                     axis=1))
+    if bad_rows.size == 0:
+        return records, lineno
+    msgs = []
+    for r in bad_rows[:10]:
+        c = next(i for i, col in enumerate(cols)
+                 if vals[r, i] != round(vals[r, i]) or abs(vals[r, i]) >= _INT_LIMIT)
+        v = vals[r, c]
+        what = "not an integer" if abs(v) < _INT_LIMIT else "too large (>= 2**31)"
+        msgs.append(f"{source}, line {lineno[r]}: field {cols[c] + 1} ({SWF_FIELDS[cols[c]]}) "
+                    f"is {what}: {v:g}")
+    if not skip_malformed:
+        raise SWFFormatError(msgs[0])
+    report.malformed += int(bad_rows.size)
+    room = 10 - len(report.malformed_examples)
+    report.malformed_examples.extend(msgs[:max(room, 0)])
+    keep = np.ones(records.shape[0], dtype=bool)
+    keep[bad_rows] = False
+    return records[keep], lineno[keep]
 
 
 def default_trace_path() -> Path:
@@ -350,9 +402,14 @@ class Trace:
             raise KeyError(f"unknown SWF field {name!r}; choose one of {list(SWF_FIELDS)}")
         return self.records[self._index, _F[name]]
 
+    def _require_jobs(self):
+        if len(self) == 0:
+            raise ValueError(f"trace {self.name!r} holds no jobs: {self.report}")
+
     @property
     def jobs(self) -> JobSet:
         """All cleaned jobs as a JobSet (release = submit time, attributes from seed 0)."""
+        self._require_jobs()
         if self._jobs is None:
             self._jobs = self._make(np.arange(len(self)), seed=0, batch=False, shift=False,
                                     name=self.name, report={"window": (0, len(self))})
@@ -418,6 +475,7 @@ class Trace:
         JobSet
         """
         n = len(self)
+        self._require_jobs()
         if not (0 <= int(start) < n) or int(start) != start:
             raise ValueError(f"start must be an index in [0, {n}), got {start}")
         start = int(start)

@@ -67,6 +67,9 @@ def _diff(old: dict, new: dict, prefix=""):
         a, b = old.get(k), new.get(k)
         if isinstance(a, dict) and isinstance(b, dict):
             out += _diff(a, b, f"{prefix}{k}.")
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and a != b:
+            out += _diff({str(i): x for i, x in enumerate(a)}, {str(i): x for i, x in enumerate(b)},
+                         f"{prefix}{k}")
         elif a != b:
             out.append(f"{prefix}{k}: {a!r} in the store, {b!r} now")
     return out
