@@ -34,7 +34,7 @@ import moga
 from moga.baselines import heuristic
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "traces" / "HPC2N-2002-2.2-cln.swf.gz"
+SHARED = "HPC2N-2002-2.2-cln.swf.gz"  # found by moga.resolve_trace, if present
 
 
 def _median_us(fn, reps):
@@ -73,14 +73,26 @@ def _accasim(python, trace_path, n_jobs, nodes):
     return out
 
 
+def _default_trace(trace):
+    if trace is not None:
+        return str(moga.resolve_trace(trace))
+    try:
+        return str(moga.resolve_trace(SHARED))
+    except moga.TraceNotFoundError:
+        return None
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trace", default=str(SHARED) if SHARED.exists() else None)
+    ap.add_argument("--trace", default=None,
+                    help=f"SWF trace (default: {SHARED} where moga.resolve_trace finds it, else "
+                         "the bundled month)")
     ap.add_argument("--n-jobs", type=int, default=5000)
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--accasim-python", default=None)
     ap.add_argument("--out", default=str(ROOT / "results"))
     args = ap.parse_args(argv)
+    args.trace = _default_trace(args.trace)
 
     trace = moga.load_swf(args.trace) if args.trace else moga.load_default()
     n = min(args.n_jobs, len(trace))
@@ -105,7 +117,7 @@ def main(argv=None):
                 res["rows"].append(row)
                 print(row, flush=True)
     if args.accasim_python:
-        res["accasim_s"] = _accasim(args.accasim_python, args.trace or moga.workload
+        res["accasim_s"] = _accasim(args.accasim_python, args.trace or moga.model.workload
                                     .default_trace_path(), n, 256)
         print("AccaSim", res["accasim_s"], flush=True)
 

@@ -23,7 +23,7 @@ import moga
 from moga.value import ONLINE_HEURISTICS, attach_values, evaluate_value, evaluate_value_batch, online
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "traces" / "CEA-Curie-2011-2.1-cln.swf.gz"
+SHARED = "CEA-Curie-2011-2.1-cln.swf.gz"  # found by moga.resolve_trace, if present
 
 
 def main(argv=None):
@@ -35,9 +35,9 @@ def main(argv=None):
     fed = moga.Federation(names=c.names, nodes=c.nodes // 8, speed=c.speed,
                           power_busy=c.power_busy, power_idle=c.power_idle, link=c.link,
                           name="curie/8")
-    if SHARED.exists():
-        trace, start = moga.load_swf(SHARED), 100000
-    else:
+    try:
+        trace, start = moga.load_swf(moga.resolve_trace(SHARED)), 100000
+    except moga.TraceNotFoundError:
         trace, start = moga.load_default(), 0
         fed = moga.Federation.preset("default")
     n = min(args.n_jobs, len(trace) - start)

@@ -6,7 +6,7 @@ seed 1), MOGA without blacklist, random search with MOGA's evaluation budget,
 and GA-MF. Writes ``results/compare_monthly.md``, ``.json`` and one front plot
 per job-set with the baseline points::
 
-    python benchmarks/compare_monthly.py [--trace ../shared/traces/HPC2N-2002-2.2-cln.swf.gz]
+    python benchmarks/compare_monthly.py [--trace HPC2N-2002-2.2-cln.swf.gz]
 """
 
 from __future__ import annotations
@@ -22,12 +22,14 @@ from moga.baselines import Comparison, compare
 from moga.plot import plot_front
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "HPC2N-2002-2.2-cln.swf.gz"
+#: Resolved by moga.model.traces: MOGA_TRACES, then ../shared/traces, then the current folder.
+DEFAULT_TRACE = "HPC2N-2002-2.2-cln.swf.gz"
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trace", default=str(DEFAULT_TRACE))
+    ap.add_argument("--trace", default=DEFAULT_TRACE,
+                    help="SWF trace: a path, or a file name looked up by moga.resolve_trace")
     ap.add_argument("--windows", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--model", default="fluid", choices=["fluid", "at_start"])
     ap.add_argument("--pop", type=int, default=100)
@@ -37,6 +39,7 @@ def main(argv=None):
     ap.add_argument("--from-json", action="store_true",
                     help="only rewrite the report from an existing results/compare_monthly.json")
     args = ap.parse_args(argv)
+    args.trace = str(moga.resolve_trace(args.trace))
     if args.from_json:
         record = json.loads((Path(args.out) / "compare_monthly.json").read_text())
         for rec in record:

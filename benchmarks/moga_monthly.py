@@ -7,7 +7,7 @@ against the submit order with an empty blacklist, decoded on the same model.
 
 Writes ``results/moga_monthly.md``, ``.json`` and one front plot per job-set::
 
-    python benchmarks/moga_monthly.py [--trace ../shared/traces/HPC2N-2002-2.2-cln.swf.gz]
+    python benchmarks/moga_monthly.py [--trace HPC2N-2002-2.2-cln.swf.gz]
 """
 
 from __future__ import annotations
@@ -22,12 +22,14 @@ import moga
 from moga.plot import plot_front
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "HPC2N-2002-2.2-cln.swf.gz"
+#: Resolved by moga.model.traces: MOGA_TRACES, then ../shared/traces, then the current folder.
+DEFAULT_TRACE = "HPC2N-2002-2.2-cln.swf.gz"
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trace", default=str(DEFAULT_TRACE))
+    ap.add_argument("--trace", default=DEFAULT_TRACE,
+                    help="SWF trace: a path, or a file name looked up by moga.resolve_trace")
     ap.add_argument("--windows", type=int, nargs="+", default=[1, 2, 3],
                     help="which 30-day windows of the trace (default: the 2nd to 4th)")
     ap.add_argument("--model", default="fluid", choices=["fluid", "at_start"])
@@ -36,6 +38,7 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "results"))
     args = ap.parse_args(argv)
+    args.trace = str(moga.resolve_trace(args.trace))
 
     trace = moga.load_swf(args.trace)
     fed = moga.Federation.preset("default")

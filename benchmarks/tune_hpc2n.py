@@ -25,12 +25,14 @@ import moga
 from moga.experiments.tuning import plot_study
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_TRACE = ROOT.parent / "shared" / "traces" / "HPC2N-2002-2.2-cln.swf.gz"
+#: Resolved by moga.model.traces: MOGA_TRACES, then ../shared/traces, then the current folder.
+DEFAULT_TRACE = "HPC2N-2002-2.2-cln.swf.gz"
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trace", default=str(DEFAULT_TRACE))
+    ap.add_argument("--trace", default=DEFAULT_TRACE,
+                    help="SWF trace: a path, or a file name looked up by moga.resolve_trace")
     ap.add_argument("--n-jobs", type=int, default=500)
     ap.add_argument("--budget", type=int, default=4000)
     ap.add_argument("--trials", type=int, default=30)
@@ -38,6 +40,7 @@ def main(argv=None):
     ap.add_argument("--test-seeds", type=int, default=8)
     ap.add_argument("--out", default=str(ROOT / "results"))
     args = ap.parse_args(argv)
+    args.trace = str(moga.resolve_trace(args.trace))
 
     trace = moga.load_swf(args.trace)
     fed = moga.Federation.preset("default")
