@@ -334,3 +334,166 @@ def naive_value_decode(release, tasks, runtime, v_start, v_final, soft, hard, no
         start[j], finish[j], cluster[j], value[j] = s, f, k, v
     return {"start": start, "finish": finish, "cluster": cluster, "value": value,
             "total": sum(value), "n_relaxed": n_relaxed}
+
+
+def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, link, order,
+                         blacklist, rule="fastest"):
+    """Reference of the federated EASY decoder under the ``at_start`` model.
+
+    The queue holds the arrived, unstarted jobs by their position in
+    ``order``. At every arrival or finish: start queued jobs from the front
+    while their allowed free nodes hold them; the first that does not fit (the
+    head) gets a reservation at the earliest predicted finish of the running
+    jobs after which its allowed nodes would hold it (every job finishing
+    together with that one counted free); a later queued job that fits now
+    starts if it is predicted to end by the reservation, or if the nodes left
+    at the reservation, within the head's allowance and after the nodes held
+    by earlier such jobs, still hold the head. Allocation (greedy pick, then
+    shifts while the predicted slowdown does not grow) as in
+    :func:`naive_decode`. Returns ``(start, finish, alloc, reservation)``
+    (reservation: a job's first one as blocked head, None otherwise).
+    """
+    J, K = len(release), len(nodes)
+    release = [float(v) for v in release]
+    runtime = [float(v) for v in runtime]
+    tasks = [int(v) for v in tasks]
+    sigma = [float(v) for v in sigma]
+    bw = [float(v) for v in bw]
+    nodes = [int(v) for v in nodes]
+    speed = [float(v) for v in speed]
+    link = [float(v) for v in link]
+    fast_first = sorted(range(K), key=lambda k: _cluster_key_fast(k, speed, pbusy))
+    slow_first = sorted(range(K), key=lambda k: _cluster_key_slow(k, speed, pbusy))
+    pick_first = fast_first if rule == "fastest" else sorted(
+        range(K), key=lambda k: (pbusy[k] / speed[k], -speed[k], k))
+    pos = {int(j): i for i, j in enumerate(order)}
+    start, finish = [None] * J, [None] * J
+    alloc = [[0] * K for _ in range(J)]
+    reservation = [None] * J
+    free = list(nodes)
+
+    def coallocated(x):
+        return sum(1 for v in x if v > 0) >= 2
+
+    def loads():
+        load = [0.0] * K
+        for r in range(J):
+            if start[r] is not None and finish[r] is None and coallocated(alloc[r]):
+                for k in range(K):
+                    load[k] += _traffic(bw[r], tasks[r], alloc[r][k])
+        return load
+
+    def sd_of(j, x, load):
+        sp = 1.0 / min(speed[k] for k in range(K) if x[k] > 0)
+        sc = 1.0
+        if coallocated(x):
+            sc = max([1.0] + [load[k] / link[k] for k in range(K) if x[k] > 0])
+        return (1.0 - sigma[j]) * sp + sigma[j] * sc
+
+    def allowance(j):
+        allow = [nodes[k] - math.floor(blacklist[j][k] * nodes[k]) for k in range(K)]
+        return list(nodes) if sum(allow) < tasks[j] else allow
+
+    def allocate(j, allow):
+        cap = [min(free[k], allow[k]) for k in range(K)]
+        x, need = [0] * K, tasks[j]
+        for k in pick_first:
+            x[k] = min(cap[k], need)
+            need -= x[k]
+        base = loads()
+        current = _predicted(j, x, base, sd_of, coallocated, bw, tasks)
+        while True:
+            s = min(speed[k] for k in range(K) if x[k] > 0)
+            sources = [k for k in fast_first if x[k] > 0 and speed[k] > s]
+            dests = [k for k in slow_first if sources and s <= speed[k] < speed[sources[0]]
+                     and x[k] < cap[k]]
+            if not sources or not dests:
+                return x, current
+            trial = list(x)
+            trial[sources[0]] -= 1
+            trial[dests[0]] += 1
+            sd_new = _predicted(j, trial, base, sd_of, coallocated, bw, tasks)
+            if sd_new > current:
+                return x, current
+            x, current = trial, sd_new
+
+    proj = {}  # running job -> projected finish (fixed at its start under at_start)
+
+    def begin(j, t, x, sd):
+        alloc[j] = x
+        for k in range(K):
+            free[k] -= x[k]
+        start[j] = t
+        proj[j] = t + runtime[j] * sd
+
+    def fits(n, allow, avail):
+        return sum(min(avail[k], allow[k]) for k in range(K)) >= n
+
+    queue = []
+    t = min(release) if J else 0.0
+    while any(s is None for s in start):
+        # Release every job finishing by t, in groups of equal finishes.
+        while proj:
+            f = min(proj.values())
+            if f > t + RTOL * abs(t):
+                break
+            for r in [r for r, v in proj.items() if v <= f + RTOL * abs(f)]:
+                finish[r] = f
+                for k in range(K):
+                    free[k] += alloc[r][k]
+                del proj[r]
+            t = max(t, f)
+        queue += [j for j in range(J) if release[j] <= t and start[j] is None and j not in queue]
+        queue.sort(key=lambda j: pos[j])
+        while queue:
+            allow = allowance(queue[0])
+            if not fits(tasks[queue[0]], allow, free):
+                break
+            j = queue.pop(0)
+            begin(j, t, *allocate(j, allow))
+        if queue and sum(free) > 0 or (queue and reservation[queue[0]] is None):
+            head = queue[0]
+            allow_h = allowance(head)
+            shadow, free_s = t, list(free)
+            replay = sorted(proj.items(), key=lambda rv: (rv[1], rv[0]))
+            i = 0
+            while i < len(replay) and (not fits(tasks[head], allow_h, free_s)
+                                       or replay[i][1] <= shadow + RTOL * abs(shadow)):
+                r, f = replay[i]
+                shadow = max(shadow, f)
+                for k in range(K):
+                    free_s[k] += alloc[r][k]
+                i += 1
+            if reservation[head] is None:
+                reservation[head] = shadow
+            hold = [0] * K
+            free_total = sum(free)
+            for j in list(queue[1:]):
+                if free_total <= 0:
+                    break
+                if tasks[j] > free_total:
+                    continue
+                allow = allowance(j)
+                if not fits(tasks[j], allow, free):
+                    continue
+                x, sd = allocate(j, allow)
+                ends_before = t + runtime[j] * sd <= shadow
+                room = sum(min(free_s[k] - hold[k] - x[k], allow_h[k]) for k in range(K))
+                if not ends_before and room < tasks[head]:
+                    continue
+                if not ends_before:
+                    hold = [hold[k] + x[k] for k in range(K)]
+                queue.remove(j)
+                begin(j, t, x, sd)
+                free_total -= tasks[j]
+        upcoming = list(proj.values()) + [release[j] for j in range(J)
+                                          if start[j] is None and release[j] > t]
+        if not upcoming:
+            break
+        t = max(t, min(upcoming))
+    while proj:  # the last ones
+        f = min(proj.values())
+        for r in [r for r, v in proj.items() if v <= f + RTOL * abs(f)]:
+            finish[r] = f
+            del proj[r]
+    return start, finish, alloc, reservation

@@ -7,7 +7,7 @@ import pytest
 from conftest import instances
 from hypothesis import given
 from hypothesis import strategies as st
-from naive import naive_decode, naive_easy, naive_fifo
+from naive import naive_decode, naive_easy, naive_easy_federated, naive_fifo
 
 import moga
 
@@ -134,3 +134,17 @@ def test_option_errors(default_fed):
         moga.evaluate(js, default_fed, backfill="conservative")
     with pytest.raises(ValueError, match="unknown allocation rule 'cheapest'"):
         moga.evaluate(js, default_fed, rule="cheapest")
+
+
+@given(inst=instances(max_jobs=12), rule=st.sampled_from(["fastest", "greenest"]))
+def test_federated_easy_equals_its_plain_python_twin(inst, rule):
+    js, fed, order, bl = inst
+    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
+    start, finish, alloc, reservation = naive_easy_federated(
+        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
+        fed.link, order, bl, rule)
+    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(s.finish, finish, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(s.alloc, alloc)
+    expected = np.array([np.nan if r is None else r for r in reservation])
+    np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
