@@ -13,28 +13,25 @@ from .model.traces import resolve_trace
 from .model.workload import default_trace_path, load_swf
 
 
-def _nonneg_int(name):
+def _int_arg(name, low):
+    """An argparse type: an integer >= ``low``; errors name the option."""
     def parse(text):
         try:
             v = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if v < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be >= 0, got {v}")
+        if v < low:
+            raise argparse.ArgumentTypeError(f"{name} must be >= {low}, got {v}")
         return v
     return parse
+
+
+def _nonneg_int(name):
+    return _int_arg(name, 0)
 
 
 def _pos_int(name):
-    def parse(text):
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be >= 1, got {v}")
-        return v
-    return parse
+    return _int_arg(name, 1)
 
 
 def _pos_float(name):

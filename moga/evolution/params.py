@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..model.tomlfile import read_toml
 from .operators import ScheduleCrossover, ScheduleMutation
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["GAParams", "check_seed"]
 
@@ -140,13 +135,7 @@ class GAParams:
     def from_toml(cls, path) -> GAParams:
         """Read parameters from a TOML file (top level, or a ``[ga]`` table)."""
         path = Path(path)
-        try:
-            with path.open("rb") as fh:
-                doc = tomllib.load(fh)
-        except tomllib.TOMLDecodeError as e:
-            raise ValueError(f"{path}: not valid TOML: {e}") from None
-        except OSError as e:
-            raise ValueError(f"{path}: cannot read GA parameters: {e.strerror or e}") from None
+        doc = read_toml(path, "GA parameters")
         ga = doc.get("ga", doc)
         if not isinstance(ga, dict):
             raise ValueError(f"{path}: ga: must be a table of GA parameters, got {ga!r}")

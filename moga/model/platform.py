@@ -32,7 +32,6 @@ follows makespan and the makespan-energy front collapses to one point.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -41,10 +40,7 @@ import numpy as np
 
 from decoders._kernels import cluster_ranks
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from .tomlfile import read_toml, tomllib
 
 __all__ = ["Federation", "PRESETS"]
 
@@ -224,13 +220,7 @@ class Federation:
             ``power_idle`` and ``link``.
         """
         path = Path(path)
-        try:
-            with path.open("rb") as fh:
-                doc = tomllib.load(fh)
-        except tomllib.TOMLDecodeError as e:
-            raise ValueError(f"{path}: not valid TOML: {e}") from None
-        except OSError as e:
-            raise ValueError(f"{path}: cannot read the federation: {e.strerror or e}") from None
+        doc = read_toml(path, "federation")
         return cls._from_doc(doc, str(path), default_name=path.stem)
 
     @classmethod

@@ -32,18 +32,13 @@ import hashlib
 import json
 import math
 import re
-import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ...baselines.registry import ALGORITHMS
 from ...evolution.params import GAParams
+from ...model.tomlfile import read_toml
 from ...model.traces import TraceNotFoundError, resolve_trace
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 __all__ = ["SweepConfig", "TraceSpec", "RunSpec", "load_config", "config_from_dict"]
 
@@ -132,15 +127,8 @@ def _err(source, key, msg):
 def load_config(path) -> SweepConfig:
     """Read and validate a sweep TOML file; errors name the file and the key."""
     path = Path(path)
-    src = str(path)
-    try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
-    except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"{src}: not valid TOML: {e}") from None
-    except OSError as e:
-        raise ValueError(f"{src}: cannot read the sweep configuration: {e.strerror or e}") from None
-    return config_from_dict(doc, src, base=path.parent)
+    doc = read_toml(path, "sweep configuration")
+    return config_from_dict(doc, str(path), base=path.parent)
 
 
 def _is_int(v):
