@@ -47,18 +47,20 @@ def _times(fn, repeat):
 
 
 def _kernel_call(js, fed, order, bl, model):
-    """A closure running the bare kernel with preallocated scratch (no validation)."""
+    """A closure running the bare kernel with preallocated work arrays (no validation)."""
+    from decoders._federated_core import Out, new_state
+
     arrs = _validate.prepare(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle,
                              fed.link, check=False)
     fastest, _, slowest = federated.allocation_ranks(fed.speed, fed.power_busy)
-    arrs = _validate.readonly(*arrs, fastest, fastest, slowest, np.asarray(order, dtype=np.int64),
-                              np.asarray(bl, dtype=np.float64))
+    jobs, plat, order, bl = federated.bundles(arrs, fastest, fastest, slowest,
+                                              np.asarray(order, dtype=np.int64),
+                                              np.asarray(bl, dtype=np.float64))
     J, K = len(js), fed.n_clusters
-    start, finish, reserve = np.empty(J), np.empty(J), np.empty(J)
-    alloc = np.empty((J, K), dtype=np.int64)
-    fs, is_ = federated._scratch(J, K)
+    st = new_state(J, K)
+    out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
     code = federated.MODELS[model]
-    return lambda: federated._decode(*arrs, code, start, finish, alloc, reserve, fs, is_)
+    return lambda: federated._decode(jobs, plat, order, bl, code, False, st, out)
 
 
 def main(argv=None):

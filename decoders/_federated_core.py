@@ -1,36 +1,103 @@
-"""Inline Numba helpers shared by the federated kernels (in-order and EASY).
+"""The federated decoders' state and the pieces of their shared event loop.
 
-They operate on the decoder state: per-job arrays (``fin`` projected finish,
-``sd`` slowdown, ``coal`` co-allocation flag), per-cluster arrays (``free``
-nodes, ``load`` link traffic), the event heap ``(ht, hj, nh)`` of running jobs
-with fixed finish times and, in the fluid model, the list ``cl[:ncl]`` of
-running co-allocated jobs whose rates change (earliest finish ``cl_min``).
-Scalars of the state travel in and out as arguments and return values.
-Everything is inlined into the kernels, which run without reference counting.
+The kernels of :mod:`decoders.federated` (in-order and EASY) run one event
+loop (:func:`decoders.federated._decode`); what differs is the rule that
+starts jobs at an event. The loop's data travels in four bundles, named
+tuples built once per decode (they hold views, nothing is copied):
+
+``jobs`` (:data:`Jobs`)
+    The job arrays, shape (J,): ``release`` (s), ``tasks``, ``runtime``
+    (s on a speed-1.0 node), ``sigma`` (communication share), ``bw``
+    (Mbit/s per task).
+``plat`` (:data:`Platform`)
+    The cluster arrays, shape (K,): ``nodes``, ``speed``, ``pbusy``,
+    ``pidle`` (W per node), ``link`` (Mbit/s), and three cluster orders:
+    ``rank_pick`` (the allocation rule's greedy order), ``rank_fast`` and
+    ``rank_slow`` (sources and destinations of the energy-saving shift).
+``st`` (:data:`State`)
+    The decoder's mutable arrays. Per job: ``fin`` (projected finish),
+    ``sd`` (current slowdown), ``ht``/``hj`` (the event heap of running jobs
+    with fixed finishes, times and jobs), ``cl`` (fluid model: the running
+    co-allocated jobs, re-rated at every event while a link is saturated),
+    ``coal`` (1 for a co-allocated job), and for EASY ``started``, ``wq``
+    (the waiting queue), ``sh_t``/``sh_j`` (the reservation's replay heap),
+    ``by_release`` (jobs by arrival), ``pos_of`` (a job's position in the
+    order). Per cluster: ``free`` nodes, ``load`` (link traffic of running
+    co-allocated jobs), ``allow`` (the current job's allowance), and for
+    EASY ``allow_h`` (the head's allowance), ``free_s`` (free nodes at the
+    reservation), ``hold`` (nodes promised past the reservation).
+``out`` (:data:`Out`)
+    What the decode writes: ``start``, ``finish`` (J,), ``alloc`` (J, K:
+    tasks of each job in each cluster) and ``reserve`` (J: EASY's first
+    reservation of a job as blocked head, NaN otherwise).
+
+The scalars of the loop live in the state too, ``st.evi`` (int64, indices
+``E_*``): ``E_NH`` (heap size), ``E_NCL`` (re-rated jobs), ``E_NCOAL``
+(co-allocated jobs running), ``E_SAT`` (1 while some link is over
+capacity), the counters ``E_STARTED``, ``E_COALLOC`` and ``E_RELAXED``, and
+the rule's cursors ``E_CURSOR`` (in order: position in the order; EASY: jobs
+arrived) and ``E_NQ`` (EASY: queue length); ``st.evf[0]`` is the earliest
+finish among the re-rated jobs. Helpers read them into locals on entry and
+write them back on exit, so that hot loops run on registers. Everything here
+is inlined into the kernels, which run without reference counting.
 """
 
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
 from ._kernels import FINISH_RTOL, heap_pop, heap_push, link_traffic, slowdown
 
+__all__ = ["Jobs", "Platform", "State", "Out", "new_state", "reset_events", "E_NH", "E_NCL",
+           "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC", "E_RELAXED", "E_CURSOR", "E_NQ"]
+
+Jobs = namedtuple("Jobs", "release tasks runtime sigma bw")
+Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow")
+State = namedtuple("State", "fin sd ht hj cl coal started wq sh_t sh_j by_release pos_of "
+                            "free load allow allow_h free_s hold evi evf")
+Out = namedtuple("Out", "start finish alloc reserve")
+
+#: Indices of the loop's integer scalars in ``State.evi``.
+E_NH, E_NCL, E_NCOAL, E_SAT, E_STARTED, E_COALLOC, E_RELAXED, E_CURSOR, E_NQ = range(9)
+
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def refresh_rates(t, cl, ncl, fin, sd, sigma, bw, tasks, alloc, speed, load, link):
+def reset_events(st):
+    """The loop scalars of an empty federation at the start of a decode."""
+    for i in range(st.evi.shape[0]):
+        st.evi[i] = 0
+    st.evf[0] = np.inf
+
+
+@njit(cache=True, error_model="numpy")
+def new_state(J, K):
+    """Fresh work arrays for decodes of J jobs on K clusters (reusable from decode to decode)."""
+    f = np.empty((4, J))
+    i = np.empty((8, J), dtype=np.int64)
+    c = np.empty((5, K), dtype=np.int64)
+    return State(f[0], f[1], f[2], i[0], i[1], i[2], i[3], i[4], f[3], i[5], i[6], i[7],
+                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(9, dtype=np.int64),
+                 np.full(1, np.inf))
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def refresh_rates(t, jobs, plat, st, out, ncl):
     """Fluid model: re-rate the running co-allocated jobs ``cl[:ncl]`` at time ``t``.
 
     Returns the earliest of their new finish times (inf when none runs).
     """
     earliest = np.inf
     for i in range(ncl):
-        r = cl[i]
-        new = slowdown(sigma[r], bw[r], tasks[r], alloc, r, speed, load, link, False)
-        if new != sd[r]:
-            fin[r] = t + (fin[r] - t) / sd[r] * new
-            sd[r] = new
-        earliest = min(earliest, fin[r])
+        r = st.cl[i]
+        new = slowdown(jobs.sigma[r], jobs.bw[r], jobs.tasks[r], out.alloc, r, plat.speed,
+                       st.load, plat.link, False)
+        if new != st.sd[r]:
+            st.fin[r] = t + (st.fin[r] - t) / st.sd[r] * new
+            st.sd[r] = new
+        earliest = min(earliest, st.fin[r])
     return earliest
 
 
@@ -57,28 +124,27 @@ def earliest(cl, ncl, fin):
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def allocate(j, tasks, sigma, bw, allow, free, speed, load, link, rank_pick, rank_fast,
-             rank_slow, alloc):
+def allocate(j, jobs, plat, st, alloc, allow):
     """Greedy pick in ``rank_pick`` order, then energy-saving shifts (docs/design.md §5, steps 3-4).
 
     Writes the allocation into ``alloc[j]``; ``allow`` holds the allowance per
-    cluster. ``rank_pick`` is the allocation rule: fastest clusters first
-    (the MOGA decoder) or greenest first (least energy per unit of work).
-    Shifts move one task at a time from the fastest used cluster faster than
-    the slowest used speed ``s`` (ties: the order of ``rank_fast``) to the
-    slowest cluster slower than it with speed >= ``s`` and a free allowed node
-    (ties: lower ``power_busy / speed``, then lower index), while the predicted
-    slowdown does not grow. A move changes only the source's and the
-    destination's link traffic (``s`` and so ``SP`` stay fixed), so each move
-    is priced in O(1) against the fixed utilisation of the job's other clusters.
+    cluster. Shifts move one task at a time from the fastest used cluster
+    faster than the slowest used speed ``s`` (ties: the order of
+    ``rank_fast``) to the slowest cluster slower than it with speed >= ``s``
+    and a free allowed node (ties: lower ``power_busy / speed``, then lower
+    index), while the predicted slowdown does not grow. A move changes only
+    the source's and the destination's link traffic (``s`` and so ``SP`` stay
+    fixed), so each move is priced in O(1) against the fixed utilisation of
+    the job's other clusters.
     """
     K = alloc.shape[1]
-    T = tasks[j]
+    speed, free, load, link = plat.speed, st.free, st.load, plat.link
+    T = jobs.tasks[j]
     remaining = T
     used = 0
     s = np.inf
     for i in range(K):
-        k = rank_pick[i]
+        k = plat.rank_pick[i]
         take = min(min(free[k], allow[k]), remaining)
         alloc[j, k] = take
         remaining -= take
@@ -87,14 +153,14 @@ def allocate(j, tasks, sigma, bw, allow, free, speed, load, link, rank_pick, ran
             s = min(s, speed[k])
     if used < 2:
         return
-    sig = sigma[j]
-    b = bw[j]
+    sig = jobs.sigma[j]
+    b = jobs.bw[j]
     sd_cur = slowdown(sig, b, T, alloc, j, speed, load, link, True)
     sp = 1.0 / s
     while True:
         src = -1
         for i in range(K):
-            k = rank_fast[i]
+            k = plat.rank_fast[i]
             if alloc[j, k] > 0 and speed[k] > s:
                 src = k
                 break
@@ -102,7 +168,7 @@ def allocate(j, tasks, sigma, bw, allow, free, speed, load, link, rank_pick, ran
             return
         dst = -1
         for i in range(K):
-            k = rank_slow[i]
+            k = plat.rank_slow[i]
             if speed[k] < speed[src] and speed[k] >= s and alloc[j, k] < min(free[k], allow[k]):
                 dst = k
                 break
@@ -137,18 +203,19 @@ def allocate(j, tasks, sigma, bw, allow, free, speed, load, link, rank_pick, ran
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def allowance(j, blacklist, nodes, tasks, allow):
+def allowance(j, blacklist, jobs, plat, allow):
     """Fill ``allow`` with job ``j``'s allowance ``N_k - floor(beta_jk N_k)``.
 
     Returns True when the allowance cannot hold the job: the blacklist is then
     void (``allow = N``) and the caller counts it as relaxed.
     """
+    nodes = plat.nodes
     K = nodes.shape[0]
     total = 0
     for k in range(K):
         allow[k] = nodes[k] - np.int64(np.floor(blacklist[j, k] * nodes[k]))
         total += allow[k]
-    if total < tasks[j]:
+    if total < jobs.tasks[j]:
         for k in range(K):
             allow[k] = nodes[k]
         return True
@@ -165,24 +232,27 @@ def fits(n, free, allow):
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def next_finish(ht, nh, cl_min):
+def next_finish(st):
     """Earliest projected finish among running jobs (inf when none runs)."""
-    return min(ht[0], cl_min) if nh > 0 else cl_min
+    return min(st.ht[0], st.evf[0]) if st.evi[E_NH] > 0 else st.evf[0]
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def release_due(horizon, t, fluid, ht, hj, nh, cl, ncl, cl_min, n_coal_run, saturated, fin, sd,
-                coal, finish, alloc, free, load, sigma, bw, tasks, speed, link):
+def release_due(horizon, t, fluid, jobs, plat, st, out):
     """Release every job finishing by ``horizon``, one group of equal finishes at a time.
 
     Jobs whose finish times agree to ``FINISH_RTOL`` finish together at the
     earliest of them; their nodes and link traffic are released at once, then
     (fluid model, some link saturated) the co-allocated jobs still running are
-    re-rated. Returns the updated ``(t, nh, ncl, cl_min, n_coal_run, saturated)``.
+    re-rated. Returns the new time.
     """
-    K = free.shape[0]
+    K = st.free.shape[0]
+    evi = st.evi
+    nh, ncl, cl_min, n_coal_run, saturated = (evi[E_NH], evi[E_NCL], st.evf[0], evi[E_NCOAL],
+                                              evi[E_SAT] != 0)
+    ht, hj, cl, fin, free, load, alloc = st.ht, st.hj, st.cl, st.fin, st.free, st.load, out.alloc
     while nh + ncl > 0:
-        f = next_finish(ht, nh, cl_min)
+        f = min(ht[0], cl_min) if nh > 0 else cl_min
         if f > horizon:
             break
         thr = f + FINISH_RTOL * abs(f)
@@ -201,14 +271,14 @@ def release_due(horizon, t, fluid, ht, hj, nh, cl, ncl, cl_min, n_coal_run, satu
                 cl[i] = cl[ncl]
             else:
                 break
-            finish[r] = f
+            out.finish[r] = f
             for k in range(K):
                 free[k] += alloc[r, k]
-            if coal[r] != 0:
+            if st.coal[r] != 0:
                 any_coal = True
                 n_coal_run -= 1
                 for k in range(K):
-                    load[k] -= link_traffic(bw[r], tasks[r], alloc[r, k])
+                    load[k] -= link_traffic(jobs.bw[r], jobs.tasks[r], alloc[r, k])
         if f > t:
             t = f
         if any_coal:
@@ -218,58 +288,66 @@ def release_due(horizon, t, fluid, ht, hj, nh, cl, ncl, cl_min, n_coal_run, satu
                 cl_min = np.inf
                 saturated = False
             elif fluid:
-                now_sat = saturated_links(load, link)
+                now_sat = saturated_links(load, plat.link)
                 if saturated or now_sat:
-                    cl_min = refresh_rates(t, cl, ncl, fin, sd, sigma, bw, tasks, alloc, speed,
-                                           load, link)
+                    cl_min = refresh_rates(t, jobs, plat, st, out, ncl)
                 else:
                     cl_min = earliest(cl, ncl, fin)
                 saturated = now_sat
-    return t, nh, ncl, cl_min, n_coal_run, saturated
+    evi[E_NH], evi[E_NCL], evi[E_NCOAL], evi[E_SAT] = nh, ncl, n_coal_run, saturated
+    st.evf[0] = cl_min
+    return t
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def commit_start(j, t, fluid, runtime, tasks, sigma, bw, speed, load, link, alloc, free, fin, sd,
-                 coal, start, ht, hj, nh, cl, ncl, cl_min, n_coal_run, saturated):
-    """Start job ``j`` at ``t`` with the allocation already in ``alloc[j]``.
+def commit_start(j, t, fluid, jobs, plat, st, out):
+    """Start job ``j`` at ``t`` with the allocation already in ``out.alloc[j]``.
 
     Takes its nodes, adds its link traffic, fixes its slowdown and projected
-    finish, re-rates the running co-allocated jobs (fluid model) and files it
-    in the heap or the re-rated list. Returns ``(nh, ncl, cl_min, n_coal_run,
-    saturated, coallocated)``.
+    finish, re-rates the running co-allocated jobs (fluid model), files it in
+    the heap or the re-rated list and counts it.
     """
-    K = free.shape[0]
-    tj = tasks[j]
+    K = st.free.shape[0]
+    evi = st.evi
+    nh, ncl, cl_min, n_coal_run, saturated = (evi[E_NH], evi[E_NCL], st.evf[0], evi[E_NCOAL],
+                                              evi[E_SAT] != 0)
+    alloc, free, load = out.alloc, st.free, st.load
+    tj = jobs.tasks[j]
     used = 0
     for k in range(K):
         free[k] -= alloc[j, k]
         if alloc[j, k] > 0:
             used += 1
     if used >= 2:
-        coal[j] = 1
+        st.coal[j] = 1
         n_coal_run += 1
         for k in range(K):
-            load[k] += link_traffic(bw[j], tj, alloc[j, k])
-    sd[j] = slowdown(sigma[j], bw[j], tj, alloc, j, speed, load, link, False)
-    start[j] = t
-    fin[j] = t + runtime[j] * sd[j]
+            load[k] += link_traffic(jobs.bw[j], tj, alloc[j, k])
+    st.sd[j] = slowdown(jobs.sigma[j], jobs.bw[j], tj, alloc, j, plat.speed, load, plat.link,
+                        False)
+    out.start[j] = t
+    st.fin[j] = t + jobs.runtime[j] * st.sd[j]
     if used >= 2 and fluid:
-        now_sat = saturated_links(load, link)
+        now_sat = saturated_links(load, plat.link)
         if saturated or now_sat:
-            cl_min = refresh_rates(t, cl, ncl, fin, sd, sigma, bw, tasks, alloc, speed, load, link)
+            cl_min = refresh_rates(t, jobs, plat, st, out, ncl)
         saturated = now_sat
-        cl_min = min(cl_min, fin[j])
-        cl[ncl] = j
+        cl_min = min(cl_min, st.fin[j])
+        st.cl[ncl] = j
         ncl += 1
     else:
-        nh = heap_push(ht, hj, nh, fin[j], j)
-    return nh, ncl, cl_min, n_coal_run, saturated, used >= 2
+        nh = heap_push(st.ht, st.hj, nh, st.fin[j], j)
+    evi[E_NH], evi[E_NCL], evi[E_NCOAL], evi[E_SAT] = nh, ncl, n_coal_run, saturated
+    st.evf[0] = cl_min
+    evi[E_STARTED] += 1
+    if used >= 2:
+        evi[E_COALLOC] += 1
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def objectives(release, start, finish, alloc, nodes, pbusy, pidle):
+def objectives(jobs, plat, out):
     """``(makespan, energy, flowtime)`` of a schedule (docs/design.md §5)."""
-    J, K = alloc.shape
+    J, K = out.alloc.shape
     if J == 0:
         return 0.0, 0.0, 0.0
     fmax = -np.inf
@@ -277,28 +355,15 @@ def objectives(release, start, finish, alloc, nodes, pbusy, pidle):
     flow = 0.0
     busy = 0.0
     for i in range(J):
-        fmax = max(fmax, finish[i])
-        rmin = min(rmin, release[i])
-        flow += finish[i] - release[i]
-        dur = finish[i] - start[i]
+        fmax = max(fmax, out.finish[i])
+        rmin = min(rmin, jobs.release[i])
+        flow += out.finish[i] - jobs.release[i]
+        dur = out.finish[i] - out.start[i]
         for k in range(K):
-            if alloc[i, k] > 0:
-                busy += alloc[i, k] * (pbusy[k] - pidle[k]) * dur
+            if out.alloc[i, k] > 0:
+                busy += out.alloc[i, k] * (plat.pbusy[k] - plat.pidle[k]) * dur
     makespan = fmax - rmin
     idle_w = 0.0
     for k in range(K):
-        idle_w += nodes[k] * pidle[k]
+        idle_w += plat.nodes[k] * plat.pidle[k]
     return makespan, makespan * idle_w + busy, flow
-
-
-
-
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def allocate_and_start(j, t, fluid, runtime, tasks, sigma, bw, allow, free, speed, load, link,
-                       rank_pick, rank_fast, rank_slow, alloc, fin, sd, coal, start, ht, hj, nh,
-                       cl, ncl, cl_min, n_coal_run, saturated):
-    """:func:`allocate` then :func:`commit_start`: job ``j`` starts now on its allocation."""
-    allocate(j, tasks, sigma, bw, allow, free, speed, load, link, rank_pick, rank_fast, rank_slow,
-             alloc)
-    return commit_start(j, t, fluid, runtime, tasks, sigma, bw, speed, load, link, alloc, free,
-                        fin, sd, coal, start, ht, hj, nh, cl, ncl, cl_min, n_coal_run, saturated)

@@ -41,9 +41,11 @@ energy per unit of work, then lower index) and ``"greenest"`` (least energy
 per unit of work, ``power_busy / speed``, first; ties to the faster cluster,
 then lower index).
 
-Layout: private ``@njit`` kernels over plain arrays (``_decode``,
-``_decode_easy``, ``_decode_batch``) and public wrappers (:func:`decode`,
-:func:`decode_batch`) that validate and convert.
+Layout: one private ``@njit`` event loop (``_decode``) with the two rules
+that start jobs at an event (``_start_in_order``, ``_start_easy``), its batch
+form (``_decode_batch``), and public wrappers (:func:`decode`,
+:func:`decode_batch`) that validate, convert and bundle the arrays (see
+:mod:`decoders._federated_core` for the bundles and every field).
 """
 
 from __future__ import annotations
@@ -54,14 +56,25 @@ import numpy as np
 from numba import get_num_threads, njit, prange
 
 from ._federated_core import (
+    E_COALLOC,
+    E_CURSOR,
+    E_NCL,
+    E_NH,
+    E_NQ,
+    E_RELAXED,
+    E_STARTED,
+    Jobs,
+    Out,
+    Platform,
     allocate,
-    allocate_and_start,
     allowance,
     commit_start,
     fits,
+    new_state,
     next_finish,
     objectives,
     release_due,
+    reset_events,
 )
 from ._kernels import FINISH_RTOL, cluster_ranks, heap_pop, heap_push, slowdown
 from ._validate import (
@@ -81,14 +94,6 @@ MODELS = {"fluid": 0, "at_start": 1}
 BACKFILL = {"none": 0, "easy": 1}
 #: Allocation rules.
 RULES = {"fastest": 0, "greenest": 1}
-
-# Scratch per job the kernels need: floats (fin, sd, heap times, shadow-heap times),
-# ints (heap jobs, re-rated list, co-allocation flags, started, waiting queue,
-# shadow-heap jobs, jobs by release, position in the order); plus K floats and 5K ints.
-_N_FSCRATCH = 4
-_N_ISCRATCH = 8
-_K_ISCRATCH = 5
-
 
 class FederatedDecode(NamedTuple):
     """What one decode returns (arrays indexed like the job arrays)."""
@@ -123,263 +128,158 @@ def allocation_ranks(speed, power_busy):
     return fastest, greenest, slowest
 
 
-def _scratch(J, K):
-    return (np.empty(_N_FSCRATCH * J + K),
-            np.empty(_N_ISCRATCH * J + _K_ISCRATCH * K, dtype=np.int64))
-
-
 # --------------------------------------------------------------------- kernels
 # The kernels run without Numba's reference counting (``_nrt=False``): they
-# allocate nothing (scratch comes from the caller), and refcount traffic on
-# their many array arguments otherwise costs more than the decoding itself.
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
-            rank_pick, rank_fast, rank_slow, order, blacklist, model, start, finish, alloc,
-            reserve, fscratch, iscratch):
-    """Decode one chromosome, jobs strictly in order; fills ``start``, ``finish``, ``alloc``.
+# allocate nothing (work arrays come from the caller), and refcount traffic on
+# their many arrays otherwise costs more than the decoding itself. The data
+# travels in the bundles of :mod:`decoders._federated_core` (jobs, plat, st,
+# out).
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
+    """The MOGA rule at time ``t``: start the next jobs of ``order`` while they can start now.
 
-    Returns ``(makespan, energy, flowtime, n_relaxed, n_coalloc)``.
+    Stops at the first job not yet released or whose allowed free nodes do not
+    hold it (nothing behind it may start first). Returns the release of that
+    job when it is still to come (inf otherwise).
     """
     J = order.shape[0]
-    K = nodes.shape[0]
-    fluid = model == 0
-    fin = fscratch[0:J]
-    sd = fscratch[J:2 * J]
-    ht = fscratch[2 * J:3 * J]
-    load = fscratch[4 * J:4 * J + K]
-    hj = iscratch[0:J]
-    cl = iscratch[J:2 * J]
-    coal = iscratch[2 * J:3 * J]
-    free = iscratch[8 * J:8 * J + K]
-    allow = iscratch[8 * J + K:8 * J + 2 * K]
-    for k in range(K):
-        free[k] = nodes[k]
-        load[k] = 0.0
-    for i in range(J):
-        coal[i] = 0
-        reserve[i] = np.nan
-        for k in range(K):
-            alloc[i, k] = 0
-    nh = 0
-    ncl = 0
-    n_coal_run = 0
-    n_relaxed = 0
-    n_coalloc = 0
-    cl_min = np.inf  # earliest finish in the re-rated list (fluid model)
-    saturated = False  # some link over capacity: co-allocated jobs are slowed by their links
-    t = 0.0
-
-    pos = 0
-    # Each pass places the next job in the order, or releases finished jobs and retries.
+    pos = st.evi[E_CURSOR]
+    n_relaxed = st.evi[E_RELAXED]
+    t_arrival = np.inf
     while pos < J:
         j = order[pos]
-        if release[j] > t:
-            t = release[j]
-        t, nh, ncl, cl_min, n_coal_run, saturated = release_due(
-            t + FINISH_RTOL * abs(t), t, fluid, ht, hj, nh, cl, ncl, cl_min, n_coal_run,
-            saturated, fin, sd, coal, finish, alloc, free, load, sigma, bw, tasks, speed, link)
-        relaxed = allowance(j, blacklist, nodes, tasks, allow)
-        if not fits(tasks[j], free, allow):
-            # Not enough allowed nodes free: jump to the next finish and retry.
-            t = max(t, next_finish(ht, nh, cl_min))
-            continue
+        if jobs.release[j] > t:
+            t_arrival = jobs.release[j]
+            break
+        relaxed = allowance(j, blacklist, jobs, plat, st.allow)
+        if not fits(jobs.tasks[j], st.free, st.allow):
+            break
         n_relaxed += relaxed
-        nh, ncl, cl_min, n_coal_run, saturated, co = allocate_and_start(
-            j, t, fluid, runtime, tasks, sigma, bw, allow, free, speed, load, link, rank_pick,
-            rank_fast, rank_slow, alloc, fin, sd, coal, start, ht, hj, nh, cl, ncl, cl_min,
-            n_coal_run, saturated)
-        n_coalloc += co
+        allocate(j, jobs, plat, st, out.alloc, st.allow)
+        commit_start(j, t, fluid, jobs, plat, st, out)
         pos += 1
-    release_due(np.inf, t, fluid, ht, hj, nh, cl, ncl, cl_min, n_coal_run, saturated, fin, sd,
-                coal, finish, alloc, free, load, sigma, bw, tasks, speed, link)
-    m, e, fl = objectives(release, start, finish, alloc, nodes, pbusy, pidle)
-    return m, e, fl, n_relaxed, n_coalloc
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _decode_easy(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
-                 rank_pick, rank_fast, rank_slow, order, blacklist, model, start, finish, alloc,
-                 reserve, fscratch, iscratch):
-    """Decode one chromosome with EASY backfilling over the queue in ``order``.
-
-    The waiting queue holds the arrived, not yet started jobs, sorted by their
-    position in ``order``. ``reserve[j]`` receives the first reservation job
-    ``j`` got as the blocked head of the queue (NaN if it never waited at the
-    head). Returns ``(makespan, energy, flowtime, n_relaxed, n_coalloc)``.
-    """
-    J = order.shape[0]
-    K = nodes.shape[0]
-    fluid = model == 0
-    fin = fscratch[0:J]
-    sd = fscratch[J:2 * J]
-    ht = fscratch[2 * J:3 * J]
-    sh_t = fscratch[3 * J:4 * J]
-    load = fscratch[4 * J:4 * J + K]
-    hj = iscratch[0:J]
-    cl = iscratch[J:2 * J]
-    coal = iscratch[2 * J:3 * J]
-    started = iscratch[3 * J:4 * J]
-    wq = iscratch[4 * J:5 * J]
-    sh_j = iscratch[5 * J:6 * J]
-    by_release = iscratch[6 * J:7 * J]
-    pos_of = iscratch[7 * J:8 * J]
-    free = iscratch[8 * J:8 * J + K]
-    allow = iscratch[8 * J + K:8 * J + 2 * K]
-    allow_h = iscratch[8 * J + 2 * K:8 * J + 3 * K]
-    free_s = iscratch[8 * J + 3 * K:8 * J + 4 * K]
-    hold = iscratch[8 * J + 4 * K:8 * J + 5 * K]
-    for k in range(K):
-        free[k] = nodes[k]
-        load[k] = 0.0
-    for i in range(J):
-        coal[i] = 0
-        started[i] = 0
-        reserve[i] = np.nan
-        pos_of[order[i]] = i
-        for k in range(K):
-            alloc[i, k] = 0
-    # Arrival order: a heap sort of the jobs by (release, index), in place.
-    n_arr = 0
-    for i in range(J):
-        n_arr = heap_push(sh_t, sh_j, n_arr, release[i], i)
-    for i in range(J):
-        by_release[i] = sh_j[0]
-        n_arr = heap_pop(sh_t, sh_j, n_arr)
-    nh = 0
-    ncl = 0
-    nq = 0
-    n_coal_run = 0
-    n_relaxed = 0
-    n_coalloc = 0
-    n_started = 0
-    n_arrived = 0
-    cl_min = np.inf
-    saturated = False
-    t = release[by_release[0]] if J > 0 else 0.0
-
-    while n_started < J:
-        t, nh, ncl, cl_min, n_coal_run, saturated = release_due(
-            t + FINISH_RTOL * abs(t), t, fluid, ht, hj, nh, cl, ncl, cl_min, n_coal_run,
-            saturated, fin, sd, coal, finish, alloc, free, load, sigma, bw, tasks, speed, link)
-        # Arrivals join the queue at their place in the order.
-        while n_arrived < J and release[by_release[n_arrived]] <= t:
-            j = by_release[n_arrived]
-            q = nq
-            while q > 0 and pos_of[wq[q - 1]] > pos_of[j]:
-                wq[q] = wq[q - 1]
-                q -= 1
-            wq[q] = j
-            nq += 1
-            n_arrived += 1
-
-        # Start queued jobs in order while they fit; stop at the first that does not.
-        head = -1
-        hq = 0
-        while hq < nq:
-            j = wq[hq]
-            relaxed = allowance(j, blacklist, nodes, tasks, allow)
-            if not fits(tasks[j], free, allow):
-                head = j
-                break
-            n_relaxed += relaxed
-            nh, ncl, cl_min, n_coal_run, saturated, co = allocate_and_start(
-                j, t, fluid, runtime, tasks, sigma, bw, allow, free, speed, load, link, rank_pick,
-                rank_fast, rank_slow, alloc, fin, sd, coal, start, ht, hj, nh, cl, ncl, cl_min,
-                n_coal_run, saturated)
-            n_coalloc += co
-            started[j] = 1
-            n_started += 1
-            hq += 1
-
-        if head >= 0:
-            free_total = 0
-            for k in range(K):
-                allow_h[k] = allow[k]
-                free_total += free[k]
-            shadow = np.nan
-            if np.isnan(reserve[head]) or free_total > 0:
-                shadow = _shadow(t, tasks[head], allow_h, free, free_s, hold, alloc, ht, hj, nh,
-                                 cl, ncl, fin, sh_t, sh_j)
-                if np.isnan(reserve[head]):
-                    reserve[head] = shadow
-            # Backfill: later queued jobs that fit now and do not delay the head's reservation.
-            q = hq + 1
-            while q < nq and free_total > 0:
-                j = wq[q]
-                q += 1
-                if tasks[j] > free_total:
-                    continue
-                relaxed = allowance(j, blacklist, nodes, tasks, allow)
-                if not fits(tasks[j], free, allow):
-                    continue
-                allocate(j, tasks, sigma, bw, allow, free, speed, load, link, rank_pick,
-                         rank_fast, rank_slow, alloc)
-                predicted = t + runtime[j] * slowdown(sigma[j], bw[j], tasks[j], alloc, j, speed,
-                                                      load, link, True)
-                ends_before = predicted <= shadow
-                ok = ends_before
-                if not ok:
-                    room = 0
-                    for k in range(K):
-                        room += min(free_s[k] - hold[k] - alloc[j, k], allow_h[k])
-                    ok = room >= tasks[head]
-                if not ok:
-                    for k in range(K):
-                        alloc[j, k] = 0
-                    continue
-                if not ends_before:
-                    for k in range(K):
-                        hold[k] += alloc[j, k]
-                n_relaxed += relaxed
-                nh, ncl, cl_min, n_coal_run, saturated, co = commit_start(
-                    j, t, fluid, runtime, tasks, sigma, bw, speed, load, link, alloc, free, fin,
-                    sd, coal, start, ht, hj, nh, cl, ncl, cl_min, n_coal_run, saturated)
-                n_coalloc += co
-                started[j] = 1
-                n_started += 1
-                free_total -= tasks[j]
-        # Drop the started jobs from the queue.
-        kept = 0
-        for q in range(nq):
-            if started[wq[q]] == 0:
-                wq[kept] = wq[q]
-                kept += 1
-        nq = kept
-
-        if n_started == J:
-            break
-        # Next event: a finish or an arrival.
-        nxt = next_finish(ht, nh, cl_min)
-        if n_arrived < J:
-            nxt = min(nxt, release[by_release[n_arrived]])
-        if nxt == np.inf:  # cannot happen: a waiting job always fits an idle federation
-            break
-        t = max(t, nxt)
-
-    release_due(np.inf, t, fluid, ht, hj, nh, cl, ncl, cl_min, n_coal_run, saturated, fin, sd,
-                coal, finish, alloc, free, load, sigma, bw, tasks, speed, link)
-    m, e, fl = objectives(release, start, finish, alloc, nodes, pbusy, pidle)
-    return m, e, fl, n_relaxed, n_coalloc
+    st.evi[E_CURSOR] = pos
+    st.evi[E_RELAXED] = n_relaxed
+    return t_arrival
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _shadow(t, need, allow_h, free, free_s, hold, alloc, ht, hj, nh, cl, ncl, fin, sh_t, sh_j):
+def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
+    """EASY backfilling at time ``t`` over the queue in ``order`` (see the module docstring).
+
+    Arrivals join the waiting queue ``wq`` at their place in the order; queued
+    jobs start from the front while they fit; the first that does not (the
+    head) gets its reservation (the first one is kept in ``out.reserve``);
+    later queued jobs that fit now start if they end by the reservation or
+    leave the head enough allowed nodes then. Returns the next arrival (inf
+    when every job has arrived).
+    """
+    J = order.shape[0]
+    K = st.free.shape[0]
+    wq, pos_of, tasks = st.wq, st.pos_of, jobs.tasks
+    free, allow, alloc = st.free, st.allow, out.alloc
+    nq = st.evi[E_NQ]
+    arrived = st.evi[E_CURSOR]
+    n_relaxed = st.evi[E_RELAXED]
+    while arrived < J and jobs.release[st.by_release[arrived]] <= t:
+        j = st.by_release[arrived]
+        q = nq
+        while q > 0 and pos_of[wq[q - 1]] > pos_of[j]:
+            wq[q] = wq[q - 1]
+            q -= 1
+        wq[q] = j
+        nq += 1
+        arrived += 1
+
+    head = -1
+    hq = 0
+    while hq < nq:
+        j = wq[hq]
+        relaxed = allowance(j, blacklist, jobs, plat, allow)
+        if not fits(tasks[j], free, allow):
+            head = j
+            break
+        n_relaxed += relaxed
+        allocate(j, jobs, plat, st, alloc, allow)
+        commit_start(j, t, fluid, jobs, plat, st, out)
+        st.started[j] = 1
+        hq += 1
+
+    if head >= 0:
+        free_total = 0
+        for k in range(K):
+            st.allow_h[k] = allow[k]
+            free_total += free[k]
+        shadow = np.nan
+        if np.isnan(out.reserve[head]) or free_total > 0:
+            shadow = _shadow(t, tasks[head], st, alloc)
+            if np.isnan(out.reserve[head]):
+                out.reserve[head] = shadow
+        # Backfill: later queued jobs that fit now and do not delay the head's reservation.
+        q = hq + 1
+        while q < nq and free_total > 0:
+            j = wq[q]
+            q += 1
+            if tasks[j] > free_total:
+                continue
+            relaxed = allowance(j, blacklist, jobs, plat, allow)
+            if not fits(tasks[j], free, allow):
+                continue
+            allocate(j, jobs, plat, st, alloc, allow)
+            predicted = t + jobs.runtime[j] * slowdown(jobs.sigma[j], jobs.bw[j], tasks[j], alloc,
+                                                       j, plat.speed, st.load, plat.link, True)
+            ends_before = predicted <= shadow
+            ok = ends_before
+            if not ok:
+                room = 0
+                for k in range(K):
+                    room += min(st.free_s[k] - st.hold[k] - alloc[j, k], st.allow_h[k])
+                ok = room >= tasks[head]
+            if not ok:
+                for k in range(K):
+                    alloc[j, k] = 0
+                continue
+            if not ends_before:
+                for k in range(K):
+                    st.hold[k] += alloc[j, k]
+            n_relaxed += relaxed
+            commit_start(j, t, fluid, jobs, plat, st, out)
+            st.started[j] = 1
+            free_total -= tasks[j]
+    # Drop the started jobs from the queue.
+    kept = 0
+    for q in range(nq):
+        if st.started[wq[q]] == 0:
+            wq[kept] = wq[q]
+            kept += 1
+    st.evi[E_NQ] = kept
+    st.evi[E_CURSOR] = arrived
+    st.evi[E_RELAXED] = n_relaxed
+    if arrived < J:
+        return jobs.release[st.by_release[arrived]]
+    return np.inf
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _shadow(t, need, st, alloc):
     """The head's reservation: replay the running jobs' predicted finishes until it fits.
 
-    Fills ``free_s`` with the nodes free at the reservation (every job finishing
-    with the last one replayed included) and clears ``hold``. Returns the time.
+    Fills ``st.free_s`` with the nodes free at the reservation (every job
+    finishing with the last one replayed included) and clears ``st.hold``.
+    Returns the time.
     """
-    K = free.shape[0]
+    K = st.free.shape[0]
+    free_s, sh_t, sh_j = st.free_s, st.sh_t, st.sh_j
     for k in range(K):
-        free_s[k] = free[k]
-        hold[k] = 0
+        free_s[k] = st.free[k]
+        st.hold[k] = 0
     n_sh = 0
-    for i in range(nh):
-        n_sh = heap_push(sh_t, sh_j, n_sh, ht[i], hj[i])
-    for i in range(ncl):
-        n_sh = heap_push(sh_t, sh_j, n_sh, fin[cl[i]], cl[i])
+    for i in range(st.evi[E_NH]):
+        n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[i], st.hj[i])
+    for i in range(st.evi[E_NCL]):
+        n_sh = heap_push(sh_t, sh_j, n_sh, st.fin[st.cl[i]], st.cl[i])
     shadow = t
-    while n_sh > 0 and (not fits(need, free_s, allow_h)
+    while n_sh > 0 and (not fits(need, free_s, st.allow_h)
                         or sh_t[0] <= shadow + FINISH_RTOL * abs(shadow)):
         # Until the head fits, then every job finishing together with the last one.
         shadow = max(shadow, sh_t[0])
@@ -390,10 +290,81 @@ def _shadow(t, need, allow_h, free, free_s, hold, alloc, ht, hj, nh, cl, ncl, fi
     return shadow
 
 
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _init(jobs, plat, st, out, order, easy):
+    """Reset the work arrays and outputs for a new decode."""
+    J = order.shape[0]
+    K = plat.nodes.shape[0]
+    for k in range(K):
+        st.free[k] = plat.nodes[k]
+        st.load[k] = 0.0
+    for i in range(J):
+        st.coal[i] = 0
+        out.reserve[i] = np.nan
+        for k in range(K):
+            out.alloc[i, k] = 0
+    if easy:
+        for i in range(J):
+            st.started[i] = 0
+            st.pos_of[order[i]] = i
+        # Arrival order: a heap sort of the jobs by (release, index).
+        n = 0
+        for i in range(J):
+            n = heap_push(st.sh_t, st.sh_j, n, jobs.release[i], i)
+        for i in range(J):
+            st.by_release[i] = st.sh_j[0]
+            n = heap_pop(st.sh_t, st.sh_j, n)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _decode(jobs, plat, order, blacklist, model, easy, st, out):
+    """Decode one chromosome: the event loop shared by both rules.
+
+    Parameters
+    ----------
+    jobs, plat, st, out : named tuples
+        See :mod:`decoders._federated_core`; ``st`` is work space, ``out`` is filled.
+    order : int64[:]
+        A permutation of the jobs: the placement order (the queue order under EASY).
+    blacklist : float64[:, :]
+        (J, K) fractions in [0, 1].
+    model : int
+        ``MODELS`` code (0 fluid, 1 at_start).
+    easy : bool
+        EASY backfilling (:func:`_start_easy`) or strict order (:func:`_start_in_order`).
+
+    Returns
+    -------
+    (makespan, energy, flowtime, n_relaxed, n_coalloc)
+
+    At each event (a finish or an arrival) the jobs finishing by then release
+    their nodes, then the rule starts what it can; time moves to the next
+    finish or arrival until every job has started.
+    """
+    J = order.shape[0]
+    fluid = model == 0
+    _init(jobs, plat, st, out, order, easy)
+    reset_events(st)
+    t = 0.0
+    while st.evi[E_STARTED] < J:
+        t = release_due(t + FINISH_RTOL * abs(t), t, fluid, jobs, plat, st, out)
+        if easy:
+            t_arrival = _start_easy(t, fluid, jobs, plat, st, out, order, blacklist)
+        else:
+            t_arrival = _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist)
+        if st.evi[E_STARTED] == J:
+            break
+        nxt = min(next_finish(st), t_arrival)
+        if nxt == np.inf:  # cannot happen: a waiting job always fits an idle federation
+            break
+        t = max(t, nxt)
+    release_due(np.inf, t, fluid, jobs, plat, st, out)
+    m, e, fl = objectives(jobs, plat, out)
+    return m, e, fl, st.evi[E_RELAXED], st.evi[E_COALLOC]
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
-def _decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
-                  rank_pick, rank_fast, rank_slow, orders, blacklists, model, easy, n_chunks,
-                  out_f, out_i):
+def _decode_batch(jobs, plat, orders, blacklists, model, easy, n_chunks, out_f, out_i):
     """Decode a population in parallel; objectives into ``out_f`` (P, 3), counters into ``out_i`` (P, 2).
 
     The population is cut into ``n_chunks`` contiguous chunks (one per thread),
@@ -401,25 +372,12 @@ def _decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle
     decode to the next.
     """
     P, J = orders.shape
-    K = nodes.shape[0]
+    K = plat.nodes.shape[0]
     for c in prange(n_chunks):
-        start = np.empty(J)
-        finish = np.empty(J)
-        reserve = np.empty(J)
-        alloc = np.empty((J, K), dtype=np.int64)
-        fs = np.empty(_N_FSCRATCH * J + K)
-        is_ = np.empty(_N_ISCRATCH * J + _K_ISCRATCH * K, dtype=np.int64)
+        st = new_state(J, K)
+        out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
         for p in range(c * P // n_chunks, (c + 1) * P // n_chunks):
-            if easy:
-                m, e, fl, nr, nc = _decode_easy(
-                    release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
-                    rank_pick, rank_fast, rank_slow, orders[p], blacklists[p], model, start,
-                    finish, alloc, reserve, fs, is_)
-            else:
-                m, e, fl, nr, nc = _decode(
-                    release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
-                    rank_pick, rank_fast, rank_slow, orders[p], blacklists[p], model, start,
-                    finish, alloc, reserve, fs, is_)
+            m, e, fl, nr, nc = _decode(jobs, plat, orders[p], blacklists[p], model, easy, st, out)
             out_f[p, 0] = m
             out_f[p, 1] = e
             out_f[p, 2] = fl
@@ -428,6 +386,12 @@ def _decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle
 
 
 # -------------------------------------------------------------------- wrappers
+def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists):
+    """``(jobs, plat, orders, blacklists)``: read-only arrays, jobs and platform as named tuples."""
+    a = readonly(*arrs, rank_pick, rank_fast, rank_slow, orders, blacklists)
+    return Jobs(*a[0:5]), Platform(*a[5:13]), a[13], a[14]
+
+
 def _options(model, backfill, rule):
     return (choice_code("execution model", model, MODELS),
             choice_code("backfilling", backfill, BACKFILL),
@@ -487,13 +451,12 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
     fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
     pick = greenest if rule_code else fastest
-    arrs = readonly(*arrs, pick, fastest, slowest, order, blacklist)
-    start, finish, reserve = np.empty(J), np.empty(J), np.empty(J)
-    alloc = np.empty((J, K), dtype=np.int64)
-    kernel = _decode_easy if easy else _decode
-    m, e, fl, nr, nc = kernel(*arrs, code, start, finish, alloc, reserve, *_scratch(J, K))
-    return FederatedDecode(start, finish, alloc, float(m), float(e), float(fl), int(nr), int(nc),
-                           reserve)
+    jobs, plat, order, blacklist = bundles(arrs, pick, fastest, slowest, order, blacklist)
+    out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
+    m, e, fl, nr, nc = _decode(jobs, plat, order, blacklist, code, bool(easy), new_state(J, K),
+                               out)
+    return FederatedDecode(out.start, out.finish, out.alloc, float(m), float(e), float(fl),
+                           int(nr), int(nc), out.reserve)
 
 
 def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
@@ -528,11 +491,11 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     blacklists = check_blacklists(blacklists, J, K)
     fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
     pick = greenest if rule_code else fastest
-    arrs = readonly(*arrs, pick, fastest, slowest, orders, blacklists)
+    jobs, plat, orders, blacklists = bundles(arrs, pick, fastest, slowest, orders, blacklists)
     P = orders.shape[0]
     out_f = np.empty((P, 3))
     out_i = np.empty((P, 2), dtype=np.int64)
     n_chunks = max(1, min(P, get_num_threads()))
-    _decode_batch(*arrs, code, bool(easy), n_chunks, out_f, out_i)
+    _decode_batch(jobs, plat, orders, blacklists, code, bool(easy), n_chunks, out_f, out_i)
     return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
                        out_i[:, 0].copy(), out_i[:, 1].copy())

@@ -121,7 +121,9 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
     t = 0.0
     for j in order:
         j = int(j)
-        t = max(t, release[j])
+        # Jobs finishing before j's release end (and re-rate the others) at their own finish.
+        target = max(t, release[j])
+        t = max(release_until(t, target + RTOL * abs(target)), target)
         allow = [nodes[k] - math.floor(blacklist[j][k] * nodes[k]) for k in range(K)]
         relaxed = sum(allow) < tasks[j]
         if relaxed:

@@ -67,3 +67,18 @@ def test_batch_equals_single_decodes(inst, model, pop, seed):
         s = moga.evaluate(js, fed, orders[p], bls[p], model=model)
         assert (b.makespan[p], b.energy[p], b.flowtime[p]) == (s.makespan, s.energy, s.flowtime)
         assert (b.n_relaxed[p], b.n_coalloc[p]) == (s.n_relaxed, s.n_coalloc)
+
+
+def test_fluid_jobs_finishing_before_a_release_re_rate_at_their_own_finish(default_fed):
+    # Regression: the in-order kernel once jumped to the next job's release time first and
+    # re-rated the co-allocated jobs there, not at the finishes before it (docs/design.md §5).
+    fed = default_fed
+    js = moga.load_default().jobset(start=2500, n_jobs=300, federation=fed, batch=False)
+    rng = np.random.default_rng(3)
+    J = len(js)
+    order = rng.permutation(J)
+    bl = rng.uniform(0, 1, (J, 4)) * (rng.uniform(size=(J, 4)) < 0.4)
+    s = moga.evaluate(js, fed, order, bl, model="fluid", rule="greenest")
+    ref = naive_decode(js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed,
+                       fed.power_busy, fed.power_idle, fed.link, order, bl, "fluid", "greenest")
+    np.testing.assert_allclose(s.finish, ref["finish"], rtol=1e-9, atol=1e-6)
