@@ -499,3 +499,145 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
             finish[r] = f
             del proj[r]
     return start, finish, alloc, reservation
+
+
+def naive_online(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed,
+                 heuristic="easy", small=16, medium=256):
+    """Reference of the online simulator (``decoders.online``), from the rules' text.
+
+    Placements (start, finish, cluster, tasks) are kept in a plain list; the
+    free nodes of a cluster at time x are its nodes minus the tasks of the
+    placements covering x; a job's earliest slot from t0 is the first of t0
+    and the later finishes on that cluster where its tasks fit over its whole
+    execution. Returns a dict with ``start``, ``finish`` (None if not run),
+    ``cluster`` (-1), ``reserved`` (None unless held for later), ``total``,
+    ``n_run``, ``n_dropped`` and ``n_events``.
+    """
+    J, K = len(release), len(nodes)
+    release = [float(v) for v in release]
+    runtime = [float(v) for v in runtime]
+    tasks = [int(v) for v in tasks]
+    nodes = [int(v) for v in nodes]
+    speed = [float(v) for v in speed]
+    placed = []  # (start, finish, cluster, tasks)
+    start, finish = [None] * J, [None] * J
+    cluster, reserved, value = [-1] * J, [None] * J, [0.0] * J
+
+    def used(k, x):
+        return sum(n for s, f, c, n in placed if c == k and s <= x < f)
+
+    def earliest(k, t0, need, dur):
+        for s in sorted({t0} | {f for _, f, c, _ in placed if c == k and f > t0}):
+            points = [s] + [p for p, _, c, _ in placed if c == k and s < p < s + dur]
+            if all(used(k, x) + need <= nodes[k] for x in points):
+                return s
+
+    def val(j, f):
+        return naive_value(f, v_start[j], v_final[j], soft[j], hard[j])
+
+    def choice(j, t, crit):
+        """(cluster, start, finish, value, score) of the best slot, and the top value."""
+        best, top = None, 0.0
+        for k in range(K):
+            if nodes[k] < tasks[j]:
+                continue
+            dur = runtime[j] / speed[k]
+            s = earliest(k, max(t, release[j]), tasks[j], dur)
+            f = s + dur
+            v = val(j, f)
+            top = max(top, v)
+            score = -f if crit == 0 else (v if crit == 1 else v / (tasks[j] * dur))
+            if best is None or score > best[4] or (score == best[4] and f < best[2]):
+                best = (k, s, f, v, score)
+        return best, top
+
+    def now(j, t):
+        best = None
+        for k in range(K):
+            dur = runtime[j] / speed[k]
+            if nodes[k] >= tasks[j] and earliest(k, t, tasks[j], dur) == t:
+                if best is None or t + dur < best[1]:
+                    best = (k, t + dur)
+        return None if best is None else best[0]
+
+    def put(j, k, s):
+        f = s + runtime[j] / speed[k]
+        placed.append((s, f, k, tasks[j]))
+        start[j], finish[j], cluster[j], value[j] = s, f, k, val(j, f)
+
+    arrivals = sorted(range(J), key=lambda j: (release[j], j))
+    waiting, holders = [], []
+    res_job = None
+    n_events = n_dropped = n_arrived = 0
+    t = release[arrivals[0]] if J else 0.0
+    while True:
+        n_events += 1
+        while n_arrived < J and release[arrivals[n_arrived]] <= t:
+            waiting.append(arrivals[n_arrived])
+            n_arrived += 1
+        holders = [j for j in holders if start[j] > t]
+        keep = [j for j in waiting if choice(j, t, 1)[1] > 0.0]
+        n_dropped += len(waiting) - len(keep)
+        waiting = keep
+        if heuristic == "easy":
+            if res_job is not None and start[res_job] <= t:
+                res_job = None
+            for j in list(waiting):
+                k = now(j, t)
+                if k is not None:
+                    put(j, k, t)
+                elif res_job is None:
+                    (k, s, _, _, _), _ = choice(j, t, 0)
+                    put(j, k, s)
+                    reserved[j], res_job = s, j
+        elif heuristic == "fcfs-multi":
+            left = len(waiting)
+            while left > 0:
+                for level, quota in ((0, 1), (1, 4), (2, 8)):
+                    for j in waiting:
+                        if quota == 0:
+                            break
+                        if start[j] is not None:
+                            continue
+                        size = 2 if tasks[j] <= small else (1 if tasks[j] <= medium else 0)
+                        if size != level:
+                            continue
+                        quota -= 1
+                        left -= 1
+                        k, s = now(j, t), t
+                        if k is None:
+                            (k, s, _, _, _), _ = choice(j, t, 0)
+                            reserved[j] = s
+                            holders.append(j)
+                        put(j, k, s)
+        else:
+            crit = 1 if heuristic == "max-max-value" else 2
+            while True:
+                ph = min((start[j] for j in holders), default=math.inf)
+                best = None
+                for j in waiting:
+                    if start[j] is not None:
+                        continue
+                    c, _ = choice(j, t, crit)
+                    if c is None or c[3] <= 0.0 or c[1] > ph:
+                        continue
+                    if best is None or c[4] > best[1][4] or (c[4] == best[1][4]
+                                                             and c[2] < best[1][2]):
+                        best = (j, c)
+                if best is None:
+                    break
+                j, (k, s, _, _, _) = best
+                put(j, k, s)
+                if s > t:
+                    reserved[j] = s
+                    holders.append(j)
+        waiting = [j for j in waiting if start[j] is None]
+        upcoming = [release[j] for j in arrivals[n_arrived:]]
+        upcoming += [f for _, f, _, _ in placed if f > t]
+        if not upcoming:
+            break
+        t = min(upcoming)
+    run = [j for j in range(J) if start[j] is not None]
+    return {"start": start, "finish": finish, "cluster": cluster, "reserved": reserved,
+            "total": sum(value[j] for j in run), "n_run": len(run), "n_dropped": n_dropped,
+            "n_events": n_events}

@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from naive import naive_value_decode
+from naive import naive_online, naive_value_decode
 
 import moga
 import moga.value
+from decoders.online import HEURISTICS as HEURISTICS_BY_CODE
+from decoders.online import simulate
 from moga.value import DEFAULT_CLASSES, attach_values, evaluate_value, evaluate_value_batch, value_at
 
 
@@ -225,3 +227,28 @@ def test_online_argument_errors():
         moga.value.online(js, fed, "sjf")
     with pytest.raises(ValueError, match="thresholds"):
         moga.value.online(js, fed, "fcfs-multi", small=10, medium=5)
+
+
+@given(inst=value_instances(max_jobs=22), h=st.sampled_from(sorted(HEURISTICS_BY_CODE)),
+       thresholds=st.sampled_from([(1, 3), (2, 2), (16, 256)]), batch=st.booleans())
+def test_online_simulator_equals_its_plain_python_twin(inst, h, thresholds, batch):
+    js, fed, _, _ = inst
+    if batch:  # everything queued at once: the heuristics' orderings decide alone
+        js = moga.JobSet(id=js.id, release=np.zeros(len(js)), tasks=js.tasks, runtime=js.runtime,
+                         sigma=js.sigma, bw=js.bw, v_start=js.v_start, v_final=js.v_final,
+                         soft=js.soft - js.release, hard=js.hard - js.release,
+                         priority=js.priority)
+    small, medium = thresholds
+    r = simulate(js.release, js.tasks, js.runtime, js.v_start, js.v_final, js.soft, js.hard,
+                 fed.nodes, fed.speed, heuristic=h, small=small, medium=medium)
+    ref = naive_online(js.release, js.tasks, js.runtime, js.v_start, js.v_final, js.soft,
+                       js.hard, fed.nodes, fed.speed, h, small, medium)
+    assert r.cluster.tolist() == ref["cluster"]
+    run = r.cluster >= 0
+    np.testing.assert_allclose(r.start[run], np.array(ref["start"], dtype=float)[run],
+                               rtol=1e-12)
+    held = np.array([np.nan if v is None else v for v in ref["reserved"]])
+    np.testing.assert_allclose(r.reserved, held, rtol=1e-12)
+    assert (r.n_run, r.n_dropped, r.n_events) == (ref["n_run"], ref["n_dropped"],
+                                                   ref["n_events"])
+    assert r.total_value == pytest.approx(ref["total"], rel=1e-12)

@@ -1,0 +1,24 @@
+"""Event-driven online simulator for value-function workloads (docs/design.md §6).
+
+Jobs arrive over time; a job runs inside one cluster for ``runtime / speed_k``,
+without preemption, and earns its value function at completion. Mapping
+events happen when a job arrives or a running job completes. At a mapping
+event a heuristic maps waiting jobs: it starts those that can start now and
+may hold reservations (place-holders) for later. Run times are exact, so
+every start and place-holder, once made, is final: they are entered into
+per-cluster availability profiles, and later decisions only use what the
+profiles leave free, so they never delay a start or a place-holder. Counts of
+free nodes are enough: nodes within a cluster are identical, and a count
+profile that never exceeds a cluster's size always has a node assignment
+(lowest free node first), so node packing costs nothing here.
+
+A waiting job that cannot earn any value any more (even started at its
+earliest possible slot) is dropped, by every heuristic.
+
+Layout: the event loop in :mod:`.loop` (with the wrapper :func:`simulate`),
+the heuristics in :mod:`.rules`, the bundled state in :mod:`._state`.
+"""
+
+from .loop import HEURISTICS, OnlineResult, simulate
+
+__all__ = ["HEURISTICS", "OnlineResult", "simulate"]

@@ -1,0 +1,37 @@
+"""The online simulator's bundled state (named tuples of arrays; nothing is copied).
+
+``jobs`` (:data:`Jobs`)
+    Per job, shape (J,): ``release``, ``tasks``, ``runtime`` (s on a speed-1.0
+    node), the value function ``v_start``, ``v_final``, ``soft``, ``hard``,
+    and ``by_release`` (jobs by arrival, ties by index).
+``plat`` (:data:`Platform`)
+    Per cluster, shape (K,): ``nodes`` and ``speed``.
+``prof`` (:data:`Profiles`)
+    The availability profiles, one per cluster: breakpoints ``times`` (K, 2J+1),
+    free nodes ``free`` on each step, and the step counts ``m`` (K,).
+``out`` (:data:`Out`)
+    What the simulation writes, per job: ``start``, ``finish`` (NaN if not
+    run), ``cluster`` (-1), ``value`` earned, ``reserved`` (the reservation or
+    place-holder start, NaN if the job started when first mapped), and
+    ``status`` (0 not arrived, :data:`WAITING`, :data:`PLACED`, :data:`DROPPED`).
+``q`` (:data:`Queues`)
+    ``waiting`` (the queue), ``phs`` (jobs holding a future place-holder),
+    ``ht``/``hj`` (the heap of completions, times and jobs), and ``evi``
+    (int64: the lengths and cursors, indices ``Q_*``).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+Jobs = namedtuple("Jobs", "release tasks runtime v_start v_final soft hard by_release")
+Platform = namedtuple("Platform", "nodes speed")
+Profiles = namedtuple("Profiles", "times free m")
+Out = namedtuple("Out", "start finish cluster value reserved status")
+Queues = namedtuple("Queues", "waiting phs ht hj evi")
+
+#: Job status codes.
+WAITING, PLACED, DROPPED = 1, 2, 3
+#: Indices into ``Queues.evi``: completion-heap size, queue length, place-holders pending,
+#: jobs arrived, EASY's pending reservation (a job, or -1).
+Q_NH, Q_NW, Q_NPH, Q_ARRIVED, Q_RES_JOB = range(5)
