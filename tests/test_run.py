@@ -113,3 +113,30 @@ def test_knee_index():
     # Two points scale to (0, 1) and (1, 0), equally near the ideal point: the first wins.
     assert knee_index(F[[0, 3]]) == 0 and knee_index(F[[3, 0]]) == 0
     assert knee_index(F[[2]]) == 0
+
+
+def test_stock_pymoo_operators_need_the_repair_and_say_so(setup):
+    from pymoo.algorithms.moo.nsga2 import NSGA2
+    from pymoo.optimize import minimize
+
+    from moga.evolution import ScheduleRepair
+
+    js, fed = setup
+    problem = SchedulingProblem(js, fed)
+    with pytest.raises(ValueError, match="not a permutation.*ScheduleRepair"):
+        minimize(problem, NSGA2(pop_size=6), ("n_gen", 2), seed=1)
+    res = minimize(problem, NSGA2(pop_size=6, repair=ScheduleRepair()), ("n_gen", 3), seed=1)
+    orders, bls = problem.split(np.atleast_2d(res.X))
+    assert all(sorted(o) == list(range(len(js))) for o in orders)
+    assert np.all((bls >= 0) & (bls <= 1))
+
+
+def test_repair_keeps_valid_individuals_and_ranks_the_others():
+    from moga.model.chromosome import repair
+
+    X = np.array([[2.0, 0.0, 1.0, 0.3, 1.7], [0.4, 0.1, 0.9, -1.0, np.nan]])
+    R = repair(X[:, :3], 3, 0)
+    np.testing.assert_array_equal(R[0], [2, 0, 1])  # already a permutation: kept
+    np.testing.assert_array_equal(R[1], [1, 0, 2])  # keys 0.4, 0.1, 0.9: job 1 first
+    B = repair(np.array([[1.0, 0.0, 1.5, -0.5]]), 2, 1)
+    np.testing.assert_array_equal(B[0], [1, 0, 1.0, 0.0])
