@@ -49,7 +49,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ._kernels import FINISH_RTOL, heap_pop, heap_push, link_traffic, slowdown
+from ._kernels import FINISH_RTOL, SHIFT_RTOL, heap_pop, heap_push, link_traffic, slowdown
 
 __all__ = ["Jobs", "Platform", "State", "Out", "new_state", "reset_events", "E_NH", "E_NCL",
            "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC", "E_RELAXED", "E_CURSOR", "E_NQ"]
@@ -132,7 +132,9 @@ def allocate(j, jobs, plat, st, alloc, allow):
     faster than the slowest used speed ``s`` (ties: the order of
     ``rank_fast``) to the slowest cluster slower than it with speed >= ``s``
     and a free allowed node (ties: lower ``power_busy / speed``, then lower
-    index), while the predicted slowdown does not grow. A move changes only
+    index), while the predicted slowdown does not grow (beyond a relative
+    ``SHIFT_RTOL``, so that a move that is equal in exact arithmetic is taken
+    whatever the rounding). A move changes only
     the source's and the destination's link traffic (``s`` and so ``SP`` stay
     fixed), so each move is priced in O(1) against the fixed utilisation of
     the job's other clusters.
@@ -189,7 +191,7 @@ def allocate(j, jobs, plat, st, alloc, allow):
                 if xs > 1:
                     sc = max(sc, (load[src] + link_traffic(b, T, xs - 1)) / link[src])
             sd_new = (1.0 - sig) * sp + sig * sc
-            if sd_new > sd_cur:
+            if sd_new > sd_cur * (1.0 + SHIFT_RTOL):
                 break
             xs -= 1
             xd += 1

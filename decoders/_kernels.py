@@ -10,6 +10,9 @@ from numba import njit
 
 #: Relative tolerance under which finish times count as equal (docs/design.md §5).
 FINISH_RTOL = 1e-9
+#: An energy-saving shift is kept while the predicted slowdown grows by at most this relative
+#: amount: mathematically equal slowdowns must not be refused or taken by rounding.
+SHIFT_RTOL = 1e-12
 
 
 def cluster_ranks(speed, power_busy):
@@ -36,10 +39,14 @@ def cluster_ranks(speed, power_busy):
 
 @njit(cache=True, inline="always", error_model="numpy")
 def link_traffic(bw, tasks, x):
-    """Traffic ``L_jk`` (Mbit/s) that a job puts on a cluster link holding ``x`` of its tasks."""
+    """Traffic ``L_jk`` (Mbit/s) that a job puts on a cluster link holding ``x`` of its tasks.
+
+    The integer product ``x * (tasks - x)`` comes first, so that ``x`` and
+    ``tasks - x`` tasks give the same float.
+    """
     if tasks <= 1:
         return 0.0
-    return bw * x * (tasks - x) / (tasks - 1.0)
+    return bw * (x * (tasks - x)) / (tasks - 1.0)
 
 
 @njit(cache=True, inline="always", error_model="numpy")

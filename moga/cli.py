@@ -119,7 +119,9 @@ def _add_workload_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--skip-malformed", action="store_true",
                    help="skip and count malformed trace lines instead of failing")
     g.add_argument("--federation", default="default",
-                   help=f"preset ({', '.join(PRESETS)}) or a TOML file (default: default)")
+                   help=f"preset ({', '.join(PRESETS)}) or a TOML file, optionally resized: "
+                        "NAME@N (N nodes in all) or NAME@auto (sized to the trace's "
+                        "MaxProcs) (default: default)")
 
 
 def _add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
@@ -138,7 +140,7 @@ def _add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
 def _load(args):
     path = _trace_path(args)
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
-    fed = Federation.load(args.federation)
+    fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days, federation=fed,
                       wide=args.wide, seed=args.attr_seed, batch=not args.release)
     return trace, fed, js
@@ -287,7 +289,7 @@ def _cmd_tune(args) -> int:
                                   "importances.png"])
     path = _trace_path(args)
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
-    fed = Federation.load(args.federation)
+    fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     starts = args.starts or [args.start]
     jobsets = [trace.jobset(start=s, n_jobs=args.n_jobs, days=args.days, federation=fed,
                             wide=args.wide, seed=args.attr_seed, batch=not args.release)
@@ -328,7 +330,7 @@ def _cmd_value(args) -> int:
                                   "value_by_class.png"])
     path = _trace_path(args)
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
-    fed = Federation.load(args.federation)
+    fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     # Jobs run inside one cluster: the largest cluster bounds the width.
     js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days,
                       federation=int(fed.nodes.max()), wide=args.wide, seed=args.attr_seed,

@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 
 RTOL = 1e-9  # finish times within this relative distance finish together (docs/design.md §5)
+SHIFT_RTOL = 1e-12  # a shift is kept while the slowdown grows by at most this relative amount
 
 
 def _traffic(bw, tasks, x):
-    return bw * x * (tasks - x) / (tasks - 1.0) if tasks > 1 else 0.0
+    return bw * (x * (tasks - x)) / (tasks - 1.0) if tasks > 1 else 0.0
 
 
 def _cluster_key_fast(k, speed, pbusy):
@@ -156,7 +157,7 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
             trial[src] -= 1
             trial[dst] += 1
             sd_new = _predicted(j, trial, base, sd_of, coallocated, bw, tasks)
-            if sd_new > current:
+            if sd_new > current * (1 + SHIFT_RTOL):
                 break
             x, current = trial, sd_new
         alloc[j] = x
@@ -415,7 +416,7 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
             trial[sources[0]] -= 1
             trial[dests[0]] += 1
             sd_new = _predicted(j, trial, base, sd_of, coallocated, bw, tasks)
-            if sd_new > current:
+            if sd_new > current * (1 + SHIFT_RTOL):
                 return x, current
             x, current = trial, sd_new
 

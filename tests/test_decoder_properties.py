@@ -7,6 +7,7 @@ import pytest
 from conftest import instances
 from hypothesis import given
 from hypothesis import strategies as st
+from naive import naive_decode
 
 import moga
 
@@ -179,3 +180,28 @@ def test_fluid_job_speeds_up_when_link_frees():
     assert f.finish[0] == pytest.approx(60.0)      # SD 6 while both run
     # job 1: 60 s at SD 6 does 10 units; 90 units left at SD 3 take 270 s.
     assert f.finish[1] == pytest.approx(330.0)
+
+
+def test_link_traffic_is_symmetric_in_the_split():
+    from decoders._kernels import link_traffic
+
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        n = int(rng.integers(2, 10**6))
+        x = int(rng.integers(0, n + 1))
+        bw = float(rng.uniform(0, 1000))
+        assert link_traffic(bw, n, x) == link_traffic(bw, n, n - x)
+
+
+def test_an_exactly_equal_shift_is_taken():
+    # Two clusters of equal speed: moving tasks between them leaves SP alone, and with a
+    # symmetric split the slowdown is mathematically unchanged; the move must not depend on
+    # rounding. sigma > 0 and saturated links make SC matter.
+    fed = moga.Federation(names=["a", "b", "c"], nodes=[3, 3, 3], speed=[2.0, 1.0, 1.0],
+                          power_busy=[100.0, 50.0, 40.0], power_idle=[10.0, 10.0, 10.0],
+                          link=[1.0, 1.0, 1.0])
+    js = moga.JobSet.from_arrays([0.0], [6], [10.0], sigma=[0.3], bw=[7.77])
+    s = moga.evaluate(js, fed)
+    ref = naive_decode(js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed,
+                       fed.power_busy, fed.power_idle, fed.link, [0], np.zeros((1, 3)))
+    assert s.alloc.tolist() == [ref["alloc"][0]]

@@ -81,3 +81,36 @@ def test_other_errors(tmp_path):
     with pytest.raises(ValueError, match="unique"):
         moga.Federation(names=["a", "a"], nodes=[1, 1], speed=[1, 1], power_busy=[2, 2],
                         power_idle=[1, 1], link=[1, 1])
+
+
+def test_scaled_keeps_shares_and_bandwidth_per_node():
+    fed = moga.Federation.preset("default")
+    for name in ("ricc", "curie"):
+        preset = moga.Federation.preset(name)
+        s = fed.scaled(preset.total_nodes)
+        assert s.nodes.tolist() == preset.nodes.tolist()
+        np.testing.assert_allclose(s.link, preset.link)
+    s = fed.scaled(338)
+    assert s.total_nodes == 338 and s.name == "default@338" and min(s.nodes) >= 1
+    np.testing.assert_allclose(s.link / s.total_nodes, fed.link / fed.total_nodes)
+    assert fed.scaled(4).nodes.tolist() == [1, 1, 1, 1]
+    with pytest.raises(ValueError, match="at least the 4 clusters"):
+        fed.scaled(3)
+
+
+def test_load_resizes_with_at():
+    assert moga.Federation.load("default@512").total_nodes == 512
+    assert moga.Federation.load("default@auto", auto_nodes=338).total_nodes == 338
+    with pytest.raises(ValueError, match="no trace was given"):
+        moga.Federation.load("default@auto")
+    with pytest.raises(ValueError, match="node count or 'auto'"):
+        moga.Federation.load("default@many")
+
+
+def test_too_wide_jobs_name_the_resizing_option():
+    tr = moga.load_default()
+    with pytest.raises(ValueError, match=r"scaled\(240\).*NAME@auto"):
+        tr.jobset(federation=moga.Federation.preset().scaled(16))
+    js = tr.jobset(n_jobs=500, federation=moga.Federation.load("default@auto",
+                                                                auto_nodes=tr.auto_nodes))
+    assert len(js) == 500

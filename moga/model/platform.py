@@ -248,16 +248,73 @@ class Federation:
         text = resources.files("moga.data").joinpath(f"{name}.toml").read_text()
         return cls._from_doc(tomllib.loads(text), f"preset {name!r}", default_name=name)
 
+    def scaled(self, total_nodes: int, name: str | None = None) -> Federation:
+        """The same clusters resized to ``total_nodes`` nodes in all.
+
+        Each cluster keeps its share of the nodes (largest remainders round,
+        every cluster keeps at least one node), its speed and powers; links
+        scale with the node count, so that every node keeps its share of link
+        bandwidth (as the ``ricc`` and ``curie`` presets do against
+        ``default``).
+
+        Parameters
+        ----------
+        total_nodes : int
+            At least the number of clusters.
+        name : str, optional
+            Default ``"<name>@<total_nodes>"``.
+        """
+        if isinstance(total_nodes, bool) or not isinstance(total_nodes, (int, np.integer)):
+            raise ValueError(f"total_nodes must be an integer, got {total_nodes!r}")
+        K = self.n_clusters
+        if total_nodes < K:
+            raise ValueError(f"total_nodes must be at least the {K} clusters, got {total_nodes}")
+        share = self.nodes / self.nodes.sum() * total_nodes
+        nodes = np.floor(share).astype(np.int64)
+        left = int(total_nodes - nodes.sum())
+        # Largest remainders first, ties to the lower index.
+        for k in np.lexsort((np.arange(K), -(share - nodes)))[:left]:
+            nodes[k] += 1
+        while np.any(nodes < 1):  # a tiny cluster keeps one node, taken from the largest
+            nodes[int(np.argmax(nodes))] -= 1
+            nodes[int(np.flatnonzero(nodes < 1)[0])] += 1
+        factor = total_nodes / self.total_nodes
+        return Federation(names=self.names, nodes=nodes, speed=self.speed,
+                          power_busy=self.power_busy, power_idle=self.power_idle,
+                          link=self.link * factor, name=name or f"{self.name}@{total_nodes}")
+
     @classmethod
-    def load(cls, spec) -> Federation:
-        """A preset name or a path to a TOML file (what the CLI accepts)."""
+    def load(cls, spec, auto_nodes: int | None = None) -> Federation:
+        """A preset name or a TOML file, optionally resized: what the CLI accepts.
+
+        ``"NAME@N"`` is ``load("NAME").scaled(N)``; ``"NAME@auto"`` sizes it to
+        ``auto_nodes`` (the CLI passes the trace's machine size, ``MaxProcs``).
+        """
         if isinstance(spec, Federation):
             return spec
-        if isinstance(spec, str) and spec in PRESETS:
+        if not isinstance(spec, (str, Path)):
+            raise ValueError(f"a federation is a preset name or a TOML path, got {spec!r}")
+        spec = str(spec)
+        base, sep, size = spec.rpartition("@")
+        if sep and base and not Path(spec).exists():
+            fed = cls.load(base)
+            if size == "auto":
+                if auto_nodes is None:
+                    raise ValueError(f"federation {spec!r}: '@auto' sizes the federation to a "
+                                     "trace's machine size, and no trace was given")
+                return fed.scaled(int(auto_nodes), name=f"{fed.name}@{int(auto_nodes)}")
+            try:
+                n = int(size)
+            except ValueError:
+                raise ValueError(f"federation {spec!r}: after '@' give a node count or 'auto', "
+                                 f"got {size!r}") from None
+            return fed.scaled(n)
+        if spec in PRESETS:
             return cls.preset(spec)
         p = Path(spec)
         if not p.exists():
-            raise ValueError(f"federation {spec!r} is neither a preset {list(PRESETS)} nor a file")
+            raise ValueError(f"federation {spec!r} is neither a preset {list(PRESETS)} nor a file "
+                             "(NAME@N or NAME@auto resize one)")
         return cls.from_toml(p)
 
 

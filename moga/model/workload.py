@@ -381,6 +381,17 @@ class Trace:
         return self.report.max_procs
 
     @property
+    def widest_job(self) -> int:
+        """Tasks of the widest cleaned job (0 for an empty trace)."""
+        return int(self._size[self._index].max()) if len(self) else 0
+
+    @property
+    def auto_nodes(self) -> int:
+        """The node count a federation sized to this trace gets (``NAME@auto``):
+        its machine size, or its widest job if wider."""
+        return max(int(self.max_procs), self.widest_job, 1)
+
+    @property
     def unix_start_time(self):
         """``UnixStartTime`` from the header, or None."""
         return _header_int(self.header, "UnixStartTime")
@@ -513,8 +524,10 @@ class Trace:
                     raise ValueError(
                         f"{self.name}: job {int(self.records[rec, 0])} (line {int(self.lineno[rec])})"
                         f" needs {int(tasks[i])} nodes but the federation has {cap}; "
-                        f"{int(too_wide.sum())} job(s) of the window are too wide: "
-                        "pass wide='drop' or wide='clip'"
+                        f"{int(too_wide.sum())} job(s) of the window are too wide: size the "
+                        f"federation to the trace (Federation.preset(name).scaled("
+                        f"{max(int(self.max_procs), int(tasks.max()))}), or --federation "
+                        "NAME@auto on the command line), or pass wide='drop' or wide='clip'"
                     )
                 if wide == "drop":
                     report["wide_dropped"] = int(too_wide.sum())

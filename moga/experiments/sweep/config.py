@@ -182,12 +182,19 @@ def config_from_dict(doc: dict, source: str = "sweep", base=Path(".")) -> SweepC
 
     def check_fed(key, spec):
         _str(source, key, spec)
-        resolved = spec if spec in _PRESETS else _resolve_file(base, spec)
+        name, sep, size = spec.rpartition("@")
+        if not (sep and name):
+            name, size = spec, ""
+        resolved = name if name in _PRESETS else _resolve_file(base, name)
+        if size:
+            resolved = f"{resolved}@{size}"
         try:
-            fed = Federation.load(resolved)
+            # NAME@auto is sized per trace at run time; its base is checked here.
+            fed = Federation.load(resolved, auto_nodes=1000 if size == "auto" else None)
         except (ValueError, OSError) as e:
             raise _err(source, key, str(e)) from None
-        federations[resolved] = fed.to_dict()
+        federations[resolved] = fed.to_dict() if size != "auto" else \
+            {"auto": Federation.load(resolved.rpartition("@")[0]).to_dict()}
         return resolved
 
     default_fed = check_fed("federation", doc.get("federation", "default"))

@@ -50,7 +50,7 @@ def _jobset(tspec: TraceSpec, window: int):
     from ...model.platform import Federation
 
     trace, starts = _starts(tspec)
-    fed = Federation.load(tspec.federation)
+    fed = Federation.load(tspec.federation, auto_nodes=trace.auto_nodes)
     if starts is not None:
         if window >= len(starts):
             raise ValueError(f"trace {tspec.name}: window {window} does not exist "
