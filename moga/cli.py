@@ -195,9 +195,11 @@ def _cmd_run(args) -> int:
     trace, fed, js, params, out = _load_ga(
         args, ["front.csv", "run.json", "front.png", "convergence.png", "gantt_knee.png"])
     print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II pop {params.pop_size}, "
-          f"{params.n_gen} generations, model {args.model}, seed {args.seed}", flush=True)
+          f"{params.n_gen} generations, model {args.model}, seed {args.seed}"
+          + (", EASY decoder" if args.backfill == "easy" else ""), flush=True)
     res = run(js, fed, seed=args.seed, model=args.model, params=params,
-              progress=not args.no_progress and sys.stderr.isatty())
+              progress=not args.no_progress and sys.stderr.isatty(), backfill=args.backfill,
+              time_limit=args.time_limit, stagnation=args.stagnation)
     k = res.knee()
     submit = res.reference
     rows = ["index,makespan_s,energy_J,makespan_h,energy_MWh,makespan_change_pct,"
@@ -221,8 +223,9 @@ def _cmd_run(args) -> int:
     km, ke = summary["knee_change_pct"]
     print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: makespan "
           f"{res.F[k, 0] / 3600:.2f} h ({km:+.1f}%), energy {res.F[k, 1] / 3.6e9:.4f} MWh "
-          f"({ke:+.1f}%) against the submit order; {res.wall_time:.1f} s "
-          f"({100 * res.decode_time / res.wall_time:.0f}% decoding)")
+          f"({ke:+.1f}%) against the submit order{' under EASY' if args.backfill == 'easy' else ''}"
+          f"; {summary['generations']} generations ({summary['stopped_by']}), "
+          f"{res.wall_time:.1f} s ({100 * res.decode_time / res.wall_time:.0f}% decoding)")
     print(f"wrote {out}/front.csv, run.json" + "".join(f", {p}" for p in plots))
     return 0
 
@@ -395,6 +398,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="evolve a makespan-energy Pareto front with NSGA-II")
     _add_workload_args(p)
     _add_ga_args(p, "moga-out")
+    p.add_argument("--backfill", choices=["none", "easy"], default="none",
+                   help="decoder: jobs strictly in order (default) or EASY backfilling with "
+                        "the chromosome's order as queue priority")
+    p.add_argument("--time-limit", type=_pos_float("--time-limit"), default=None,
+                   metavar="SECONDS", help="stop after this many seconds (besides --gen)")
+    p.add_argument("--stagnation", type=_pos_int("--stagnation"), default=None,
+                   metavar="GENS", help="stop when the hypervolume rose by less than 0.1%% "
+                                        "over this many generations")
     p.set_defaults(func=_cmd_run)
     p = sub.add_parser("compare", help="baselines (FCFS, EASY, GA-MF, random search, ...) "
                                         "and MOGA on one job-set")

@@ -642,3 +642,26 @@ def naive_online(release, tasks, runtime, v_start, v_final, soft, hard, nodes, s
     return {"start": start, "finish": finish, "cluster": cluster, "reserved": reserved,
             "total": sum(value[j] for j in run), "n_run": len(run), "n_dropped": n_dropped,
             "n_events": n_events}
+
+
+def naive_order_move(order, kind, i, j):
+    """One order move on a list: 0 swap positions i and j; 1 move the job at i to position j;
+    2 reverse the positions between i and j (both included)."""
+    order = list(order)
+    if kind == 0:
+        order[i], order[j] = order[j], order[i]
+    elif kind == 1:
+        job = order.pop(i)
+        order.insert(j, job)
+    else:
+        lo, hi = min(i, j), max(i, j)
+        order[lo:hi + 1] = order[lo:hi + 1][::-1]
+    return order
+
+
+def naive_cluster_move(order, blacklist, cluster, lo, hi, level):
+    """The jobs at order positions lo .. hi-1 get ``level`` on ``cluster`` (a copy)."""
+    bl = [list(row) for row in blacklist]
+    for p in range(lo, hi):
+        bl[order[p]][cluster] = level
+    return bl

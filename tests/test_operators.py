@@ -93,7 +93,7 @@ def test_mutation_keeps_chromosomes_valid(problem, seed, ro, rb):
     rng = np.random.default_rng(seed)
     pop = ScheduleSampling(seeded=False).do(problem, 8, random_state=rng)
     before = pop.get("X").copy()
-    mutated = ScheduleMutation(ro, rb).do(problem, pop, random_state=rng)
+    mutated = ScheduleMutation(ro, rb, cluster_rate=0.0).do(problem, pop, random_state=rng)
     _valid(problem, mutated.get("X"))
     if ro == 0 and rb == 0:
         np.testing.assert_array_equal(mutated.get("X"), before)
@@ -104,7 +104,7 @@ def test_mutation_rates(problem):
     pop = ScheduleSampling(seeded=False).do(problem, 200, random_state=rng)
     before = pop.get("X").copy()
     J = problem.n_jobs
-    after = ScheduleMutation(order_rate=0.0, blacklist_rate=0.1).do(
+    after = ScheduleMutation(order_rate=0.0, blacklist_rate=0.1, cluster_rate=0.0).do(
         problem, pop, random_state=rng).get("X")
     np.testing.assert_array_equal(after[:, :J], before[:, :J])
     changed = (after[:, J:] != before[:, J:]).mean()
@@ -113,7 +113,7 @@ def test_mutation_rates(problem):
 
 def test_sampling_seeds_submit_order_and_grid(problem):
     rng = np.random.default_rng(0)
-    X = ScheduleSampling(seeded=True).do(problem, 40, random_state=rng).get("X")
+    X = ScheduleSampling(seeded=True, heuristics=False).do(problem, 40, random_state=rng).get("X")
     _valid(problem, X)
     J = problem.n_jobs
     orders, bls = split(X, J, problem.n_clusters)
@@ -156,3 +156,80 @@ def test_operator_argument_errors():
         ScheduleMutation(order_rate=-0.1)
     with pytest.raises(ValueError, match="levels"):
         seed_blacklists(3, [1.0, 2.0], levels=(0.0, 2.0))
+
+
+@given(seed=st.integers(0, 2**32 - 1), J=st.integers(1, 30), n_moves=st.integers(0, 40))
+def test_order_moves_equal_their_plain_python_twin(seed, J, n_moves):
+    from naive import naive_order_move
+
+    from moga.evolution.operators import _apply_order_moves
+
+    rng = np.random.default_rng(seed)
+    P = 3
+    orders = np.array([rng.permutation(J) for _ in range(P)], dtype=np.int64)
+    rows = rng.integers(0, P, n_moves)
+    kinds = rng.integers(0, 3, n_moves)
+    i = rng.integers(0, J, n_moves)
+    j = rng.integers(0, J, n_moves)
+    expected = [list(o) for o in orders]
+    for s in range(n_moves):
+        expected[rows[s]] = naive_order_move(expected[rows[s]], kinds[s], i[s], j[s])
+    _apply_order_moves(orders, rows, kinds, i, j)
+    assert orders.tolist() == expected
+    assert all(sorted(o) == list(range(J)) for o in orders.tolist())
+
+
+@given(seed=st.integers(0, 2**32 - 1), J=st.integers(1, 20), K=st.integers(1, 4),
+       n_moves=st.integers(0, 10))
+def test_cluster_moves_equal_their_plain_python_twin(seed, J, K, n_moves):
+    from naive import naive_cluster_move
+
+    from moga.evolution.operators import _apply_cluster_moves
+
+    rng = np.random.default_rng(seed)
+    P = 2
+    orders = np.array([rng.permutation(J) for _ in range(P)])
+    bls = rng.random((P, J, K))
+    X = join(orders, bls)
+    rows = rng.integers(0, P, n_moves)
+    cluster = rng.integers(0, K, n_moves)
+    a = rng.integers(0, J + 1, (n_moves, 2))
+    lo, hi = a.min(axis=1), a.max(axis=1)
+    level = rng.choice([0.0, 0.5, 1.0], n_moves)
+    expected = [b.tolist() for b in bls]
+    for s in range(n_moves):
+        expected[rows[s]] = naive_cluster_move(orders[rows[s]], expected[rows[s]], cluster[s],
+                                               lo[s], hi[s], level[s])
+    _apply_cluster_moves(X, J, K, rows, cluster, lo, hi, level)
+    assert X[:, J:].reshape(P, J, K).tolist() == expected
+
+
+def test_mutation_keeps_permutations_and_levels(problem):
+    J, K = problem.n_jobs, problem.n_clusters
+    rng = np.random.default_rng(1)
+    X = join(np.array([rng.permutation(J) for _ in range(50)]), rng.random((50, J, K)))
+    m = ScheduleMutation(order_rate=0.05, blacklist_rate=0.0, cluster_rate=1.0)
+    Y = m._do(problem, X, random_state=np.random.default_rng(2))
+    orders = np.rint(Y[:, :J]).astype(int)
+    assert all(sorted(o) == list(range(J)) for o in orders)
+    changed = Y[:, J:] != X[:, J:]
+    assert changed.any() and np.isin(Y[:, J:][changed], [0.0, 0.5, 1.0]).all()
+    again = m._do(problem, X, random_state=np.random.default_rng(2))
+    np.testing.assert_array_equal(Y, again)  # one seed, one result
+    with pytest.raises(ValueError, match="order_moves"):
+        ScheduleMutation(order_moves=("scramble",))
+
+
+def test_sampling_seeds_every_heuristic_order(problem):
+    from moga.evolution.seeding import heuristic_orders
+
+    J, K = problem.n_jobs, problem.n_clusters
+    orders = heuristic_orders(problem.jobset, problem.federation, problem.model)
+    assert list(orders)[0] == "FCFS" and "EASY" in orders and len(orders) >= 5
+    X = ScheduleSampling(seeded=True).do(problem, 60, random_state=np.random.default_rng(0)).get("X")
+    got, bls = split(X, J, K)
+    for name, order in orders.items():
+        rows = np.flatnonzero(np.all(got == order, axis=1))
+        assert rows.size >= 1, name
+        assert not bls[rows[0]].any(), name  # each with the empty blacklist first
+    assert len(X) == 60 and sum(np.all(got == o, axis=1).sum() for o in orders.values()) == 30

@@ -75,7 +75,9 @@ def ga_mf(js: JobSet, fed: Federation, pop_size: int | None = None, n_gen: int |
     problem = SchedulingProblem(js, fed, model=model, objectives=("makespan+flowtime",),
                                 use_blacklist=False)
     crossover, mutation = params.operators()
-    algorithm = GA(pop_size=params.pop_size, sampling=ScheduleSampling(seeded=True),
+    # As published: the submit order and random orders, no other heuristic seeds.
+    algorithm = GA(pop_size=params.pop_size, sampling=ScheduleSampling(seeded=True,
+                                                                       heuristics=False),
                    crossover=crossover, mutation=mutation,
                    eliminate_duplicates=ScheduleDuplicateElimination())
     t0 = time.perf_counter()

@@ -20,7 +20,7 @@ from pymoo.core.mutation import Mutation
 from pymoo.core.sampling import Sampling
 
 __all__ = ["ScheduleSampling", "ScheduleCrossover", "ScheduleMutation",
-           "ScheduleDuplicateElimination", "seed_blacklists"]
+           "ScheduleDuplicateElimination", "seed_blacklists", "ORDER_MOVES"]
 
 
 def _dims(problem):
@@ -63,16 +63,22 @@ def seed_blacklists(n_jobs: int, speed, levels=(0.0, 0.5, 1.0)) -> np.ndarray:
 
 
 class ScheduleSampling(Sampling):
-    """Initial population: seeded individuals, then random ones.
+    """Initial population: given individuals, seeded individuals, then random ones.
 
     Parameters
     ----------
     seeded : bool
-        Include the submit order combined with the uniform blacklists of
-        :func:`seed_blacklists` (at most half the population; the empty
-        blacklist always, the others drawn at random without replacement).
+        Include seeded individuals (at most half the population): first every
+        seed order with the empty blacklist, then the FCFS and EASY orders with
+        the uniform blacklists of :func:`seed_blacklists`, then the other seed
+        orders with them (each group in a random order drawn from the run's
+        seed).
     levels : sequence of float
-        Blacklist levels of the seeding grid.
+        Blacklist levels of that seeding grid.
+    heuristics : bool
+        Seed the orders of cheap heuristics (:mod:`moga.evolution.seeding`)
+        besides the submit order; needs a problem with ``jobset`` and
+        ``federation`` (the submit order alone otherwise).
     initial : array_like, optional
         More individuals (rows of ``X``) to include first, e.g. heuristic orders.
 
@@ -80,11 +86,22 @@ class ScheduleSampling(Sampling):
     uniform in [0, 1].
     """
 
-    def __init__(self, seeded: bool = True, levels=(0.0, 0.5, 1.0), initial=None):
+    def __init__(self, seeded: bool = True, levels=(0.0, 0.5, 1.0), initial=None,
+                 heuristics: bool = True):
         super().__init__()
         self.seeded = seeded
         self.levels = tuple(levels)
+        self.heuristics = heuristics
         self.initial = None if initial is None else np.atleast_2d(np.asarray(initial, dtype=float))
+
+    def seed_orders(self, problem, J):
+        """``{name: order}`` of the seeded orders (the submit order first)."""
+        js, fed = getattr(problem, "jobset", None), getattr(problem, "federation", None)
+        if not self.heuristics or js is None or fed is None:
+            return {"FCFS": _submit_order(problem, J)}
+        from .seeding import heuristic_orders
+
+        return heuristic_orders(js, fed, model=getattr(problem, "model", "fluid"))
 
     def _do(self, problem, n_samples, *args, random_state=None, **kwargs):
         J, K = _dims(problem)
@@ -96,15 +113,28 @@ class ScheduleSampling(Sampling):
             rows.append(self.initial[:n_samples])
         n_left = n_samples - sum(len(r) for r in rows)
         if self.seeded and n_left > 0:
+            orders = self.seed_orders(problem, J)
             if K == 0:
                 bls = np.zeros((1, J, 0))
             else:
                 speed = problem.federation.speed if hasattr(problem, "federation") else np.ones(K)
                 bls = seed_blacklists(J, speed, self.levels)
-            n_seed = min(len(bls), max(1, n_samples // 2), n_left)
-            pick = np.concatenate([[0], 1 + random_state.permutation(len(bls) - 1)])[:n_seed]
-            order = np.tile(_submit_order(problem, J).astype(float), (n_seed, 1))
-            rows.append(np.hstack([order, bls[pick].reshape(n_seed, -1)]))
+            names = list(orders)
+            first = [(n, 0) for n in names]
+            main = [n for n in names if n in ("FCFS", "EASY")]
+            rest = [n for n in names if n not in main]
+            tiers = [first]
+            for group in (main, rest):
+                pairs = [(n, b) for n in group for b in range(1, len(bls))]
+                tiers.append([pairs[i] for i in random_state.permutation(len(pairs))])
+            picked = [pair for tier in tiers for pair in tier]
+            n_seed = min(len(picked), max(1, n_samples // 2), n_left)
+            picked = picked[:n_seed]
+            seeds = np.empty((n_seed, J + J * K))
+            for i, (n, b) in enumerate(picked):
+                seeds[i, :J] = orders[n]
+                seeds[i, J:] = bls[b].reshape(-1)
+            rows.append(seeds)
         n_rand = n_samples - sum(len(r) for r in rows)
         if n_rand > 0:
             orders = np.argsort(random_state.random((n_rand, J)), axis=1).astype(float)
@@ -236,52 +266,126 @@ def _blend_into(X, J, u, do_bl, alpha, out):
                 out[c, m, i] = min(1.0, max(0.0, v))
 
 
+#: Order moves of :class:`ScheduleMutation`, by name, with the code the kernel uses.
+ORDER_MOVES = {"swap": 0, "insert": 1, "invert": 2}
+
+
 @njit(cache=True)
-def _apply_swaps(orders, rows, i, j):
-    """Swap ``orders[rows[s], i[s]]`` with ``orders[rows[s], j[s]]``, in sequence."""
+def _apply_order_moves(orders, rows, kinds, i, j):
+    """Apply moves to ``orders`` in sequence; move ``s`` acts on row ``rows[s]``.
+
+    ``kinds[s]``: 0 swaps positions ``i`` and ``j``; 1 takes the job at
+    position ``i`` out and inserts it at position ``j`` (the jobs between
+    shift by one); 2 reverses the segment between positions ``i`` and ``j``
+    (both included).
+    """
     for s in range(rows.shape[0]):
         r = rows[s]
-        a = orders[r, i[s]]
-        orders[r, i[s]] = orders[r, j[s]]
-        orders[r, j[s]] = a
+        a = i[s]
+        b = j[s]
+        k = kinds[s]
+        if k == 0:
+            t = orders[r, a]
+            orders[r, a] = orders[r, b]
+            orders[r, b] = t
+        elif k == 1:
+            t = orders[r, a]
+            if a < b:
+                for q in range(a, b):
+                    orders[r, q] = orders[r, q + 1]
+            else:
+                for q in range(a, b, -1):
+                    orders[r, q] = orders[r, q - 1]
+            orders[r, b] = t
+        else:
+            lo = min(a, b)
+            hi = max(a, b)
+            while lo < hi:
+                t = orders[r, lo]
+                orders[r, lo] = orders[r, hi]
+                orders[r, hi] = t
+                lo += 1
+                hi -= 1
+
+
+@njit(cache=True)
+def _apply_cluster_moves(out, J, K, rows, cluster, lo, hi, level):
+    """Blacklist moves on whole clusters: for move ``s``, the jobs at order positions
+    ``lo[s] .. hi[s] - 1`` of row ``rows[s]`` get blacklist ``level[s]`` on ``cluster[s]``."""
+    for s in range(rows.shape[0]):
+        r = rows[s]
+        k = cluster[s]
+        for p in range(lo[s], hi[s]):
+            job = np.int64(out[r, p])
+            out[r, J + job * K + k] = level[s]
 
 
 class ScheduleMutation(Mutation):
-    """Swap mutation on the order, uniform reset on the blacklist.
+    """Order moves on the order; uniform resets and whole-cluster moves on the blacklist.
 
     Parameters
     ----------
     order_rate : float, optional
-        Per-position probability that a position of the order is swapped with
-        another random position; default ``1 / J`` (one swap per individual on
-        average).
+        Per-position rate of order moves: each individual gets a binomial
+        ``(J, order_rate)`` number of moves; default ``1 / J`` (one move per
+        individual on average).
     blacklist_rate : float, optional
         Per-entry probability that a blacklist entry is redrawn uniformly in
         [0, 1]; default ``1 / J`` (about K entries per individual).
     prob : float
         Probability that an individual is mutated at all (pymoo's ``prob``).
+    order_moves : sequence of str
+        The moves drawn (uniformly) for each order mutation: ``"swap"`` two
+        positions, ``"insert"`` a job elsewhere (a shift), ``"invert"`` a short
+        segment (at most ``max_segment`` positions).
+    max_segment : int, optional
+        Longest inverted segment and longest insertion distance; default
+        ``max(2, J // 20)``.
+    cluster_rate : float
+        Probability per individual of a whole-cluster blacklist move: a random
+        cluster gets one level (0, 0.5 or 1) for a random run of consecutive
+        jobs of the order (or all of them). Energy-saving schedules need many
+        blacklist entries to agree; single-entry resets rarely get there.
     """
 
     def __init__(self, order_rate: float | None = None, blacklist_rate: float | None = None,
-                 prob: float = 1.0, **kwargs):
+                 prob: float = 1.0, order_moves=("swap", "insert", "invert"),
+                 max_segment: int | None = None, cluster_rate: float = 0.2, **kwargs):
         super().__init__(prob=prob, **kwargs)
-        for name, r in (("order_rate", order_rate), ("blacklist_rate", blacklist_rate)):
+        for name, r in (("order_rate", order_rate), ("blacklist_rate", blacklist_rate),
+                        ("cluster_rate", cluster_rate)):
             if r is not None and not 0.0 <= r <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {r}")
+        moves = tuple(order_moves)
+        unknown = [m for m in moves if m not in ORDER_MOVES]
+        if unknown or not moves:
+            raise ValueError(f"order_moves must be a non-empty subset of {list(ORDER_MOVES)}, "
+                             f"got {list(moves)}")
+        if max_segment is not None and max_segment < 1:
+            raise ValueError(f"max_segment must be >= 1, got {max_segment}")
         self.order_rate = order_rate
         self.blacklist_rate = blacklist_rate
+        self.order_moves = moves
+        self.max_segment = max_segment
+        self.cluster_rate = cluster_rate
 
     def _do(self, problem, X, *args, random_state=None, **kwargs):
         J, K = _dims(problem)
         n = X.shape[0]
         order_rate = 1.0 / J if self.order_rate is None else self.order_rate
         bl_rate = 1.0 / J if self.blacklist_rate is None else self.blacklist_rate
+        seg = max(2, J // 20) if self.max_segment is None else self.max_segment
         orders = np.rint(X[:, :J]).astype(np.int64)
-        n_swaps = random_state.binomial(J, order_rate, n)
-        rows = np.repeat(np.arange(n), n_swaps)
+        n_moves = random_state.binomial(J, order_rate, n)
+        rows = np.repeat(np.arange(n), n_moves)
+        codes = np.array([ORDER_MOVES[m] for m in self.order_moves], dtype=np.int64)
+        kinds = codes[random_state.integers(0, codes.size, rows.size)]
         i = random_state.integers(0, J, rows.size)
-        j = random_state.integers(0, J, rows.size)
-        _apply_swaps(orders, rows, i, j)
+        # Swaps reach anywhere; inserts and inversions stay within max_segment positions.
+        far = random_state.integers(0, J, rows.size)
+        near = np.clip(i + random_state.integers(-seg, seg + 1, rows.size), 0, J - 1)
+        j = np.where(kinds == 0, far, near)
+        _apply_order_moves(orders, rows, kinds, i, j)
         out = np.empty_like(X, dtype=np.float64)
         out[:, :J] = orders
         out[:, J:] = X[:, J:]
@@ -292,6 +396,16 @@ class ScheduleMutation(Mutation):
         rows = np.repeat(np.arange(n), n_reset)
         cols = J + random_state.integers(0, J * K, rows.size)
         out[rows, cols] = random_state.random(rows.size)
+        # Whole-cluster moves.
+        rows = np.flatnonzero(random_state.random(n) < self.cluster_rate)
+        m = rows.size
+        cluster = random_state.integers(0, K, m)
+        level = np.array([0.0, 0.5, 1.0])[random_state.integers(0, 3, m)]
+        a = random_state.integers(0, J + 1, (m, 2))
+        whole = random_state.random(m) < 0.25
+        lo = np.where(whole, 0, a.min(axis=1))
+        hi = np.where(whole, J, a.max(axis=1))
+        _apply_cluster_moves(out, J, K, rows, cluster, lo, hi, level)
         return out
 
 

@@ -42,8 +42,17 @@ class GAParams:
         Widening of the blend crossover.
     order_mutation_rate, blacklist_mutation_rate : float or None
         Per-gene mutation frequencies (None: ``1 / J``).
+    order_moves : tuple of str
+        Order mutations drawn uniformly: ``"swap"``, ``"insert"`` (a shift),
+        ``"invert"`` (a short segment).
+    cluster_rate : float
+        Probability per individual of a whole-cluster blacklist move.
     seeded : bool
-        Seed the initial population with the submit order and uniform blacklists.
+        Seed the initial population with heuristic orders and uniform blacklists.
+    seed_heuristics : bool
+        Seed the orders of cheap heuristics (EASY's start order, shortest,
+        longest, widest, ... first; :mod:`moga.evolution.seeding`) besides the
+        submit order.
     seed_levels : tuple of float
         Blacklist levels of that seeding grid.
     """
@@ -56,8 +65,11 @@ class GAParams:
     blend_alpha: float = 0.5
     order_mutation_rate: float | None = None
     blacklist_mutation_rate: float | None = None
+    order_moves: tuple = ("swap", "insert", "invert")
+    cluster_rate: float = 0.2
     seeded: bool = True
     seed_levels: tuple = (0.0, 0.5, 1.0)
+    seed_heuristics: bool = True
 
     def __post_init__(self):
         for name, low in (("pop_size", 2), ("n_gen", 1)):
@@ -67,15 +79,16 @@ class GAParams:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
             object.__setattr__(self, name, int(v))
         for name in ("prob_order_crossover", "prob_blacklist_crossover", "blend_alpha",
-                     "order_mutation_rate", "blacklist_mutation_rate"):
+                     "order_mutation_rate", "blacklist_mutation_rate", "cluster_rate"):
             v = getattr(self, name)
             if v is None and name.endswith("_rate"):
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) \
                     or not math.isfinite(v):
                 raise ValueError(f"{name} must be a finite number, got {v!r}")
-        if not isinstance(self.seeded, (bool, np.bool_)):
-            raise ValueError(f"seeded must be true or false, got {self.seeded!r}")
+        for name in ("seeded", "seed_heuristics"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.blacklist_crossover, str):
             raise ValueError(f"blacklist_crossover must be 'uniform' or 'blend', got "
                              f"{self.blacklist_crossover!r}")
@@ -85,6 +98,12 @@ class GAParams:
         if any(isinstance(v, bool) or not isinstance(v, (int, float, np.number)) for v in levels):
             raise ValueError(f"seed_levels must be a list of numbers in [0, 1], got {levels!r}")
         object.__setattr__(self, "seed_levels", tuple(float(v) for v in levels))
+        moves = self.order_moves
+        if isinstance(moves, (str, bytes)) or not hasattr(moves, "__iter__") \
+                or not all(isinstance(m, str) for m in moves):
+            raise ValueError(f"order_moves must be a list of 'swap', 'insert', 'invert', "
+                             f"got {moves!r}")
+        object.__setattr__(self, "order_moves", tuple(moves))
         # The operators validate the rest; build them once to fail early with their messages.
         self.operators()
 
@@ -92,7 +111,8 @@ class GAParams:
         """``(crossover, mutation)`` configured by these parameters."""
         return (ScheduleCrossover(self.prob_order_crossover, self.prob_blacklist_crossover,
                                   self.blacklist_crossover, self.blend_alpha),
-                ScheduleMutation(self.order_mutation_rate, self.blacklist_mutation_rate))
+                ScheduleMutation(self.order_mutation_rate, self.blacklist_mutation_rate,
+                                 order_moves=self.order_moves, cluster_rate=self.cluster_rate))
 
     @classmethod
     def coerce(cls, params) -> GAParams:
@@ -115,6 +135,7 @@ class GAParams:
         """Plain dict of the parameters (None values left out)."""
         d = dataclasses.asdict(self)
         d["seed_levels"] = list(self.seed_levels)
+        d["order_moves"] = list(self.order_moves)
         return {k: v for k, v in d.items() if v is not None}
 
     @classmethod

@@ -43,6 +43,9 @@ class SchedulingProblem(Problem):
         True (default): ``X`` carries a blacklist. False: ``X`` is the order
         alone and every job may use every node (the ablation without blacklist,
         and GA-MF).
+    backfill : {"none", "easy"}
+        The decoder: jobs strictly in order (the MOGA decoder, default), or
+        EASY backfilling with the order as the queue priority.
 
     Notes
     -----
@@ -59,8 +62,11 @@ class SchedulingProblem(Problem):
     """
 
     def __init__(self, jobset: JobSet, federation: Federation, model: str = "fluid",
-                 objectives=("makespan", "energy"), use_blacklist: bool = True, **kwargs):
+                 objectives=("makespan", "energy"), use_blacklist: bool = True,
+                 backfill: str = "none", **kwargs):
         use_blacklist = _use_blacklist(use_blacklist, kwargs, "SchedulingProblem")
+        if backfill not in ("none", "easy"):
+            raise ValueError(f"backfill must be 'none' or 'easy', got {backfill!r}")
         objectives = tuple(objectives)
         unknown = [o for o in objectives if o not in OBJECTIVES]
         if unknown or not objectives:
@@ -75,6 +81,7 @@ class SchedulingProblem(Problem):
         self.jobset = jobset
         self.federation = federation
         self.model = model
+        self.backfill = backfill
         self.objectives = objectives
         self.n_jobs = J
         self.n_clusters = K
@@ -100,7 +107,8 @@ class SchedulingProblem(Problem):
                 "(moga.evolution.operators) or pass repair=moga.evolution.ScheduleRepair() to "
                 "the algorithm")
         t0 = time.perf_counter()
-        b = evaluate_batch(self.jobset, self.federation, orders, bls, model=self.model)
+        b = evaluate_batch(self.jobset, self.federation, orders, bls, model=self.model,
+                           backfill=self.backfill)
         self.decode_seconds += time.perf_counter() - t0
         self.n_decoded += orders.shape[0]
         cols = {"makespan": b.makespan, "energy": b.energy, "flowtime": b.flowtime,

@@ -8,7 +8,11 @@ from dataclasses import dataclass
 import numpy as np
 from pymoo.algorithms.moo.nsga2 import NSGA2
 from pymoo.core.callback import Callback
+from pymoo.core.termination import Termination
 from pymoo.optimize import minimize
+from pymoo.termination.collection import TerminationCollection
+from pymoo.termination.max_gen import MaximumGenerationTermination
+from pymoo.termination.max_time import TimeBasedTermination
 
 from ..metrics import normalized_hypervolume
 from ..model.jobset import JobSet
@@ -75,8 +79,25 @@ class RunResult(SearchResult):
             "knee_F": self.F[k].tolist(),
             "knee_change_pct": (100 * (self.F[k] / self.reference - 1)).tolist(),
             "hv_history": self.history["hv"].tolist(),
-            "use_blacklist": bool(self.use_blacklist), **self.info,
+            "use_blacklist": bool(self.use_blacklist), "backfill": self.backfill,
+            "generations": int(self.history["n_gen"][-1]) if len(self.history["n_gen"]) else 0,
+            **self.info,
         }
+
+
+class _Stagnation(Termination):
+    """Stop when the hypervolume gained less than ``tol`` (relative) over ``window`` generations."""
+
+    def __init__(self, history, window, tol):
+        super().__init__()
+        self.history, self.window, self.tol = history, int(window), float(tol)
+
+    def _update(self, algorithm):
+        rows = self.history.rows
+        if len(rows) <= self.window:
+            return 0.0
+        now, then = rows[-1][2], rows[-1 - self.window][2]
+        return 1.0 if now - then <= self.tol * max(now, 1e-300) else 0.0
 
 
 class _History(Callback):
@@ -100,6 +121,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         n_gen: int | None = None, seed: int = 1, *, model: str = "fluid", params=None,
         objectives=("makespan", "energy"), initial=None, progress: bool = False,
         verbose: bool = False, use_blacklist: bool = True, on_generation=None,
+        backfill: str = "none", time_limit: float | None = None,
+        stagnation: int | None = None, stagnation_tol: float = 1e-3,
         **deprecated) -> RunResult:
     """Evolve a Pareto front with NSGA-II.
 
@@ -128,6 +151,20 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     on_generation : callable, optional
         Called after every generation as ``on_generation(n_gen, n_evals, hv)``;
         an exception it raises (for example a pruning signal) ends the run.
+    backfill : {"none", "easy"}
+        The decoder: jobs strictly in the chromosome's order (the MOGA decoder),
+        or EASY backfilling with the order as queue priority (the submit order
+        with an empty blacklist then is EASY itself, and the hypervolume is
+        normalised by it).
+    time_limit : float, optional
+        Stop after this many seconds (the generation under way finishes). The
+        number of generations then depends on the machine's speed, so a run
+        with a time limit repeats only up to it.
+    stagnation : int, optional
+        Stop when the hypervolume rose by at most ``stagnation_tol`` (relative)
+        over the last ``stagnation`` generations.
+
+    The run ends at whichever comes first: ``n_gen``, the time limit, stagnation.
 
     Returns
     -------
@@ -142,8 +179,15 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)
     seed = check_seed(seed)
 
+    if time_limit is not None and not (isinstance(time_limit, (int, float))
+                                       and 0 < time_limit < float("inf")):
+        raise ValueError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
+    if stagnation is not None and (isinstance(stagnation, bool)
+                                   or not isinstance(stagnation, (int, np.integer))
+                                   or stagnation < 1):
+        raise ValueError(f"stagnation must be a number of generations >= 1, got {stagnation!r}")
     problem = SchedulingProblem(jobset, federation, model=model, objectives=objectives,
-                                use_blacklist=use_blacklist)
+                                use_blacklist=use_blacklist, backfill=backfill)
     base, _ = problem.decode(_submit_individual(jobset, federation if use_blacklist else None))
     reference = base[0]
     if np.any(reference <= 0):
@@ -154,14 +198,21 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     algorithm = NSGA2(
         pop_size=params.pop_size,
         sampling=ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
-                                  initial=initial),
+                                  initial=initial, heuristics=params.seed_heuristics),
         crossover=crossover,
         mutation=mutation,
         eliminate_duplicates=ScheduleDuplicateElimination(),
     )
     t0 = time.perf_counter()
     history = _History(reference, t0, on_generation)
-    res = minimize(problem, algorithm, ("n_gen", params.n_gen), seed=seed,
+    stops = [MaximumGenerationTermination(params.n_gen)]
+    if time_limit is not None:
+        stops.append(TimeBasedTermination(float(time_limit)))
+    if stagnation is not None:
+        stops.append(_Stagnation(history, stagnation, stagnation_tol))
+    # copy_termination=False: the stagnation test reads this run's history.
+    res = minimize(problem, algorithm, TerminationCollection(*stops), seed=seed,
+                   copy_termination=False,
                    callback=history, verbose=verbose, progress=progress, save_history=False)
     wall = time.perf_counter() - t0
 
@@ -178,7 +229,16 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                      objectives=tuple(objectives), seed=seed, params=params,
                      reference=reference, ref_point=HV_FACTOR * reference, wall_time=wall,
                      decode_time=problem.decode_seconds, n_evals=int(problem.n_decoded),
-                     use_blacklist=use_blacklist)
+                     use_blacklist=use_blacklist, backfill=backfill,
+                     info={"stopped_by": _stopped_by(hist, params.n_gen, time_limit, wall)})
+
+
+def _stopped_by(hist, n_gen, time_limit, wall):
+    if len(hist["n_gen"]) and hist["n_gen"][-1] >= n_gen:
+        return "generations"
+    if time_limit is not None and wall >= time_limit:
+        return "time limit"
+    return "stagnation"
 
 
 def _submit_individual(jobset, federation=None):

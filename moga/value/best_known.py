@@ -113,7 +113,7 @@ def best_known(js: JobSet, fed: Federation, pop_size: int | None = None,
 
     algo = GA(pop_size=params.pop_size,
               sampling=ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
-                                        initial=initial),
+                                        initial=initial, heuristics=False),
               crossover=crossover, mutation=mutation,
               eliminate_duplicates=ScheduleDuplicateElimination())
     t0 = time.perf_counter()
