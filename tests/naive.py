@@ -665,3 +665,9 @@ def naive_cluster_move(order, blacklist, cluster, lo, hi, level):
     for p in range(lo, hi):
         bl[order[p]][cluster] = level
     return bl
+
+
+def naive_prefix_crossover(p1, p2, b):
+    """One-point order crossover: ``p1[:b]``, then the other jobs in ``p2``'s order."""
+    head = list(p1[:b])
+    return head + [g for g in p2 if g not in head]

@@ -233,3 +233,32 @@ def test_sampling_seeds_every_heuristic_order(problem):
         assert rows.size >= 1, name
         assert not bls[rows[0]].any(), name  # each with the empty blacklist first
     assert len(X) == 60 and sum(np.all(got == o, axis=1).sum() for o in orders.values()) == 30
+
+
+@given(seed=st.integers(0, 2**32 - 1), J=st.integers(1, 25), n=st.integers(1, 6))
+def test_prefix_crossover_equals_its_plain_python_twin(seed, J, n):
+    from naive import naive_prefix_crossover
+
+    from moga.evolution.operators import _prefix_crossover_into
+
+    rng = np.random.default_rng(seed)
+    X = np.array([[rng.permutation(J) for _ in range(n)] for _ in range(2)], dtype=float)
+    cuts = np.sort(rng.integers(0, J + 1, (2, n, 2)), axis=2)
+    do_order = rng.random(n) < 0.8
+    out = np.empty_like(X)
+    _prefix_crossover_into(X, J, cuts, do_order, out)
+    for m in range(n):
+        for c in range(2):
+            if not do_order[m]:
+                assert out[c, m].tolist() == X[c, m].tolist()
+                continue
+            expected = naive_prefix_crossover(list(X[c, m]), list(X[1 - c, m]), cuts[c, m, 1])
+            assert out[c, m].tolist() == expected
+
+
+def test_prefix_crossover_example():
+    from naive import naive_prefix_crossover
+
+    assert naive_prefix_crossover([0, 1, 2, 3, 4], [4, 3, 2, 1, 0], 2) == [0, 1, 4, 3, 2]
+    with pytest.raises(ValueError, match="order crossover"):
+        ScheduleCrossover(order="pmx")

@@ -157,11 +157,18 @@ class ScheduleCrossover(Crossover):
         ``alpha`` on both sides, clipped to [0, 1]).
     alpha : float
         Widening of the blend crossover.
+    order : {"ox1", "prefix"}
+        Order crossover (OX1: a segment in place, the rest in the other
+        parent's order from the segment's end, wrapping) or the one-point order
+        crossover (a prefix in place, the rest in the other parent's order).
     """
 
     def __init__(self, prob_order: float = 0.9, prob_blacklist: float = 0.9,
-                 blacklist: str = "uniform", alpha: float = 0.5, **kwargs):
+                 blacklist: str = "uniform", alpha: float = 0.5, order: str = "ox1", **kwargs):
         super().__init__(2, 2, prob=1.0, **kwargs)
+        if order not in ("ox1", "prefix"):
+            raise ValueError(f"order crossover must be 'ox1' or 'prefix', got {order!r}")
+        self.order = order
         for name, p in (("prob_order", prob_order), ("prob_blacklist", prob_blacklist)):
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {p}")
@@ -182,7 +189,10 @@ class ScheduleCrossover(Crossover):
         do_order = random_state.random(n) < self.prob_order
         do_bl = random_state.random(n) < self.prob_blacklist
         out = np.empty_like(X)
-        _order_crossover_into(X, J, cuts, do_order, out)
+        if self.order == "ox1":
+            _order_crossover_into(X, J, cuts, do_order, out)
+        else:
+            _prefix_crossover_into(X, J, cuts, do_order, out)
         if self.blacklist == "uniform":
             # One random bit per entry: 8 entries per random byte.
             bits = random_state.integers(0, 256, (n, -(-(n_var - J) // 8)), dtype=np.uint8)
@@ -191,6 +201,40 @@ class ScheduleCrossover(Crossover):
             u = random_state.random((2, n, n_var - J))
             _blend_into(X, J, u, do_bl, self.alpha, out)
         return out
+
+
+@njit(cache=True)
+def _prefix_crossover_into(X, J, cuts, do_order, out):
+    """One-point order crossover of the order parts of ``X[0], X[1]`` into ``out[:, :, :J]``.
+
+    Child ``c`` of mating ``m`` keeps the first ``b = cuts[c, m, 1]`` jobs of
+    its parent ``X[c, m]`` in place and lists the other jobs in the order they
+    appear in the other parent, from its start. Both parents' relative orders
+    survive and the prefix keeps its positions, which is what a list
+    scheduler's early decisions depend on. Matings with ``do_order[m]`` false
+    copy their parents.
+    """
+    n = X.shape[1]
+    taken = np.zeros(J, dtype=np.bool_)
+    for m in range(n):
+        for c in range(2):
+            p1 = X[c, m]
+            p2 = X[1 - c, m]
+            if not do_order[m]:
+                for i in range(J):
+                    out[c, m, i] = p1[i]
+                continue
+            b = cuts[c, m, 1]
+            taken[:] = False
+            for i in range(b):
+                out[c, m, i] = p1[i]
+                taken[np.int64(p1[i])] = True
+            pos = b
+            for s in range(J):
+                g = p2[s]
+                if not taken[np.int64(g)]:
+                    out[c, m, pos] = g
+                    pos += 1
 
 
 @njit(cache=True)

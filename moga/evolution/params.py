@@ -38,6 +38,8 @@ class GAParams:
     prob_order_crossover, prob_blacklist_crossover : float
         Probability that a mating crosses the order / blacklist parts.
     blacklist_crossover : {"uniform", "blend"}
+    order_crossover : {"ox1", "prefix"}
+        OX1 or the one-point order crossover (:class:`ScheduleCrossover`).
     blend_alpha : float
         Widening of the blend crossover.
     order_mutation_rate, blacklist_mutation_rate : float or None
@@ -62,6 +64,7 @@ class GAParams:
     prob_order_crossover: float = 0.9
     prob_blacklist_crossover: float = 0.9
     blacklist_crossover: str = "uniform"
+    order_crossover: str = "prefix"
     blend_alpha: float = 0.5
     order_mutation_rate: float | None = None
     blacklist_mutation_rate: float | None = None
@@ -89,6 +92,9 @@ class GAParams:
         for name in ("seeded", "seed_heuristics"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if not isinstance(self.order_crossover, str):
+            raise ValueError(f"order_crossover must be 'ox1' or 'prefix', got "
+                             f"{self.order_crossover!r}")
         if not isinstance(self.blacklist_crossover, str):
             raise ValueError(f"blacklist_crossover must be 'uniform' or 'blend', got "
                              f"{self.blacklist_crossover!r}")
@@ -110,7 +116,8 @@ class GAParams:
     def operators(self):
         """``(crossover, mutation)`` configured by these parameters."""
         return (ScheduleCrossover(self.prob_order_crossover, self.prob_blacklist_crossover,
-                                  self.blacklist_crossover, self.blend_alpha),
+                                  self.blacklist_crossover, self.blend_alpha,
+                                  order=self.order_crossover),
                 ScheduleMutation(self.order_mutation_rate, self.blacklist_mutation_rate,
                                  order_moves=self.order_moves, cluster_rate=self.cluster_rate))
 

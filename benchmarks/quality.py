@@ -1,0 +1,234 @@
+"""MOGA's solution quality: convergence to a reference front, and coverage of the baselines.
+
+Two parts (a benchmark, not a test; runs in parallel processes):
+
+``convergence``
+    1,000-job batch job-sets from three traces (HPC2N, CTC-SP2, NASA-iPSC),
+    each on the default federation sized to its trace (``default@auto``). A
+    reference front per job-set is the non-dominated union of long runs
+    (``--ref-gen`` generations, ``--ref-seeds`` seeds) and of every default run
+    ever measured against it; it is stored in ``results/quality/`` and
+    recomputed only with ``--reference``. The default ``moga.run`` (pop 100 x
+    200 generations) runs with ``--seeds`` seeds; the table gives its
+    hypervolume as a percentage of the reference's (objectives divided by the
+    submit order's, reference point 1.1) and its wall time.
+``coverage``
+    One monthly job-set of each shared trace (30 days; 1 day of LCG, whose
+    11 days hold 188,041 jobs), federation ``default@auto``: FCFS, EASY,
+    FCFS-greenest, EASY-greenest and GA-MF, MOGA and MOGA without blacklist
+    (seed 1). The table counts the baseline points MOGA's front weakly
+    dominates and compares the hypervolumes (objectives divided by FCFS's).
+
+Writes ``results/quality.md`` and ``results/quality.json``::
+
+    python benchmarks/quality.py                      # both parts, stored references
+    python benchmarks/quality.py --reference          # recompute the reference fronts too
+    python benchmarks/quality.py --part convergence --seeds 5
+
+Traces are found through ``moga.resolve_trace`` (``MOGA_TRACES``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+STORE = ROOT / "results" / "quality"
+
+#: The convergence job-sets: (name, trace file, first job).
+CONVERGENCE = (
+    ("HPC2N", "HPC2N-2002-2.2-cln.swf.gz", 0),
+    ("CTC-SP2", "CTC-SP2-1996-3.1-cln.swf.gz", 10000),
+    ("NASA-iPSC", "NASA-iPSC-1993-3.1-cln.swf.gz", 5000),
+)
+#: The coverage job-sets: (name, trace file, days, which window, max_procs if headerless).
+COVERAGE = (
+    ("HPC2N", "HPC2N-2002-2.2-cln.swf.gz", 30, 1, None),
+    ("RICC", "RICC-2010-2.swf.gz", 30, 1, 8192),
+    ("CEA-Curie", "CEA-Curie-2011-2.1-cln.swf.gz", 30, 1, None),
+    ("CTC-SP2", "CTC-SP2-1996-3.1-cln.swf.gz", 30, 1, None),
+    ("NASA-iPSC", "NASA-iPSC-1993-3.1-cln.swf.gz", 30, 1, None),
+    ("METACENTRUM", "METACENTRUM-2009-2.swf.gz", 30, 1, None),
+    ("LCG", "LCG.swf.gz", 1, 1, None),
+)
+BASELINES = ("FCFS", "EASY", "FCFS-greenest", "EASY-greenest", "GA-MF")
+
+
+def _threads():
+    import numba
+
+    numba.set_num_threads(1)
+
+
+def _jobset(trace_file, n_jobs=1000, start=0, days=None, window=None, max_procs=None):
+    import moga
+
+    tr = moga.load_swf(moga.resolve_trace(trace_file), max_procs=max_procs)
+    fed = moga.Federation.load("default@auto", auto_nodes=tr.auto_nodes)
+    if days is not None:
+        start = tr.windows(days=days)[window]
+        return tr.jobset(start=start, days=days, federation=fed), fed
+    return tr.jobset(start=start, n_jobs=n_jobs, federation=fed), fed
+
+
+def _moga_task(args):
+    """One MOGA run: ``(name, kind, seed, F, hv, wall, reference objectives)``."""
+    name, trace_file, start, seed, n_gen, kind = args
+    _threads()
+    import moga
+
+    js, fed = _jobset(trace_file, start=start)
+    r = moga.run(js, fed, seed=seed, n_gen=n_gen)
+    return name, kind, seed, r.F, r.hv, r.wall_time, r.reference
+
+
+def _coverage_task(args):
+    name, trace_file, days, window, max_procs = args
+    _threads()
+    from moga.baselines import run_algorithm
+    from moga.metrics import normalized_hypervolume
+
+    js, fed = _jobset(trace_file, days=days, window=window, max_procs=max_procs)
+    t0 = time.perf_counter()
+    res = {a: run_algorithm(a, js, fed, seed=1) for a in (*BASELINES, "MOGA",
+                                                         "MOGA without blacklist")}
+    fcfs = res["FCFS"].F[0]
+    points = {a: res[a].F[0] for a in BASELINES}
+    front = res["MOGA"].F
+    covered = {a: bool(np.any(np.all(front <= p * (1 + 1e-12), axis=1)))
+               for a, p in points.items()}
+    hv = {a: normalized_hypervolume(r.F, fcfs) for a, r in res.items()}
+    return {"trace": name, "jobset": js.name, "n_jobs": len(js), "federation": fed.name,
+            "covered": covered, "hv": hv, "points": {a: p.tolist() for a, p in points.items()},
+            "moga_front": front.tolist(), "wall_s": time.perf_counter() - t0,
+            "moga_s": res["MOGA"].wall_time}
+
+
+def _hv(F, base):
+    from moga.metrics import normalized_hypervolume
+
+    return normalized_hypervolume(F, base)
+
+
+def convergence(args, pool):
+    from moga.metrics import nondominated
+
+    STORE.mkdir(parents=True, exist_ok=True)
+    tasks = []
+    for name, trace_file, start in CONVERGENCE:
+        if args.reference or not (STORE / f"reference_{name}.csv").exists():
+            tasks += [(name, trace_file, start, 100 + s, args.ref_gen, "reference")
+                      for s in range(args.ref_seeds)]
+        tasks += [(name, trace_file, start, 1 + s, 200, "default") for s in range(args.seeds)]
+    runs = list(pool.map(_moga_task, tasks))
+    rows = []
+    for name, trace_file, start in CONVERGENCE:
+        mine = [r for r in runs if r[0] == name]
+        base = mine[0][6]
+        ref_file = STORE / f"reference_{name}.csv"
+        fronts = [r[3] for r in mine]
+        if ref_file.exists() and not args.reference:
+            fronts.append(np.loadtxt(ref_file, delimiter=",", skiprows=1, ndmin=2))
+        union = np.vstack(fronts)
+        union = union[nondominated(union)]
+        union = union[np.lexsort(union.T[::-1])]
+        np.savetxt(ref_file, union, delimiter=",", header="makespan_s,energy_J", comments="")
+        ref_hv = _hv(union, base)
+        defaults = [r for r in mine if r[1] == "default"]
+        pct = [100 * r[4] / ref_hv for r in defaults]
+        long_runs = [r for r in mine if r[1] == "reference"]
+        rows.append({"jobset": name, "trace": trace_file, "start": start,
+                     "reference_hv": ref_hv, "reference_points": len(union),
+                     "default_hv": [r[4] for r in defaults], "default_pct": pct,
+                     "default_wall_s": [r[5] for r in defaults],
+                     "long_runs": [{"seed": r[2], "hv": r[4], "wall_s": r[5]} for r in long_runs]})
+        print(f"{name}: reference hv {ref_hv:.4f}; default runs "
+              f"{', '.join(f'{p:.1f}%' for p in pct)}", flush=True)
+    return rows
+
+
+def coverage(args, pool):
+    return list(pool.map(_coverage_task, COVERAGE))
+
+
+def report(conv, cov, args) -> str:
+    lines = ["# MOGA's solution quality", "",
+             "`python benchmarks/quality.py` (convergence: `--seeds` default runs per job-set; "
+             "reference fronts in `results/quality/`, recomputed with `--reference`). "
+             "Federation `default@auto` (the default preset sized to each trace's MaxProcs), "
+             "fluid model, batch mode.", ""]
+    if conv:
+        lines += ["## Convergence: the default run against a reference front", "",
+                  "Reference: the non-dominated union of long runs and of every default run; "
+                  "hypervolume with objectives divided by the submit order's, reference point "
+                  "1.1.", "",
+                  "| job-set | reference hv | default run hv % of reference (per seed) | "
+                  "median | wall time s (median) |", "|---|---|---|---|---|"]
+        for r in conv:
+            lines.append(f"| {r['jobset']} (first job {r['start']}, 1,000 jobs) | "
+                         f"{r['reference_hv']:.4f} | "
+                         + ", ".join(f"{p:.1f}" for p in r["default_pct"])
+                         + f" | {np.median(r['default_pct']):.1f}% | "
+                         f"{np.median(r['default_wall_s']):.1f} |")
+        allp = [p for r in conv for p in r["default_pct"]]
+        lines += ["", f"Median over job-sets and seeds: {np.median(allp):.1f}% of the reference "
+                  f"(goal: 95%).", ""]
+    if cov:
+        lines += ["## Coverage: baseline points MOGA's front weakly dominates", "",
+                  "One monthly job-set per trace (LCG: one day), MOGA and the ablation pop 100 x "
+                  "200, seed 1; hypervolume with objectives divided by FCFS's.", "",
+                  "| trace | jobs | " + " | ".join(BASELINES) + " | covered | hv MOGA | "
+                  "hv without blacklist | MOGA s |",
+                  "|---|---|" + "---|" * len(BASELINES) + "---|---|---|---|"]
+        for r in cov:
+            cells = ["yes" if r["covered"][a] else "**no**" for a in BASELINES]
+            lines.append(f"| {r['trace']} | {r['n_jobs']} | " + " | ".join(cells)
+                         + f" | {sum(r['covered'].values())}/{len(BASELINES)} | "
+                         f"{r['hv']['MOGA']:.4f} | {r['hv']['MOGA without blacklist']:.4f} | "
+                         f"{r['moga_s']:.0f} |")
+        n_cov = sum(sum(r["covered"].values()) for r in cov)
+        n_all = len(BASELINES) * len(cov)
+        better = sum(r["hv"]["MOGA"] > r["hv"]["MOGA without blacklist"] for r in cov)
+        lines += ["", f"{n_cov} of {n_all} baseline points covered; MOGA's hypervolume above "
+                  f"the ablation's on {better} of {len(cov)} traces.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--part", choices=["convergence", "coverage", "both"], default="both")
+    ap.add_argument("--reference", action="store_true",
+                    help="recompute the reference fronts from long runs")
+    ap.add_argument("--ref-gen", type=int, default=3000, help="generations of a long run")
+    ap.add_argument("--ref-seeds", type=int, default=2, help="long runs per job-set")
+    ap.add_argument("--seeds", type=int, default=3, help="default runs per job-set")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--out", default=str(ROOT / "results"))
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(args.workers) as pool:
+        conv = convergence(args, pool) if args.part in ("convergence", "both") else []
+        cov = coverage(args, pool) if args.part in ("coverage", "both") else []
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    old = {}
+    if (out / "quality.json").exists():
+        old = json.loads((out / "quality.json").read_text())
+    record = {"convergence": conv or old.get("convergence", []),
+              "coverage": cov or old.get("coverage", []),
+              "wall_s": time.perf_counter() - t0}
+    (out / "quality.json").write_text(json.dumps(record, indent=1, default=float) + "\n")
+    text = report(record["convergence"], record["coverage"], args)
+    (out / "quality.md").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
