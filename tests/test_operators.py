@@ -150,7 +150,7 @@ def test_duplicate_elimination(problem):
 def test_operator_argument_errors():
     with pytest.raises(ValueError, match="prob_order"):
         ScheduleCrossover(prob_order=1.5)
-    with pytest.raises(ValueError, match="'uniform' or 'blend'"):
+    with pytest.raises(ValueError, match="'uniform', 'rows' or 'blend'"):
         ScheduleCrossover(blacklist="sbx")
     with pytest.raises(ValueError, match="order_rate"):
         ScheduleMutation(order_rate=-0.1)

@@ -151,8 +151,9 @@ class ScheduleCrossover(Crossover):
         Probability that a mating crosses the order parts (else children copy them).
     prob_blacklist : float
         Probability that a mating crosses the blacklist parts.
-    blacklist : {"uniform", "blend"}
-        Uniform crossover (each entry from either parent) or blend crossover
+    blacklist : {"uniform", "rows", "blend"}
+        Uniform crossover (each entry from either parent), row crossover (each
+        job's whole row from either parent) or blend crossover
         BLX-alpha (each entry uniform in the parents' interval widened by
         ``alpha`` on both sides, clipped to [0, 1]).
     alpha : float
@@ -172,8 +173,9 @@ class ScheduleCrossover(Crossover):
         for name, p in (("prob_order", prob_order), ("prob_blacklist", prob_blacklist)):
             if not 0.0 <= p <= 1.0:
                 raise ValueError(f"{name} must lie in [0, 1], got {p}")
-        if blacklist not in ("uniform", "blend"):
-            raise ValueError(f"blacklist crossover must be 'uniform' or 'blend', got {blacklist!r}")
+        if blacklist not in ("uniform", "rows", "blend"):
+            raise ValueError(f"blacklist crossover must be 'uniform', 'rows' or 'blend', got "
+                             f"{blacklist!r}")
         if alpha < 0:
             raise ValueError(f"alpha must be >= 0, got {alpha}")
         self.prob_order = prob_order
@@ -196,6 +198,12 @@ class ScheduleCrossover(Crossover):
         if self.blacklist == "uniform":
             # One random bit per entry: 8 entries per random byte.
             bits = random_state.integers(0, 256, (n, -(-(n_var - J) // 8)), dtype=np.uint8)
+            _uniform_into(X, J, bits, do_bl, out)
+        elif self.blacklist == "rows":
+            # One random bit per job: a job's whole row comes from one parent.
+            K = (n_var - J) // max(J, 1)
+            per_job = random_state.random((n, J)) < 0.5
+            bits = np.packbits(np.repeat(per_job, K, axis=1), axis=1)
             _uniform_into(X, J, bits, do_bl, out)
         else:
             u = random_state.random((2, n, n_var - J))
@@ -479,23 +487,44 @@ class ScheduleDuplicateElimination(DuplicateElimination):
     """
 
     def _do(self, pop, other, is_duplicate):
-        X = pop.get("X")
-        n_other = 0
-        if other is not None and len(other) > 0:
-            X = np.vstack([other.get("X"), X])
-            n_other = len(other)
-        X = np.ascontiguousarray(X, dtype=np.float64) + 0.0  # + 0.0 folds -0.0 into 0.0
-        h = _row_hashes(X)
+        n_other = 0 if other is None else len(other)
+        hashes = [_hashes(other)] if n_other else []
+        hashes.append(_hashes(pop))
+        h = np.concatenate(hashes)
         order = np.argsort(h, kind="stable")
         hs = h[order]
         same = np.flatnonzero(hs[1:] == hs[:-1]) + 1  # sorted positions equal to their predecessor
-        dup = np.zeros(X.shape[0], dtype=bool)
+        if same.size == 0:
+            return is_duplicate
+        X = np.vstack([other.get("X"), pop.get("X")]) if n_other else pop.get("X")
+        dup = np.zeros(h.size, dtype=bool)
         for pos in same:  # only rows whose hash repeats: actual duplicates, or rare collisions
             i = order[pos]
             group_start = pos
             while group_start > 0 and hs[group_start - 1] == hs[pos]:
                 group_start -= 1
             earlier = order[group_start:pos]
-            dup[i] = any(not dup[e] and np.array_equal(X[e], X[i]) for e in earlier)
+            dup[i] = any(not dup[e] and np.array_equal(X[e] + 0.0, X[i] + 0.0) for e in earlier)
         is_duplicate |= dup[n_other:]
         return is_duplicate
+
+
+def _hashes(pop) -> np.ndarray:
+    """The row hashes of a population, computed once per individual and kept on it.
+
+    pymoo makes new individuals for new chromosomes and never edits ``X`` in
+    place, so a kept hash stays valid; a duplicate check compares full rows
+    anyway, so even a stale one could only miss a duplicate, never drop a
+    distinct individual.
+    """
+    kept = pop.get("moga_hash")
+    missing = [i for i, v in enumerate(kept) if v is None]
+    out = np.empty(len(pop), dtype=np.uint64)
+    if missing:
+        X = np.ascontiguousarray(pop[missing].get("X"), dtype=np.float64) + 0.0  # -0.0 -> 0.0
+        fresh = _row_hashes(X)
+        for i, v in zip(missing, fresh, strict=True):
+            pop[i].set("moga_hash", v)
+    for i, v in enumerate(pop.get("moga_hash")):
+        out[i] = v
+    return out

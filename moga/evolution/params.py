@@ -96,7 +96,7 @@ class GAParams:
             raise ValueError(f"order_crossover must be 'ox1' or 'prefix', got "
                              f"{self.order_crossover!r}")
         if not isinstance(self.blacklist_crossover, str):
-            raise ValueError(f"blacklist_crossover must be 'uniform' or 'blend', got "
+            raise ValueError(f"blacklist_crossover must be 'uniform', 'rows' or 'blend', got "
                              f"{self.blacklist_crossover!r}")
         levels = self.seed_levels
         if isinstance(levels, (str, bytes)) or not hasattr(levels, "__iter__"):
