@@ -4,6 +4,16 @@ Each decoder has private ``@njit`` kernels over plain arrays and public
 wrappers that validate and convert. Nothing here imports from ``moga``.
 """
 
-from .federated import MODELS, BatchDecode, FederatedDecode, decode, decode_batch
+from ._cache import drop_stale_cache
+
+drop_stale_cache()  # before any kernel loads from the cache (numba/numba#1833)
+
+from .federated import (  # noqa: E402
+    MODELS,
+    BatchDecode,
+    FederatedDecode,
+    decode,
+    decode_batch,
+)
 
 __all__ = ["MODELS", "BatchDecode", "FederatedDecode", "decode", "decode_batch"]

@@ -103,3 +103,20 @@ def test_empty_blacklist_evaluate_defaults(small):
     np.testing.assert_array_equal(s.order, [0, 1, 2])
     assert s.blacklist.shape == (3, 2) and not s.blacklist.any()
     assert s.summary()["n_jobs"] == 3
+
+
+def test_a_stale_kernel_cache_is_dropped(tmp_path, monkeypatch):
+    from decoders import _cache
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    dirs = [d for d in _cache._cache_dirs() if str(d).startswith(str(tmp_path))]
+    assert dirs
+    for d in dirs:
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "federated._decode-1.py311.nbi").write_text("old")
+        (d / _cache._STAMP).write_text("another source\n")
+    assert _cache.drop_stale_cache() >= len(dirs)
+    for d in dirs:
+        assert not list(d.glob("*.nbi"))
+        assert (d / _cache._STAMP).read_text().strip() == _cache.source_digest()
+    assert _cache.drop_stale_cache() == 0  # up to date: nothing more to drop

@@ -1,0 +1,63 @@
+"""Keep Numba's on-disk cache of the kernels consistent with their sources.
+
+Numba's cache checks only the source file of the function it compiled, not
+the files of the helpers inlined into it (numba/numba#1833): after an edit of
+``_kernels.py`` a cached ``federated._decode`` would still run the old
+helpers. On import, this module hashes every source file of the package and,
+when the hash differs from the one stamped beside the cache, removes the
+package's cached kernels so that they compile afresh. It never fails an
+import: a cache folder it cannot read or write is left alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+_PACKAGE = Path(__file__).resolve().parent
+_STAMP = "moga-decoders-source.sha256"
+
+
+def source_digest() -> str:
+    """SHA-256 of every ``.py`` file of the package, in path order."""
+    h = hashlib.sha256()
+    for p in sorted(_PACKAGE.rglob("*.py")):
+        h.update(str(p.relative_to(_PACKAGE)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _cache_dirs():
+    """Where Numba keeps the cache of each source folder of the package."""
+    folders = sorted({p.parent for p in _PACKAGE.rglob("*.py")})
+    user = os.environ.get("NUMBA_CACHE_DIR")
+    for folder in folders:
+        yield folder / "__pycache__"
+        if user:
+            try:
+                from numba.core.caching import _CacheLocator
+
+                sub = _CacheLocator.get_suitable_cache_subpath(str(folder / "x.py"))
+            except Exception:  # noqa: BLE001 - a private Numba API: skip if it moved
+                continue
+            yield Path(user) / sub
+
+
+def drop_stale_cache() -> int:
+    """Remove cached kernels compiled from other sources; returns the files removed."""
+    digest = source_digest()
+    removed = 0
+    for d in _cache_dirs():
+        try:
+            stamp = d / _STAMP
+            if stamp.exists() and stamp.read_text().strip() == digest:
+                continue
+            if d.is_dir():
+                for f in list(d.glob("*.nbi")) + list(d.glob("*.nbc")):
+                    f.unlink()
+                    removed += 1
+                stamp.write_text(digest + "\n")
+        except OSError:
+            continue
+    return removed
