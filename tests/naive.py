@@ -14,6 +14,11 @@ RTOL = 1e-9  # finish times within this relative distance finish together (docs/
 SHIFT_RTOL = 1e-12  # a shift is kept while the slowdown grows by at most this relative amount
 
 
+def _lists(floats=(), ints=()):
+    """Plain Python lists of floats and of ints (the twins avoid numpy semantics)."""
+    return [[float(v) for v in a] for a in floats], [[int(v) for v in a] for a in ints]
+
+
 def _traffic(bw, tasks, x):
     return bw * (x * (tasks - x)) / (tasks - 1.0) if tasks > 1 else 0.0
 
@@ -47,16 +52,8 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
     """
     assert model in ("fluid", "at_start")
     J, K = len(release), len(nodes)
-    release = [float(v) for v in release]
-    tasks = [int(v) for v in tasks]
-    runtime = [float(v) for v in runtime]
-    sigma = [float(v) for v in sigma]
-    bw = [float(v) for v in bw]
-    nodes = [int(v) for v in nodes]
-    speed = [float(v) for v in speed]
-    pbusy = [float(v) for v in pbusy]
-    pidle = [float(v) for v in pidle]
-    link = [float(v) for v in link]
+    (release, runtime, sigma, bw, speed, pbusy, pidle, link), (tasks, nodes) = _lists(
+        (release, runtime, sigma, bw, speed, pbusy, pidle, link), (tasks, nodes))
     fast_first = sorted(range(K), key=lambda k: _cluster_key_fast(k, speed, pbusy))
     if rule == "fastest":
         pick_first = fast_first
@@ -357,14 +354,8 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
     (reservation: a job's first one as blocked head, None otherwise).
     """
     J, K = len(release), len(nodes)
-    release = [float(v) for v in release]
-    runtime = [float(v) for v in runtime]
-    tasks = [int(v) for v in tasks]
-    sigma = [float(v) for v in sigma]
-    bw = [float(v) for v in bw]
-    nodes = [int(v) for v in nodes]
-    speed = [float(v) for v in speed]
-    link = [float(v) for v in link]
+    (release, runtime, sigma, bw, speed, link), (tasks, nodes) = _lists(
+        (release, runtime, sigma, bw, speed, link), (tasks, nodes))
     fast_first = sorted(range(K), key=lambda k: _cluster_key_fast(k, speed, pbusy))
     slow_first = sorted(range(K), key=lambda k: _cluster_key_slow(k, speed, pbusy))
     pick_first = fast_first if rule == "fastest" else sorted(

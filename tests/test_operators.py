@@ -239,14 +239,12 @@ def test_sampling_seeds_every_heuristic_order(problem):
 def test_prefix_crossover_equals_its_plain_python_twin(seed, J, n):
     from naive import naive_prefix_crossover
 
-    from moga.evolution.operators import _prefix_crossover_into
-
     rng = np.random.default_rng(seed)
     X = np.array([[rng.permutation(J) for _ in range(n)] for _ in range(2)], dtype=float)
     cuts = np.sort(rng.integers(0, J + 1, (2, n, 2)), axis=2)
     do_order = rng.random(n) < 0.8
     out = np.empty_like(X)
-    _prefix_crossover_into(X, J, cuts, do_order, out)
+    _order_crossover_into(X, J, cuts, do_order, out, True)
     for m in range(n):
         for c in range(2):
             if not do_order[m]:

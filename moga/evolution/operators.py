@@ -191,10 +191,7 @@ class ScheduleCrossover(Crossover):
         do_order = random_state.random(n) < self.prob_order
         do_bl = random_state.random(n) < self.prob_blacklist
         out = np.empty_like(X)
-        if self.order == "ox1":
-            _order_crossover_into(X, J, cuts, do_order, out)
-        else:
-            _prefix_crossover_into(X, J, cuts, do_order, out)
+        _order_crossover_into(X, J, cuts, do_order, out, self.order == "prefix")
         if self.blacklist == "uniform":
             # One random bit per entry: 8 entries per random byte.
             bits = random_state.integers(0, 256, (n, -(-(n_var - J) // 8)), dtype=np.uint8)
@@ -212,15 +209,21 @@ class ScheduleCrossover(Crossover):
 
 
 @njit(cache=True)
-def _prefix_crossover_into(X, J, cuts, do_order, out):
-    """One-point order crossover of the order parts of ``X[0], X[1]`` into ``out[:, :, :J]``.
+def _order_crossover_into(X, J, cuts, do_order, out, prefix=False):
+    """Order crossover of the order parts of parents ``X[0], X[1]`` into ``out[:, :, :J]``.
 
-    Child ``c`` of mating ``m`` keeps the first ``b = cuts[c, m, 1]`` jobs of
-    its parent ``X[c, m]`` in place and lists the other jobs in the order they
-    appear in the other parent, from its start. Both parents' relative orders
-    survive and the prefix keeps its positions, which is what a list
-    scheduler's early decisions depend on. Matings with ``do_order[m]`` false
-    copy their parents.
+    OX1 (``prefix`` false): child ``c`` of mating ``m`` keeps
+    ``X[c, m, a:b]`` in place (``a, b = cuts[c, m]``) and fills the other
+    positions, from ``b`` on and wrapping around, with the remaining genes in
+    the order they appear in the other parent from position ``b`` on.
+
+    One-point (``prefix`` true): the child keeps its parent's first ``b``
+    jobs in place and lists the others in the order they appear in the other
+    parent, from its start: both parents' relative orders survive and the
+    prefix keeps its positions, which is what a list scheduler's early
+    decisions depend on.
+
+    Matings with ``do_order[m]`` false copy their parents.
     """
     n = X.shape[1]
     taken = np.zeros(J, dtype=np.bool_)
@@ -232,47 +235,16 @@ def _prefix_crossover_into(X, J, cuts, do_order, out):
                 for i in range(J):
                     out[c, m, i] = p1[i]
                 continue
+            a = 0 if prefix else cuts[c, m, 0]
             b = cuts[c, m, 1]
-            taken[:] = False
-            for i in range(b):
-                out[c, m, i] = p1[i]
-                taken[np.int64(p1[i])] = True
-            pos = b
-            for s in range(J):
-                g = p2[s]
-                if not taken[np.int64(g)]:
-                    out[c, m, pos] = g
-                    pos += 1
-
-
-@njit(cache=True)
-def _order_crossover_into(X, J, cuts, do_order, out):
-    """Order crossover (OX1) of the order parts of parents ``X[0], X[1]`` into ``out[:, :, :J]``.
-
-    Child ``c`` of mating ``m`` keeps ``X[c, m, a:b]`` in place (``a, b = cuts[c, m]``)
-    and fills the other positions, from ``b`` on and wrapping around, with the
-    remaining genes in the order they appear in the other parent from
-    position ``b`` on. Matings with ``do_order[m]`` false copy their parents.
-    """
-    n = X.shape[1]
-    taken = np.zeros(J, dtype=np.bool_)
-    for m in range(n):
-        for c in range(2):
-            p1 = X[c, m]
-            p2 = X[1 - c, m]
-            if not do_order[m]:
-                for i in range(J):
-                    out[c, m, i] = p1[i]
-                continue
-            a = cuts[c, m, 0]
-            b = cuts[c, m, 1]
+            off = 0 if prefix else b
             taken[:] = False
             for i in range(a, b):
                 out[c, m, i] = p1[i]
                 taken[np.int64(p1[i])] = True
             pos = b
             for s in range(J):
-                g = p2[(b + s) % J]
+                g = p2[(off + s) % J]
                 if not taken[np.int64(g)]:
                     if pos == J:
                         pos = 0
