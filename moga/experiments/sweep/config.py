@@ -79,6 +79,7 @@ class RunSpec:
         t = asdict(self.trace)
         t.pop("windows")
         t.pop("name")  # the id's readable prefix holds it; the file and window decide the jobs
+        t["path"] = trace_identity(self.trace.path)
         return {"trace": t, "trace_name": self.trace.name, "window": self.window,
                 "algorithm": self.algorithm, "params": self.params, "seed": self.seed,
                 "model": self.model, "federation": self.federation_spec}
@@ -116,8 +117,25 @@ class SweepConfig:
         """What the store records and compares on resume (the source path left out)."""
         return {"name": self.name, "seeds": list(self.seeds), "model": self.model,
                 "algorithms": self.algorithms,
-                "traces": [asdict(t) | {"windows": list(t.windows)} for t in self.traces],
+                "traces": [asdict(t) | {"windows": list(t.windows),
+                                        "path": trace_identity(t.path)} for t in self.traces],
                 "federations": self.federations}
+
+
+def trace_identity(path) -> str:
+    """A trace file's identity for run ids and store fingerprints: its name and size.
+
+    Not its folder, so that a store made on one machine resumes on another
+    that keeps the same file elsewhere (``MOGA_TRACES``).
+    """
+    if path == "bundled":
+        return "bundled"
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError:
+        size = -1
+    return f"{p.name}:{size}"
 
 
 def _err(source, key, msg):
