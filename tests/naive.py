@@ -19,6 +19,14 @@ def _lists(floats=(), ints=()):
     return [[float(v) for v in a] for a in floats], [[int(v) for v in a] for a in ints]
 
 
+def _slowdown(sigma, x, load, speed, link):
+    """SD = (1 - sigma) SP + sigma SC of a job with allocation ``x`` at link loads ``load``."""
+    used = [k for k in range(len(x)) if x[k] > 0]
+    sp = 1.0 / min(speed[k] for k in used)
+    sc = max([1.0] + [load[k] / link[k] for k in used]) if len(used) >= 2 else 1.0
+    return (1.0 - sigma) * sp + sigma * sc
+
+
 def _traffic(bw, tasks, x):
     return bw * (x * (tasks - x)) / (tasks - 1.0) if tasks > 1 else 0.0
 
@@ -85,11 +93,7 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
         return load
 
     def sd_of(j, x, load):
-        sp = 1.0 / min(speed[k] for k in range(K) if x[k] > 0)
-        sc = 1.0
-        if coallocated(x):
-            sc = max([1.0] + [load[k] / link[k] for k in range(K) if x[k] > 0])
-        return (1.0 - sigma[j]) * sp + sigma[j] * sc
+        return _slowdown(sigma[j], x, load, speed, link)
 
     def rerate(t):
         load = loads()
@@ -378,11 +382,7 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
         return load
 
     def sd_of(j, x, load):
-        sp = 1.0 / min(speed[k] for k in range(K) if x[k] > 0)
-        sc = 1.0
-        if coallocated(x):
-            sc = max([1.0] + [load[k] / link[k] for k in range(K) if x[k] > 0])
-        return (1.0 - sigma[j]) * sp + sigma[j] * sc
+        return _slowdown(sigma[j], x, load, speed, link)
 
     def allowance(j):
         allow = [nodes[k] - math.floor(blacklist[j][k] * nodes[k]) for k in range(K)]
