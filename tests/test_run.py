@@ -203,3 +203,15 @@ def test_seeded_moga_front_covers_the_heuristics_in_release_mode(default_fed):
         h = heuristic(js, default_fed, name)
         point = np.array([h.makespan, h.energy])
         assert np.any(np.all(r.F <= point * (1 + 1e-12), axis=1)), name
+
+
+def test_old_keywords_still_work_with_a_warning(setup):
+    js, fed = setup
+    with pytest.warns(DeprecationWarning, match="use_blacklist"):
+        r = moga.run(js, fed, pop_size=6, n_gen=2, blacklist=False)
+    assert not r.use_blacklist and r.name == "MOGA without blacklist"
+    X0 = moga.model.join(np.arange(len(js)), np.zeros((len(js), fed.n_clusters)))
+    with pytest.warns(DeprecationWarning, match="initial"):
+        moga.run(js, fed, pop_size=6, n_gen=2, extra=X0[None, :])
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        moga.run(js, fed, pop_size=6, n_gen=2, colour="red")
