@@ -111,14 +111,8 @@ def _coverage_task(args):
             "moga_s": res["MOGA"].wall_time}
 
 
-def _hv(F, base):
-    from moga.metrics import normalized_hypervolume
-
-    return normalized_hypervolume(F, base)
-
-
 def convergence(args, pool):
-    from moga.metrics import nondominated
+    from moga.metrics import nondominated, normalized_hypervolume
 
     STORE.mkdir(parents=True, exist_ok=True)
     tasks = []
@@ -142,7 +136,7 @@ def convergence(args, pool):
         union = union[nondominated(union)]
         union = union[np.lexsort(union.T[::-1])]
         np.savetxt(ref_file, union, delimiter=",", header="makespan_s,energy_J", comments="")
-        ref_hv = _hv(union, base)
+        ref_hv = normalized_hypervolume(union, base)
         defaults = [r for r in mine if r[1] == "default"]
         pct = [100 * r[4] / ref_hv for r in defaults]
         matched = [r for r in mine if r[1] == "matched"]

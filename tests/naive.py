@@ -47,6 +47,34 @@ def _predicted(j, x, base, sd_of, coallocated, bw, tasks):
     return sd_of(j, x, load)
 
 
+def _pick_and_shift(need, cap, speed, pick_first, fast_first, slow_first, predict):
+    """Greedy pick in ``pick_first`` order within ``cap``, then one-task shifts from the
+    fastest used cluster faster than the slowest used speed to the slowest slower one with
+    room, kept while ``predict(x)`` (the slowdown) does not grow. Returns ``(x, slowdown)``."""
+    K = len(cap)
+    x = [0] * K
+    for k in pick_first:
+        x[k] = min(cap[k], need)
+        need -= x[k]
+    current = predict(x)
+    while True:
+        s = min(speed[k] for k in range(K) if x[k] > 0)
+        sources = [k for k in fast_first if x[k] > 0 and speed[k] > s]
+        if not sources:
+            return x, current
+        src = sources[0]
+        dests = [k for k in slow_first if s <= speed[k] < speed[src] and x[k] < cap[k]]
+        if not dests:
+            return x, current
+        trial = list(x)
+        trial[src] -= 1
+        trial[dests[0]] += 1
+        sd_new = predict(trial)
+        if sd_new > current * (1 + SHIFT_RTOL):
+            return x, current
+        x, current = trial, sd_new
+
+
 def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
                  order, blacklist, model="fluid", rule="fastest"):
     """Reference federated decoder (docs/design.md §5), jobs strictly in order.
@@ -137,30 +165,10 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
             t = max(t, min(st["fin"] for st in running.values()))
         n_relaxed += relaxed
         cap = [min(free[k], allow[k]) for k in range(K)]
-        x = [0] * K
-        need = tasks[j]
-        for k in pick_first:
-            x[k] = min(cap[k], need)
-            need -= x[k]
         base = loads()
-        current = _predicted(j, x, base, sd_of, coallocated, bw, tasks)
-        while True:
-            s = min(speed[k] for k in range(K) if x[k] > 0)
-            sources = [k for k in fast_first if x[k] > 0 and speed[k] > s]
-            if not sources:
-                break
-            src = sources[0]
-            dests = [k for k in slow_first if s <= speed[k] < speed[src] and x[k] < cap[k]]
-            if not dests:
-                break
-            dst = dests[0]
-            trial = list(x)
-            trial[src] -= 1
-            trial[dst] += 1
-            sd_new = _predicted(j, trial, base, sd_of, coallocated, bw, tasks)
-            if sd_new > current * (1 + SHIFT_RTOL):
-                break
-            x, current = trial, sd_new
+        x, _ = _pick_and_shift(tasks[j], cap, speed, pick_first, fast_first, slow_first,
+                               lambda y, j=j, base=base: _predicted(j, y, base, sd_of,
+                                                                     coallocated, bw, tasks))
         alloc[j] = x
         for k in range(K):
             free[k] -= x[k]
@@ -390,26 +398,9 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
 
     def allocate(j, allow):
         cap = [min(free[k], allow[k]) for k in range(K)]
-        x, need = [0] * K, tasks[j]
-        for k in pick_first:
-            x[k] = min(cap[k], need)
-            need -= x[k]
         base = loads()
-        current = _predicted(j, x, base, sd_of, coallocated, bw, tasks)
-        while True:
-            s = min(speed[k] for k in range(K) if x[k] > 0)
-            sources = [k for k in fast_first if x[k] > 0 and speed[k] > s]
-            dests = [k for k in slow_first if sources and s <= speed[k] < speed[sources[0]]
-                     and x[k] < cap[k]]
-            if not sources or not dests:
-                return x, current
-            trial = list(x)
-            trial[sources[0]] -= 1
-            trial[dests[0]] += 1
-            sd_new = _predicted(j, trial, base, sd_of, coallocated, bw, tasks)
-            if sd_new > current * (1 + SHIFT_RTOL):
-                return x, current
-            x, current = trial, sd_new
+        return _pick_and_shift(tasks[j], cap, speed, pick_first, fast_first, slow_first,
+                               lambda y: _predicted(j, y, base, sd_of, coallocated, bw, tasks))
 
     proj = {}  # running job -> projected finish (fixed at its start under at_start)
 

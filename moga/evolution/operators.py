@@ -491,12 +491,9 @@ def _hashes(pop) -> np.ndarray:
     """
     kept = pop.get("moga_hash")
     missing = [i for i, v in enumerate(kept) if v is None]
-    out = np.empty(len(pop), dtype=np.uint64)
     if missing:
         X = np.ascontiguousarray(pop[missing].get("X"), dtype=np.float64) + 0.0  # -0.0 -> 0.0
-        fresh = _row_hashes(X)
-        for i, v in zip(missing, fresh, strict=True):
+        for i, v in zip(missing, _row_hashes(X), strict=True):
             pop[i].set("moga_hash", v)
-    for i, v in enumerate(pop.get("moga_hash")):
-        out[i] = v
-    return out
+            kept[i] = v
+    return kept.astype(np.uint64)

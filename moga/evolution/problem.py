@@ -14,7 +14,7 @@ import numpy as np
 from pymoo.core.problem import Problem
 from pymoo.core.repair import Repair
 
-from ..model.chromosome import is_permutation, join, repair, split
+from ..model.chromosome import join, repair, split
 from ..model.jobset import JobSet
 from ..model.platform import Federation
 from ..model.schedule import evaluate_batch
@@ -99,16 +99,18 @@ class SchedulingProblem(Problem):
     def decode(self, X):
         """Batch-decode ``X`` (P, n_var); returns the objective matrix (P, n_obj) and counters."""
         orders, bls = self.split(np.atleast_2d(X))
-        bad = np.flatnonzero(~is_permutation(orders))
-        if bad.size:
-            raise ValueError(
-                f"individual #{bad[0]}: its order part is not a permutation of range({self.n_jobs}) "
-                "(pymoo's stock operators do not keep it one): use MOGA's operators "
-                "(moga.evolution.operators) or pass repair=moga.evolution.ScheduleRepair() to "
-                "the algorithm")
         t0 = time.perf_counter()
-        b = evaluate_batch(self.jobset, self.federation, orders, bls, model=self.model,
-                           backfill=self.backfill)
+        try:
+            b = evaluate_batch(self.jobset, self.federation, orders, bls, model=self.model,
+                               backfill=self.backfill)
+        except ValueError as e:
+            if "not a permutation" not in str(e):
+                raise
+            # The decoder has checked the orders already; say what to do about it.
+            raise ValueError(
+                f"{e} (pymoo's stock operators do not keep the order part a permutation): use "
+                "MOGA's operators (moga.evolution.operators) or pass "
+                "repair=moga.evolution.ScheduleRepair() to the algorithm") from None
         self.decode_seconds += time.perf_counter() - t0
         self.n_decoded += orders.shape[0]
         cols = {"makespan": b.makespan, "energy": b.energy, "flowtime": b.flowtime,

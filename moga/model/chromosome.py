@@ -70,11 +70,8 @@ def repair(X, n_jobs: int, n_clusters: int) -> np.ndarray:
     ok = is_permutation(np.rint(keys)) & np.all(np.isclose(keys, np.rint(keys)), axis=1)
     bad = ~ok
     if bad.any():
-        ranks = np.empty((int(bad.sum()), n_jobs))
-        order = np.argsort(keys[bad], axis=1, kind="stable")
-        # The chromosome's order lists jobs by ascending key: job order[i] goes i-th.
-        ranks[:] = order
-        X[bad, :n_jobs] = ranks
+        # The chromosome's order lists jobs by ascending key (ties by position).
+        X[bad, :n_jobs] = np.argsort(keys[bad], axis=1, kind="stable")
     X[:, :n_jobs] = np.rint(X[:, :n_jobs])
     bl = X[:, n_jobs:]
     bl[~np.isfinite(bl)] = 0.0
