@@ -8,12 +8,15 @@ tuples built once per decode (they hold views, nothing is copied):
 ``jobs`` (:data:`Jobs`)
     The job arrays, shape (J,): ``release`` (s), ``tasks``, ``runtime``
     (s on a speed-1.0 node), ``sigma`` (communication share), ``bw``
-    (Mbit/s per task).
+    (Mbit/s per task), ``power`` (power factor: a node running the job
+    draws ``power * pbusy[k]``).
 ``plat`` (:data:`Platform`)
     The cluster arrays, shape (K,): ``nodes``, ``speed``, ``pbusy``,
     ``pidle`` (W per node), ``link`` (Mbit/s), and three cluster orders:
     ``rank_pick`` (the allocation rule's greedy order), ``rank_fast`` and
-    ``rank_slow`` (sources and destinations of the energy-saving shift).
+    ``rank_slow`` (sources and destinations of the energy-saving shift); and
+    ``budget`` (K + 1: the power the running jobs may add to idle power, per
+    cluster and then overall, W; ``inf`` where there is no cap).
 ``st`` (:data:`State`)
     The decoder's mutable arrays. Per job: ``fin`` (projected finish),
     ``sd`` (current slowdown), ``ht``/``hj`` (the event heap of running jobs
@@ -25,7 +28,12 @@ tuples built once per decode (they hold views, nothing is copied):
     order). Per cluster: ``free`` nodes, ``load`` (link traffic of running
     co-allocated jobs), ``allow`` (the current job's allowance), and for
     EASY ``allow_h`` (the head's allowance), ``free_s`` (free nodes at the
-    reservation), ``hold`` (nodes promised past the reservation).
+    reservation), ``hold`` (nodes promised past the reservation). Power,
+    shape (K + 1: per cluster, then overall): ``pk`` (busy increment of the
+    running jobs), ``pks`` (of the jobs still running at EASY's
+    reservation), ``hold_p`` (of the jobs promised past it) and ``pkh``
+    (scratch); ``xs``, ``rk`` and ``free_h`` are per-cluster scratch of the
+    least-power allocation.
 ``out`` (:data:`Out`)
     What the decode writes: ``start``, ``finish`` (J,), ``alloc`` (J, K:
     tasks of each job in each cluster) and ``reserve`` (J: EASY's first
@@ -51,13 +59,16 @@ from numba import njit
 
 from ._kernels import FINISH_RTOL, SHIFT_RTOL, heap_pop, heap_push, link_traffic, slowdown
 
-__all__ = ["Jobs", "Platform", "State", "Out", "new_state", "reset_events", "E_NH", "E_NCL",
+__all__ = ["Jobs", "Platform", "State", "Out", "new_state", "reset_events", "place", "least_power",
+           "power_fits", "is_capped", "idle_federation", "node_increment", "E_NH", "E_NCL",
            "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC", "E_RELAXED", "E_CURSOR", "E_NQ"]
 
-Jobs = namedtuple("Jobs", "release tasks runtime sigma bw")
-Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow")
+Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power")
+Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow "
+                                  "budget")
 State = namedtuple("State", "fin sd ht hj cl coal started wq sh_t sh_j by_release pos_of "
-                            "free load allow allow_h free_s hold evi evf")
+                            "free load allow allow_h free_s hold evi evf "
+                            "pk pks hold_p pkh xs rk free_h")
 Out = namedtuple("Out", "start finish alloc reserve")
 
 #: Indices of the loop's integer scalars in ``State.evi``.
@@ -70,6 +81,8 @@ def reset_events(st):
     for i in range(st.evi.shape[0]):
         st.evi[i] = 0
     st.evf[0] = np.inf
+    for i in range(st.pk.shape[0]):
+        st.pk[i] = 0.0
 
 
 @njit(cache=True, error_model="numpy")
@@ -77,10 +90,11 @@ def new_state(J, K):
     """Fresh work arrays for decodes of J jobs on K clusters (reusable from decode to decode)."""
     f = np.empty((4, J))
     i = np.empty((8, J), dtype=np.int64)
-    c = np.empty((5, K), dtype=np.int64)
+    c = np.empty((8, K), dtype=np.int64)
+    p = np.zeros((4, K + 1))
     return State(f[0], f[1], f[2], i[0], i[1], i[2], i[3], i[4], f[3], i[5], i[6], i[7],
                  c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(9, dtype=np.int64),
-                 np.full(1, np.inf))
+                 np.full(1, np.inf), p[0], p[1], p[2], p[3], c[5], c[6], c[7])
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -253,6 +267,7 @@ def release_due(horizon, t, fluid, jobs, plat, st, out):
     nh, ncl, cl_min, n_coal_run, saturated = (evi[E_NH], evi[E_NCL], st.evf[0], evi[E_NCOAL],
                                               evi[E_SAT] != 0)
     ht, hj, cl, fin, free, load, alloc = st.ht, st.hj, st.cl, st.fin, st.free, st.load, out.alloc
+    capped = is_capped(plat)
     while nh + ncl > 0:
         f = min(ht[0], cl_min) if nh > 0 else cl_min
         if f > horizon:
@@ -276,6 +291,8 @@ def release_due(horizon, t, fluid, jobs, plat, st, out):
             out.finish[r] = f
             for k in range(K):
                 free[k] += alloc[r, k]
+            if capped:
+                unpower(r, jobs, plat, alloc, st.pk)
             if st.coal[r] != 0:
                 any_coal = True
                 n_coal_run -= 1
@@ -296,6 +313,9 @@ def release_due(horizon, t, fluid, jobs, plat, st, out):
                 else:
                     cl_min = earliest(cl, ncl, fin)
                 saturated = now_sat
+    if capped and nh + ncl == 0:
+        for k in range(K + 1):  # an idle federation draws no increment: drop rounding residue
+            st.pk[k] = 0.0
     evi[E_NH], evi[E_NCL], evi[E_NCOAL], evi[E_SAT] = nh, ncl, n_coal_run, saturated
     st.evf[0] = cl_min
     return t
@@ -320,6 +340,13 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
         free[k] -= alloc[j, k]
         if alloc[j, k] > 0:
             used += 1
+    if is_capped(plat):
+        pk = st.pk
+        for k in range(K):
+            if alloc[j, k] > 0:
+                d = alloc[j, k] * node_increment(j, k, jobs, plat)
+                pk[k] += d
+                pk[K] += d
     if used >= 2:
         st.coal[j] = 1
         n_coal_run += 1
@@ -363,9 +390,123 @@ def objectives(jobs, plat, out):
         dur = out.finish[i] - out.start[i]
         for k in range(K):
             if out.alloc[i, k] > 0:
-                busy += out.alloc[i, k] * (plat.pbusy[k] - plat.pidle[k]) * dur
+                busy += out.alloc[i, k] * node_increment(i, k, jobs, plat) * dur
     makespan = fmax - rmin
     idle_w = 0.0
     for k in range(K):
         idle_w += plat.nodes[k] * plat.pidle[k]
     return makespan, makespan * idle_w + busy, flow
+
+
+# ----------------------------------------------------------------------- power
+# docs/design.md §11: a node running job j on cluster k draws power[j] * pbusy[k]
+# instead of pidle[k]; the running jobs' increments, per cluster and overall,
+# must stay within ``plat.budget`` (cap less idle power).
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def node_increment(j, k, jobs, plat):
+    """Power one node of cluster ``k`` adds over idle while it runs job ``j``, W."""
+    return jobs.power[j] * plat.pbusy[k] - plat.pidle[k]
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def is_capped(plat):
+    """True when some power budget is finite."""
+    for i in range(plat.budget.shape[0]):
+        if plat.budget[i] < np.inf:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def unpower(r, jobs, plat, alloc, pk):
+    """Take job ``r``'s increments out of ``pk`` (it finished)."""
+    K = alloc.shape[1]
+    for k in range(K):
+        if alloc[r, k] > 0:
+            d = alloc[r, k] * node_increment(r, k, jobs, plat)
+            pk[k] -= d
+            pk[K] -= d
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def power_fits(j, jobs, plat, x, pk):
+    """True when job ``j`` with tasks ``x`` (K,) per cluster fits the budgets over ``pk``."""
+    K = x.shape[0]
+    tot = 0.0
+    for k in range(K):
+        if x[k] > 0:
+            d = x[k] * node_increment(j, k, jobs, plat)
+            if pk[k] + d > plat.budget[k]:
+                return False
+            tot += d
+    return pk[K] + tot <= plat.budget[K]
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def least_power(j, jobs, plat, free, allow, pk, rk, x):
+    """The allocation of least power: job ``j``'s tasks on the cheapest allowed free nodes.
+
+    Clusters are taken by increasing per-node increment (ties: lower index),
+    each up to its free allowed nodes and its own budget over ``pk``. Writes
+    the allocation into ``x`` (K,) and returns True when it holds every task
+    within the cluster and overall budgets.
+    """
+    K = free.shape[0]
+    for i in range(K):
+        rk[i] = i
+        x[i] = 0
+    for i in range(1, K):  # insertion sort: K is small
+        c = rk[i]
+        key = node_increment(j, c, jobs, plat)
+        m = i
+        while m > 0 and node_increment(j, rk[m - 1], jobs, plat) > key:
+            rk[m] = rk[m - 1]
+            m -= 1
+        rk[m] = c
+    rem = jobs.tasks[j]
+    tot = 0.0
+    for i in range(K):
+        if rem == 0:
+            break
+        k = rk[i]
+        inc = node_increment(j, k, jobs, plat)
+        n = min(min(free[k], allow[k]), rem)
+        if inc > 0.0 and plat.budget[k] < np.inf:
+            room = plat.budget[k] - pk[k]
+            m = np.int64(np.floor(room / inc)) if room > 0.0 else 0
+            m = min(m, n)
+            while m > 0 and pk[k] + m * inc > plat.budget[k]:
+                m -= 1
+            n = max(m, 0)
+        x[k] = n
+        rem -= n
+        tot += n * inc
+    return rem == 0 and pk[K] + tot <= plat.budget[K]
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def place(j, jobs, plat, st, alloc, allow):
+    """Allocate job ``j`` (whose allowed free nodes hold it) within the power budgets.
+
+    The allocation rule's pick (:func:`allocate`) when it fits the budgets,
+    else the least-power allocation (:func:`least_power`); returns False, with
+    ``alloc[j]`` cleared, when neither fits now.
+    """
+    allocate(j, jobs, plat, st, alloc, allow)
+    if not is_capped(plat):
+        return True
+    K = alloc.shape[1]
+    for k in range(K):
+        st.xs[k] = alloc[j, k]
+    if power_fits(j, jobs, plat, st.xs, st.pk):
+        return True
+    ok = least_power(j, jobs, plat, st.free, allow, st.pk, st.rk, st.xs)
+    for k in range(K):
+        alloc[j, k] = st.xs[k] if ok else 0
+    return ok
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def idle_federation(st):
+    """True when no job is running."""
+    return st.evi[E_NH] + st.evi[E_NCL] == 0

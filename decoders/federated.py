@@ -66,27 +66,33 @@ from ._federated_core import (
     Jobs,
     Out,
     Platform,
-    allocate,
     allowance,
     commit_start,
     fits,
+    idle_federation,
+    is_capped,
+    least_power,
     new_state,
     next_finish,
+    node_increment,
     objectives,
+    place,
     release_due,
     reset_events,
+    unpower,
 )
 from ._kernels import FINISH_RTOL, cluster_ranks, heap_pop, heap_push, slowdown
 from ._validate import (
     check_blacklists,
     check_orders,
+    check_vector,
     choice_code,
     prepare,
     readonly,
 )
 
 __all__ = ["MODELS", "BACKFILL", "RULES", "FederatedDecode", "BatchDecode", "decode",
-           "decode_batch", "allocation_ranks"]
+           "decode_batch", "allocation_ranks", "power_inputs"]
 
 #: Execution models by name, with the integer code the kernels use.
 MODELS = {"fluid": 0, "at_start": 1}
@@ -138,9 +144,10 @@ def allocation_ranks(speed, power_busy):
 def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
     """The MOGA rule at time ``t``: start the next jobs of ``order`` while they can start now.
 
-    Stops at the first job not yet released or whose allowed free nodes do not
-    hold it (nothing behind it may start first). Returns the release of that
-    job when it is still to come (inf otherwise).
+    Stops at the first job not yet released, whose allowed free nodes do not
+    hold it, or that fits no power budget now (nothing behind it may start
+    first). Returns the release of that job when it is still to come (inf
+    otherwise).
     """
     J = order.shape[0]
     pos = st.evi[E_CURSOR]
@@ -154,8 +161,10 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
         relaxed = allowance(j, blacklist, jobs, plat, st.allow)
         if not fits(jobs.tasks[j], st.free, st.allow):
             break
-        n_relaxed += relaxed
-        allocate(j, jobs, plat, st, out.alloc, st.allow)
+        placed = _place_or_relax(j, relaxed, jobs, plat, st, out.alloc)
+        if placed == 0:
+            break
+        n_relaxed += relaxed or placed == 2
         commit_start(j, t, fluid, jobs, plat, st, out)
         pos += 1
     st.evi[E_CURSOR] = pos
@@ -164,23 +173,30 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
-    """EASY backfilling at time ``t`` over the queue in ``order`` (see the module docstring).
+def _place_or_relax(j, relaxed, jobs, plat, st, alloc):
+    """:func:`place` job ``j``: 1 when placed, 0 when it does not fit the power budgets now.
 
-    Arrivals join the waiting queue ``wq`` at their place in the order; queued
-    jobs start from the front while they fit; the first that does not (the
-    head) gets its reservation (the first one is kept in ``out.reserve``);
-    later queued jobs that fit now start if they end by the reservation or
-    leave the head enough allowed nodes then. Returns the next arrival (inf
-    when every job has arrived).
+    On an idle federation a blacklist that keeps the job out of every power
+    budget is void, as one too small for its tasks is: it is placed on its
+    whole allowance and 2 returned (the wrappers make sure every job fits an
+    idle federation).
     """
-    J = order.shape[0]
-    K = st.free.shape[0]
-    wq, pos_of, tasks = st.wq, st.pos_of, jobs.tasks
-    free, allow, alloc = st.free, st.allow, out.alloc
+    if place(j, jobs, plat, st, alloc, st.allow):
+        return 1
+    if relaxed or not idle_federation(st):
+        return 0
+    for k in range(plat.nodes.shape[0]):
+        st.allow[k] = plat.nodes[k]
+    return 2 if place(j, jobs, plat, st, alloc, st.allow) else 0
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _enqueue(t, jobs, st):
+    """Arrivals up to ``t`` join the waiting queue ``wq`` at their place (``pos_of``)."""
+    J = jobs.release.shape[0]
+    wq, pos_of = st.wq, st.pos_of
     nq = st.evi[E_NQ]
     arrived = st.evi[E_CURSOR]
-    n_relaxed = st.evi[E_RELAXED]
     while arrived < J and jobs.release[st.by_release[arrived]] <= t:
         j = st.by_release[arrived]
         q = nq
@@ -190,19 +206,64 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         wq[q] = j
         nq += 1
         arrived += 1
+    st.evi[E_NQ] = nq
+    st.evi[E_CURSOR] = arrived
 
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _dequeue_started(jobs, st):
+    """Drop the started jobs from the queue; returns the next arrival (inf when none)."""
+    kept = 0
+    for q in range(st.evi[E_NQ]):
+        if st.started[st.wq[q]] == 0:
+            st.wq[kept] = st.wq[q]
+            kept += 1
+    st.evi[E_NQ] = kept
+    arrived = st.evi[E_CURSOR]
+    if arrived < jobs.release.shape[0]:
+        return jobs.release[st.by_release[arrived]]
+    return np.inf
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _try_start(j, t, fluid, jobs, plat, st, out, blacklist):
+    """Start queued job ``j`` now if its allowed free nodes and the power budgets hold it."""
+    relaxed = allowance(j, blacklist, jobs, plat, st.allow)
+    if not fits(jobs.tasks[j], st.free, st.allow):
+        return False
+    placed = _place_or_relax(j, relaxed, jobs, plat, st, out.alloc)
+    if placed == 0:
+        return False
+    st.evi[E_RELAXED] += relaxed or placed == 2
+    commit_start(j, t, fluid, jobs, plat, st, out)
+    st.started[j] = 1
+    return True
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
+    """EASY backfilling at time ``t`` over the queue in ``order`` (see the module docstring).
+
+    Arrivals join the waiting queue ``wq`` at their place in the order; queued
+    jobs start from the front while they fit (nodes and power); the first that
+    does not (the head) gets its reservation (the first one is kept in
+    ``out.reserve``); later queued jobs that fit now start if they end by the
+    reservation or leave the head enough allowed nodes and power then.
+    Returns the next arrival (inf when every job has arrived).
+    """
+    K = st.free.shape[0]
+    tasks = jobs.tasks
+    free, allow, alloc = st.free, st.allow, out.alloc
+    capped = is_capped(plat)
+    _enqueue(t, jobs, st)
+    wq = st.wq
+    nq = st.evi[E_NQ]
     head = -1
     hq = 0
     while hq < nq:
-        j = wq[hq]
-        relaxed = allowance(j, blacklist, jobs, plat, allow)
-        if not fits(tasks[j], free, allow):
-            head = j
+        if not _try_start(wq[hq], t, fluid, jobs, plat, st, out, blacklist):
+            head = wq[hq]
             break
-        n_relaxed += relaxed
-        allocate(j, jobs, plat, st, alloc, allow)
-        commit_start(j, t, fluid, jobs, plat, st, out)
-        st.started[j] = 1
         hq += 1
 
     if head >= 0:
@@ -212,7 +273,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             free_total += free[k]
         shadow = np.nan
         if np.isnan(out.reserve[head]) or free_total > 0:
-            shadow = _shadow(t, tasks[head], st, alloc)
+            shadow = _shadow(t, head, jobs, plat, st, alloc, capped)
             if np.isnan(out.reserve[head]):
                 out.reserve[head] = shadow
         # Backfill: later queued jobs that fit now and do not delay the head's reservation.
@@ -225,7 +286,8 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             relaxed = allowance(j, blacklist, jobs, plat, allow)
             if not fits(tasks[j], free, allow):
                 continue
-            allocate(j, jobs, plat, st, alloc, allow)
+            if not place(j, jobs, plat, st, alloc, allow):
+                continue
             predicted = t + jobs.runtime[j] * slowdown(jobs.sigma[j], jobs.bw[j], tasks[j], alloc,
                                                        j, plat.speed, st.load, plat.link, True)
             ends_before = predicted <= shadow
@@ -235,6 +297,8 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 for k in range(K):
                     room += min(st.free_s[k] - st.hold[k] - alloc[j, k], st.allow_h[k])
                 ok = room >= tasks[head]
+                if ok and capped:
+                    ok = _head_power_after(head, j, jobs, plat, st, alloc)
             if not ok:
                 for k in range(K):
                     alloc[j, k] = 0
@@ -242,44 +306,64 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             if not ends_before:
                 for k in range(K):
                     st.hold[k] += alloc[j, k]
-            n_relaxed += relaxed
+                    if capped and alloc[j, k] > 0:
+                        d = alloc[j, k] * node_increment(j, k, jobs, plat)
+                        st.hold_p[k] += d
+                        st.hold_p[K] += d
+            st.evi[E_RELAXED] += relaxed
             commit_start(j, t, fluid, jobs, plat, st, out)
             st.started[j] = 1
             free_total -= tasks[j]
-    # Drop the started jobs from the queue.
-    kept = 0
-    for q in range(nq):
-        if st.started[wq[q]] == 0:
-            wq[kept] = wq[q]
-            kept += 1
-    st.evi[E_NQ] = kept
-    st.evi[E_CURSOR] = arrived
-    st.evi[E_RELAXED] = n_relaxed
-    if arrived < J:
-        return jobs.release[st.by_release[arrived]]
-    return np.inf
+    return _dequeue_started(jobs, st)
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _shadow(t, need, st, alloc):
+def _head_power_after(head, j, jobs, plat, st, alloc):
+    """Would the head still fit the power budgets at its reservation if ``j`` ran past it?
+
+    The head then has the nodes free at the reservation less those promised
+    past it (``hold``) and ``j``'s, and the budgets less the increments of
+    the jobs still running then (``pks``), of those promised (``hold_p``)
+    and of ``j``.
+    """
+    K = st.free.shape[0]
+    tot = 0.0
+    for k in range(K):
+        st.free_h[k] = max(0, st.free_s[k] - st.hold[k] - alloc[j, k])
+        d = alloc[j, k] * node_increment(j, k, jobs, plat) if alloc[j, k] > 0 else 0.0
+        st.pkh[k] = st.pks[k] + st.hold_p[k] + d
+        tot += d
+    st.pkh[K] = st.pks[K] + st.hold_p[K] + tot
+    return least_power(head, jobs, plat, st.free_h, st.allow_h, st.pkh, st.rk, st.xs)
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _shadow(t, head, jobs, plat, st, alloc, capped):
     """The head's reservation: replay the running jobs' predicted finishes until it fits.
 
-    Fills ``st.free_s`` with the nodes free at the reservation (every job
-    finishing with the last one replayed included) and clears ``st.hold``.
+    It fits when its allowed nodes hold it and (under a power cap) its
+    least-power allocation fits the budgets left by the jobs still running.
+    Fills ``st.free_s`` with the nodes free at the reservation and ``st.pks``
+    with the increments still drawn then (every job finishing with the last
+    one replayed counted gone), clears ``st.hold`` and ``st.hold_p``.
     Returns the time.
     """
     K = st.free.shape[0]
+    need = jobs.tasks[head]
     free_s, sh_t, sh_j = st.free_s, st.sh_t, st.sh_j
     for k in range(K):
         free_s[k] = st.free[k]
         st.hold[k] = 0
+    for k in range(K + 1):
+        st.pks[k] = st.pk[k]
+        st.hold_p[k] = 0.0
     n_sh = 0
     for i in range(st.evi[E_NH]):
         n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[i], st.hj[i])
     for i in range(st.evi[E_NCL]):
         n_sh = heap_push(sh_t, sh_j, n_sh, st.fin[st.cl[i]], st.cl[i])
     shadow = t
-    while n_sh > 0 and (not fits(need, free_s, st.allow_h)
+    while n_sh > 0 and (not _head_fits(head, need, jobs, plat, st, capped)
                         or sh_t[0] <= shadow + FINISH_RTOL * abs(shadow)):
         # Until the head fits, then every job finishing together with the last one.
         shadow = max(shadow, sh_t[0])
@@ -287,12 +371,102 @@ def _shadow(t, need, st, alloc):
         n_sh = heap_pop(sh_t, sh_j, n_sh)
         for k in range(K):
             free_s[k] += alloc[r, k]
+        if capped:
+            unpower(r, jobs, plat, alloc, st.pks)
     return shadow
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _init(jobs, plat, st, out, order, easy):
-    """Reset the work arrays and outputs for a new decode."""
+def _head_fits(head, need, jobs, plat, st, capped):
+    if not fits(need, st.free_s, st.allow_h):
+        return False
+    if not capped:
+        return True
+    return least_power(head, jobs, plat, st.free_s, st.allow_h, st.pks, st.rk, st.xs)
+
+
+# PRB's ranking heap: a binary heap of queued jobs, best first; better = higher key,
+# ties to the lower ``tierank`` (shorter duration x nodes, then lower index).
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _better(ka, a, kb, b, tierank):
+    return ka > kb or (ka == kb and tierank[a] < tierank[b])
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _rank_push(hk, hj, n, key, j, tierank):
+    i = n
+    while i > 0:
+        p = (i - 1) // 2
+        if not _better(key, j, hk[p], hj[p], tierank):
+            break
+        hk[i] = hk[p]
+        hj[i] = hj[p]
+        i = p
+    hk[i] = key
+    hj[i] = j
+    return n + 1
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _rank_pop(hk, hj, n, tierank):
+    n -= 1
+    key = hk[n]
+    j = hj[n]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and _better(hk[c + 1], hj[c + 1], hk[c], hj[c], tierank):
+            c += 1
+        if not _better(hk[c], hj[c], key, j, tierank):
+            break
+        hk[i] = hk[c]
+        hj[i] = hj[c]
+        i = c
+    hk[i] = key
+    hj[i] = j
+    return n
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, tierank):
+    """PRB at time ``t``: rank the queue, start every ranked job that fits now, postpone the rest.
+
+    Rank: decreasing ``weight[j] * (t - release[j] + 1)`` (``weight`` is
+    ``max_ewt / ewt`` of the job's queue), ties by ``tierank`` (increasing
+    duration x nodes, then index). No reservation. Returns the next arrival.
+    """
+    K = st.free.shape[0]
+    _enqueue(t, jobs, st)
+    n = 0
+    for q in range(st.evi[E_NQ]):
+        j = st.wq[q]
+        n = _rank_push(st.sh_t, st.sh_j, n, weight[j] * (t - jobs.release[j] + 1.0), j, tierank)
+    free_total = 0
+    for k in range(K):
+        free_total += st.free[k]
+    while n > 0 and free_total > 0:
+        j = st.sh_j[0]
+        n = _rank_pop(st.sh_t, st.sh_j, n, tierank)
+        if jobs.tasks[j] <= free_total and _try_start(j, t, fluid, jobs, plat, st, out, blacklist):
+            free_total -= jobs.tasks[j]
+    return _dequeue_started(jobs, st)
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
+    """Start the jobs ``listed[:n]`` (queued, in that order) that fit now; returns the next arrival."""
+    for i in range(n):
+        j = listed[i]
+        if st.started[j] == 0:
+            _try_start(j, t, fluid, jobs, plat, st, out, blacklist)
+    return _dequeue_started(jobs, st)
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _init(jobs, plat, st, out, order, queued):
+    """Reset the work arrays and outputs for a new decode (``queued``: the rules with a queue)."""
     J = order.shape[0]
     K = plat.nodes.shape[0]
     for k in range(K):
@@ -303,7 +477,7 @@ def _init(jobs, plat, st, out, order, easy):
         out.reserve[i] = np.nan
         for k in range(K):
             out.alloc[i, k] = 0
-    if easy:
+    if queued:
         for i in range(J):
             st.started[i] = 0
             st.pos_of[order[i]] = i
@@ -314,11 +488,12 @@ def _init(jobs, plat, st, out, order, easy):
         for i in range(J):
             st.by_release[i] = st.sh_j[0]
             n = heap_pop(st.sh_t, st.sh_j, n)
+    reset_events(st)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _decode(jobs, plat, order, blacklist, model, easy, st, out):
-    """Decode one chromosome: the event loop shared by both rules.
+def _decode(jobs, plat, order, blacklist, model, mode, st, out, weight, tierank):
+    """Decode one chromosome: the event loop shared by the rules.
 
     Parameters
     ----------
@@ -330,8 +505,11 @@ def _decode(jobs, plat, order, blacklist, model, easy, st, out):
         (J, K) fractions in [0, 1].
     model : int
         ``MODELS`` code (0 fluid, 1 at_start).
-    easy : bool
-        EASY backfilling (:func:`_start_easy`) or strict order (:func:`_start_in_order`).
+    mode : int
+        ``RULE_MODES`` code: 0 strict order (:func:`_start_in_order`), 1 EASY
+        (:func:`_start_easy`), 2 PRB (:func:`_start_prb`).
+    weight, tierank : float64[:], int64[:]
+        PRB's queue weights and tie ranks (unused by the other rules).
 
     Returns
     -------
@@ -343,13 +521,14 @@ def _decode(jobs, plat, order, blacklist, model, easy, st, out):
     """
     J = order.shape[0]
     fluid = model == 0
-    _init(jobs, plat, st, out, order, easy)
-    reset_events(st)
+    _init(jobs, plat, st, out, order, mode != 0)
     t = 0.0
     while st.evi[E_STARTED] < J:
         t = release_due(t + FINISH_RTOL * abs(t), t, fluid, jobs, plat, st, out)
-        if easy:
+        if mode == 1:
             t_arrival = _start_easy(t, fluid, jobs, plat, st, out, order, blacklist)
+        elif mode == 2:
+            t_arrival = _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, tierank)
         else:
             t_arrival = _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist)
         if st.evi[E_STARTED] == J:
@@ -364,7 +543,7 @@ def _decode(jobs, plat, order, blacklist, model, easy, st, out):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _decode_batch(jobs, plat, orders, blacklists, model, easy, n_chunks, out_f, out_i):
+def _decode_batch(jobs, plat, orders, blacklists, model, mode, n_chunks, out_f, out_i):
     """Decode a population in parallel; objectives into ``out_f`` (P, 3), counters into ``out_i`` (P, 2).
 
     The population is cut into ``n_chunks`` contiguous chunks (one per thread),
@@ -373,11 +552,14 @@ def _decode_batch(jobs, plat, orders, blacklists, model, easy, n_chunks, out_f, 
     """
     P, J = orders.shape
     K = plat.nodes.shape[0]
+    no_w = np.zeros(0)
+    no_r = np.zeros(0, dtype=np.int64)
     for c in prange(n_chunks):
         st = new_state(J, K)
         out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
         for p in range(c * P // n_chunks, (c + 1) * P // n_chunks):
-            m, e, fl, nr, nc = _decode(jobs, plat, orders[p], blacklists[p], model, easy, st, out)
+            m, e, fl, nr, nc = _decode(jobs, plat, orders[p], blacklists[p], model, mode, st, out,
+                                       no_w, no_r)
             out_f[p, 0] = m
             out_f[p, 1] = e
             out_f[p, 2] = fl
@@ -385,11 +567,107 @@ def _decode_batch(jobs, plat, orders, blacklists, model, easy, n_chunks, out_f, 
             out_i[p, 1] = nc
 
 
+# Steps of the event loop for a driver in Python (the hybrid CP dispatcher solves a
+# model between them): _step_init, then per event _step_begin (release, queue the
+# arrivals) and _step_map (start a given list of queued jobs), then _step_end.
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _step_init(jobs, plat, st, out, order):
+    _init(jobs, plat, st, out, order, True)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _step_begin(t, model, jobs, plat, st, out):
+    t = release_due(t + FINISH_RTOL * abs(t), t, model == 0, jobs, plat, st, out)
+    _enqueue(t, jobs, st)
+    return t
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _step_map(t, model, jobs, plat, st, out, blacklist, listed, n):
+    """Start ``listed[:n]`` where they fit; returns the next finish or arrival."""
+    t_arrival = _start_listed(t, model == 0, jobs, plat, st, out, blacklist, listed, n)
+    return min(next_finish(st), t_arrival)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _step_end(t, model, jobs, plat, st, out):
+    release_due(np.inf, t, model == 0, jobs, plat, st, out)
+    m, e, fl = objectives(jobs, plat, out)
+    return m, e, fl
+
+
 # -------------------------------------------------------------------- wrappers
-def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists):
-    """``(jobs, plat, orders, blacklists)``: read-only arrays, jobs and platform as named tuples."""
-    a = readonly(*arrs, rank_pick, rank_fast, rank_slow, orders, blacklists)
-    return Jobs(*a[0:5]), Platform(*a[5:13]), a[13], a[14]
+def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists, power=None, budget=None):
+    """``(jobs, plat, orders, blacklists)``: read-only arrays, jobs and platform as named tuples.
+
+    ``power`` (J,) defaults to 1.0 per job, ``budget`` (K + 1,) to no cap.
+    """
+    J, K = arrs[0].shape[0], arrs[5].shape[0]
+    power = np.ones(J) if power is None else power
+    budget = np.full(K + 1, np.inf) if budget is None else budget
+    a = readonly(*arrs[:5], power, *arrs[5:], rank_pick, rank_fast, rank_slow, budget, orders,
+                 blacklists)
+    return Jobs(*a[0:6]), Platform(*a[6:15]), a[15], a[16]
+
+
+def power_inputs(tasks, power, nodes, power_busy, power_idle, power_cap=None, cluster_caps=None):
+    """Validated power factors (J,) and budgets (K + 1,) of a decode, or ``(None, None)``.
+
+    The budgets are the caps less idle power (per cluster, then overall;
+    ``inf`` for none). Under a cap every job must fit an idle federation on
+    its least-power allocation (its tasks on the nodes with the smallest
+    increment), or it could never start: the error names the first that
+    does not.
+    """
+    J, K = tasks.shape[0], nodes.shape[0]
+    if power is None and power_cap is None and cluster_caps is None:
+        return None, None
+    power = np.ones(J) if power is None else check_vector("power", power, J, np.float64, lo=0,
+                                                          lo_strict=True)
+    budget = np.full(K + 1, np.inf)
+    if cluster_caps is not None:
+        caps = np.asarray(cluster_caps, dtype=np.float64)
+        if caps.shape != (K,) or np.isnan(caps).any():
+            raise ValueError(f"cluster_caps must hold one number (or inf) per cluster ({K}), "
+                             f"got {cluster_caps!r}")
+        budget[:K] = caps - nodes * power_idle
+    if power_cap is not None:
+        budget[K] = float(power_cap) - float(np.dot(nodes, power_idle))
+    if (budget <= 0).any():
+        where = "the federation" if budget[K] <= 0 else f"cluster {int(np.flatnonzero(budget <= 0)[0])}"
+        raise ValueError(f"the power cap of {where} does not exceed its idle power: no job "
+                         "could ever run")
+    if np.isfinite(budget).any():
+        need = _idle_least_power(tasks, power, nodes, power_busy, power_idle, budget)
+        bad = ~np.isfinite(need)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"job {j} ({tasks[j]} tasks, power factor {power[j]:g}) cannot run under the power "
+                f"cap even on an idle federation (its least-power allocation needs more than the "
+                f"budgets left by idle power: {budget.tolist()} W); raise the cap or drop the job")
+    return power, budget
+
+
+def _idle_least_power(tasks, power, nodes, power_busy, power_idle, budget):
+    """Each job's least-power increment on an idle federation (inf where it does not fit)."""
+    inc = power[:, None] * power_busy[None, :] - power_idle[None, :]
+    J, K = inc.shape
+    order = np.lexsort((np.broadcast_to(np.arange(K), (J, K)), inc), axis=1)
+    rem = tasks.astype(np.int64).copy()
+    total = np.zeros(J)
+    rows = np.arange(J)
+    for i in range(K):
+        k = order[:, i]
+        ik = inc[rows, k]
+        n = np.minimum(nodes[k], rem)
+        lim = np.where((ik > 0) & np.isfinite(budget[k]),
+                       np.floor(np.divide(budget[k], ik, out=np.full(J, np.inf), where=ik > 0)),
+                       np.inf)
+        n = np.minimum(n, np.maximum(lim, 0)).astype(np.int64)
+        rem -= n
+        total += n * ik
+    return np.where((rem == 0) & (total <= budget[K]), total, np.inf)
 
 
 def _options(model, backfill, rule):
@@ -400,7 +678,8 @@ def _options(model, backfill, rule):
 
 def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
            order, blacklist, model: str = "fluid", check: bool = True, backfill: str = "none",
-           rule: str = "fastest") -> FederatedDecode:
+           rule: str = "fastest", power=None, power_cap=None, cluster_caps=None
+           ) -> FederatedDecode:
     """Decode one chromosome into a federated schedule.
 
     Parameters
@@ -427,6 +706,16 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
         Strict order (the MOGA decoder) or EASY backfilling.
     rule : {"fastest", "greenest"}
         Allocation rule: which clusters a job takes nodes from first.
+    power : array_like of float, shape (J,), optional
+        Per-job power factors (> 0; default 1): a node running job j on
+        cluster k draws ``power[j] * power_busy[k]`` W (docs/design.md §11).
+    power_cap : float, optional
+        The federation's power budget, W: idle power plus the running jobs'
+        increments never exceeds it. A job starts only when it fits (the
+        rule's allocation, else its least-power one); EASY's reservation
+        counts power as a second resource.
+    cluster_caps : array_like of float, shape (K,), optional
+        Per-cluster budgets, W (``inf`` for none).
 
     Returns
     -------
@@ -449,19 +738,22 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
         raise ValueError(f"blacklist must have shape ({J}, {K}), got shape {np.shape(blacklist)}; "
                          "decode populations with decode_batch")
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
+    pw, budget = power_inputs(arrs[1], power, arrs[5], arrs[7], arrs[8], power_cap, cluster_caps)
     fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
     pick = greenest if rule_code else fastest
-    jobs, plat, order, blacklist = bundles(arrs, pick, fastest, slowest, order, blacklist)
+    jobs, plat, order, blacklist = bundles(arrs, pick, fastest, slowest, order, blacklist, pw,
+                                           budget)
     out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
-    m, e, fl, nr, nc = _decode(jobs, plat, order, blacklist, code, bool(easy), new_state(J, K),
-                               out)
+    m, e, fl, nr, nc = _decode(jobs, plat, order, blacklist, code, easy, new_state(J, K), out,
+                               np.zeros(0), np.zeros(0, dtype=np.int64))
     return FederatedDecode(out.start, out.finish, out.alloc, float(m), float(e), float(fl),
                            int(nr), int(nc), out.reserve)
 
 
 def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
                  orders, blacklists, model: str = "fluid", check: bool = True,
-                 backfill: str = "none", rule: str = "fastest") -> BatchDecode:
+                 backfill: str = "none", rule: str = "fastest", power=None, power_cap=None,
+                 cluster_caps=None) -> BatchDecode:
     """Decode a population of chromosomes in parallel (Numba threads).
 
     Parameters
@@ -489,13 +781,15 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
             f"blacklists must have shape ({orders.shape[0]}, {J}, {K}), got {np.shape(blacklists)}"
         )
     blacklists = check_blacklists(blacklists, J, K)
+    pw, budget = power_inputs(arrs[1], power, arrs[5], arrs[7], arrs[8], power_cap, cluster_caps)
     fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
     pick = greenest if rule_code else fastest
-    jobs, plat, orders, blacklists = bundles(arrs, pick, fastest, slowest, orders, blacklists)
+    jobs, plat, orders, blacklists = bundles(arrs, pick, fastest, slowest, orders, blacklists, pw,
+                                             budget)
     P = orders.shape[0]
     out_f = np.empty((P, 3))
     out_i = np.empty((P, 2), dtype=np.int64)
     n_chunks = max(1, min(P, get_num_threads()))
-    _decode_batch(jobs, plat, orders, blacklists, code, bool(easy), n_chunks, out_f, out_i)
+    _decode_batch(jobs, plat, orders, blacklists, code, easy, n_chunks, out_f, out_i)
     return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
                        out_i[:, 0].copy(), out_i[:, 1].copy())

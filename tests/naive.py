@@ -653,3 +653,37 @@ def naive_prefix_crossover(p1, p2, b):
     """One-point order crossover: ``p1[:b]``, then the other jobs in ``p2``'s order."""
     head = list(p1[:b])
     return head + [g for g in p2 if g not in head]
+
+
+def naive_power_profile(start, finish, alloc, power, pbusy, pidle, nodes):
+    """Power of the federation and of each cluster just after every instant a job starts.
+
+    Plain reading of docs/design.md §11: every node draws ``pidle`` while idle
+    and ``power[j] * pbusy[k]`` while it runs job ``j`` on cluster ``k``; a job
+    occupies its nodes on ``[start, finish)``. Power only rises when a job
+    starts, so its maxima are at start instants. Returns a list of
+    ``(time, total, per_cluster)``.
+    """
+    J, K = len(start), len(nodes)
+    out = []
+    for t in sorted({float(s) for s in start}):
+        per = [nodes[k] * pidle[k] for k in range(K)]
+        for j in range(J):
+            if start[j] <= t < finish[j]:
+                for k in range(K):
+                    per[k] += alloc[j][k] * (power[j] * pbusy[k] - pidle[k])
+        out.append((t, sum(per), per))
+    return out
+
+
+def naive_power_violations(profile, cap=None, cluster_caps=None, rtol=1e-9):
+    """The instants of a :func:`naive_power_profile` above a cap (overall or per cluster)."""
+    bad = []
+    for t, total, per in profile:
+        if cap is not None and total > cap * (1 + rtol):
+            bad.append((t, "total", total))
+        if cluster_caps is not None:
+            for k, c in enumerate(cluster_caps):
+                if per[k] > c * (1 + rtol):
+                    bad.append((t, k, per[k]))
+    return bad

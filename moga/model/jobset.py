@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["JobSet", "draw_attributes", "SIGMA_RANGE", "BW_RANGE"]
+__all__ = ["JobSet", "draw_attributes", "draw_power", "SIGMA_RANGE", "BW_RANGE", "POWER_SPREAD",
+           "POWER_RANGE"]
 
 #: Default range of the communication share ``sigma_j`` of a multi-task job (uniform).
 SIGMA_RANGE = (0.0, 0.5)
@@ -51,6 +53,43 @@ def draw_attributes(tasks, seed=0, sigma_range=SIGMA_RANGE, bw_range=BW_RANGE):
     return sigma, bw
 
 
+#: Log-space standard deviation of the drawn per-job power factors (lognormal around 1).
+POWER_SPREAD = 0.25
+#: Range the drawn power factors are clipped to.
+POWER_RANGE = (0.5, 1.5)
+
+
+def draw_power(n, seed=0, spread=POWER_SPREAD, clip=POWER_RANGE):
+    """Draw per-job power factors (docs/design.md §11): ``exp(N(0, spread))`` clipped to ``clip``.
+
+    A job's node draws ``factor * power_busy`` while it computes there. Traces
+    carry no power, so the factor is drawn; it comes from stream 1 of the
+    seed (``numpy.random.default_rng([seed, 1])``), so the ``sigma`` and
+    ``bw`` draws of the same seed are unchanged by it.
+
+    Parameters
+    ----------
+    n : int
+        Number of jobs.
+    seed : int
+    spread : float
+        >= 0; 0 gives every job the factor 1.
+    clip : (float, float)
+        0 < low <= 1 <= high.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+    """
+    lo, hi = map(float, clip)
+    if not (0.0 < lo <= 1.0 <= hi) or not np.isfinite(hi):
+        raise ValueError(f"power clip range must satisfy 0 < low <= 1 <= high < inf, got {clip}")
+    if not (spread >= 0 and np.isfinite(spread)):
+        raise ValueError(f"power spread must be >= 0, got {spread}")
+    rng = np.random.default_rng([int(seed), 1])
+    return np.clip(np.exp(rng.normal(0.0, float(spread), int(n))), lo, hi)
+
+
 def _frozen(a, dtype):
     a = np.array(a, dtype=dtype, copy=True)
     a.setflags(write=False)
@@ -86,6 +125,13 @@ class JobSet:
         ``hard``, 0 after it.
     priority : ndarray of int64 or None
         Priority class of each job (0 = highest), with the value functions.
+    power : ndarray of float64
+        Power factor of each job (> 0): on cluster k a node running it draws
+        ``power * power_busy[k]`` W (docs/design.md §11). All 1.0 unless given
+        (the MOGA study's model); :func:`draw_power` draws them.
+    requested : ndarray of float64
+        Requested (wall-clock limit) time in s (> 0), what dispatchers that
+        classify jobs by queue see; the run time where the trace has none.
 
     Raises
     ------
@@ -106,13 +152,20 @@ class JobSet:
     soft: np.ndarray | None = None
     hard: np.ndarray | None = None
     priority: np.ndarray | None = None
+    power: np.ndarray | None = None
+    requested: np.ndarray | None = None
 
     def __post_init__(self):
         n = np.shape(self.release)[0] if np.ndim(self.release) == 1 else -1
         if n < 0:
             raise ValueError(f"release must be 1-D, got shape {np.shape(self.release)}")
+        if self.power is None:
+            object.__setattr__(self, "power", np.ones(n))
+        if self.requested is None:
+            object.__setattr__(self, "requested", np.asarray(self.runtime))
         for f, dt in (("id", np.int64), ("release", np.float64), ("tasks", np.int64),
-                      ("runtime", np.float64), ("sigma", np.float64), ("bw", np.float64)):
+                      ("runtime", np.float64), ("sigma", np.float64), ("bw", np.float64),
+                      ("power", np.float64), ("requested", np.float64)):
             raw = np.asarray(getattr(self, f))
             if raw.shape != (n,):
                 raise ValueError(f"JobSet.{f} must have shape ({n},), got {raw.shape}")
@@ -130,6 +183,8 @@ class JobSet:
             ("runtime", self.runtime <= 0, "> 0"),
             ("sigma", (self.sigma < 0) | (self.sigma > 1), "in [0, 1]"),
             ("bw", self.bw < 0, ">= 0"),
+            ("power", self.power <= 0, "> 0"),
+            ("requested", self.requested <= 0, "> 0"),
         )
         for f, bad, what in checks:
             if bad.any():
@@ -213,7 +268,25 @@ class JobSet:
             else {}
         return JobSet(id=self.id[index], release=self.release[index], tasks=self.tasks[index],
                       runtime=self.runtime[index], sigma=self.sigma[index], bw=self.bw[index],
-                      name=name or self.name, report=dict(self.report), **values)
+                      name=name or self.name, report=dict(self.report),
+                      power=self.power[index], requested=self.requested[index], **values)
+
+    def with_power(self, power=None, *, seed=None, spread=POWER_SPREAD,
+                   clip=POWER_RANGE) -> JobSet:
+        """The same jobs with power factors: given (shape (J,)) or drawn by :func:`draw_power`.
+
+        ``seed`` defaults to the job-set's own seed (its ``report``), so the
+        draw follows from the seed that drew ``sigma`` and ``bw``.
+        """
+        if power is None:
+            if seed is None:
+                seed = self.report.get("seed") or 0
+            power = draw_power(len(self), seed, spread, clip)
+            report = dict(self.report, power=f"lognormal(0, {spread:g}) clipped to {tuple(clip)}",
+                          power_seed=int(seed))
+        else:
+            report = dict(self.report, power="given")
+        return dataclasses.replace(self, power=power, report=report)
 
     def __repr__(self) -> str:
         return (f"JobSet({self.name!r}, {len(self)} jobs, max tasks "

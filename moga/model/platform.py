@@ -74,6 +74,13 @@ class Federation:
         Bandwidth of each cluster's link to the central switch, Mbit/s, > 0.
     name : str
         A name for the federation.
+    power_cap : float, optional
+        Power budget of the whole federation in W (docs/design.md §11): idle
+        power of every node plus the busy increment of the running jobs never
+        exceeds it. It must exceed the idle power of the federation.
+    cluster_caps : array_like of float, optional
+        Power budget of each cluster in W (``inf`` or NaN for none), each
+        above that cluster's idle power.
 
     Raises
     ------
@@ -89,6 +96,8 @@ class Federation:
     power_idle: np.ndarray
     link: np.ndarray
     name: str = "federation"
+    power_cap: float | None = None
+    cluster_caps: np.ndarray | None = None
     _rank: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -126,6 +135,85 @@ class Federation:
                 f"power_idle ({self.power_idle[bad]})"
             )
         object.__setattr__(self, "_rank", _readonly(cluster_ranks(self.speed, self.power_busy)[0]))
+        self._check_caps(names)
+
+    def _check_caps(self, names):
+        if self.power_cap is not None:
+            cap = self.power_cap
+            if isinstance(cap, bool) or not isinstance(cap, (int, float, np.integer, np.floating)):
+                raise ValueError(f"power_cap must be a number of W, got {cap!r}")
+            cap = float(cap)
+            if not cap > self.idle_power:
+                raise ValueError(
+                    f"power_cap ({cap:g} W) must exceed the federation's idle power "
+                    f"({self.idle_power:g} W: every node idle), or no job could ever run")
+            object.__setattr__(self, "power_cap", cap)
+        if self.cluster_caps is not None:
+            caps = np.asarray(self.cluster_caps, dtype=np.float64)
+            if caps.shape != (len(names),):
+                raise ValueError(f"cluster_caps must have one value per cluster ({len(names)}), "
+                                 f"got shape {caps.shape}")
+            caps = np.where(np.isnan(caps), np.inf, caps)
+            idle = self.nodes * self.power_idle
+            if np.any(caps <= idle):
+                k = int(np.flatnonzero(caps <= idle)[0])
+                raise ValueError(f"cluster {names[k]!r}: power_cap ({caps[k]:g} W) must exceed "
+                                 f"its idle power ({idle[k]:g} W)")
+            object.__setattr__(self, "cluster_caps", None if np.isinf(caps).all() else _readonly(caps))
+
+    # ------------------------------------------------------------------ power
+    @property
+    def idle_power(self) -> float:
+        """Power of the federation with every node idle, W."""
+        return float(np.dot(self.nodes, self.power_idle))
+
+    @property
+    def peak_power(self) -> float:
+        """Power with every node busy at ``power_busy`` (a power factor of 1), W."""
+        return float(np.dot(self.nodes, self.power_busy))
+
+    @property
+    def capped(self) -> bool:
+        """True when the federation or one of its clusters has a power budget."""
+        return self.power_cap is not None or self.cluster_caps is not None
+
+    def with_cap(self, power_cap: float | None = None, cluster_caps=None,
+                 fraction: float | None = None) -> Federation:
+        """The same federation under a power budget.
+
+        Parameters
+        ----------
+        power_cap : float, optional
+            Budget of the whole federation, W.
+        cluster_caps : array_like of float, optional
+            Budget of each cluster, W (``inf`` for none).
+        fraction : float, optional
+            Instead of ``power_cap``: the budget as a fraction of
+            :attr:`peak_power` (``0.6`` is 60% of peak).
+        """
+        if fraction is not None:
+            if power_cap is not None:
+                raise ValueError("give power_cap or fraction, not both")
+            if not 0 < fraction:
+                raise ValueError(f"fraction must be > 0, got {fraction}")
+            power_cap = float(fraction) * self.peak_power
+        return Federation(names=self.names, nodes=self.nodes, speed=self.speed,
+                          power_busy=self.power_busy, power_idle=self.power_idle, link=self.link,
+                          name=self.name, power_cap=power_cap, cluster_caps=cluster_caps)
+
+    def power_budgets(self) -> np.ndarray:
+        """Budgets of the running jobs' busy increment, shape (K + 1,): per cluster, then overall.
+
+        Cluster ``k``'s entry is its cap less its idle power; the last is the
+        federation's cap less the federation's idle power; ``inf`` where there
+        is no cap. The decoders take these.
+        """
+        out = np.full(self.n_clusters + 1, np.inf)
+        if self.cluster_caps is not None:
+            out[:-1] = self.cluster_caps - self.nodes * self.power_idle
+        if self.power_cap is not None:
+            out[-1] = self.power_cap - self.idle_power
+        return out
 
     # ------------------------------------------------------------------ views
     @property
@@ -159,25 +247,38 @@ class Federation:
             c = {"name": n, "nodes": int(self.nodes[k])}
             for f in _FIELDS[1:]:
                 c[f] = float(getattr(self, f)[k])
+            if self.cluster_caps is not None and np.isfinite(self.cluster_caps[k]):
+                c["power_cap"] = float(self.cluster_caps[k])
             clusters.append(c)
-        return {"name": self.name, "cluster": clusters}
+        doc = {"name": self.name, "cluster": clusters}
+        if self.power_cap is not None:
+            doc["power_cap"] = self.power_cap
+        return doc
 
     def to_toml(self) -> str:
         """The federation in the TOML form that :meth:`from_toml` reads."""
-        lines = [f"name = {_toml_str(self.name)}", ""]
+        lines = [f"name = {_toml_str(self.name)}"]
+        if self.power_cap is not None:
+            lines.append(f"power_cap = {self.power_cap!r}")
+        lines.append("")
         for c in self.to_dict()["cluster"]:
             lines.append("[[cluster]]")
             lines.append(f"name = {_toml_str(c['name'])}")
             lines.append(f"nodes = {c['nodes']}")
-            for f in _FIELDS[1:]:
-                lines.append(f"{f} = {c[f]!r}")
+            for f in _FIELDS[1:] + ("power_cap",):
+                if f in c:
+                    lines.append(f"{f} = {c[f]!r}")
             lines.append("")
         return "\n".join(lines)
 
     # ------------------------------------------------------------ constructors
     @classmethod
-    def from_clusters(cls, clusters, name: str = "federation", source: str = "clusters"):
+    def from_clusters(cls, clusters, name: str = "federation", source: str = "clusters",
+                      power_cap: float | None = None):
         """Build from a list of dicts with keys ``name`` and the fields of section 4.
+
+        A cluster may also carry ``power_cap`` (W); ``power_cap`` is the
+        federation's budget.
 
         Raises
         ------
@@ -189,22 +290,30 @@ class Federation:
             raise ValueError(f"{source}: expected a non-empty list of [[cluster]] tables")
         required = ("name",) + _FIELDS
         cols: dict[str, list] = {f: [] for f in required}
+        caps = []
         for i, c in enumerate(clusters):
             if not isinstance(c, dict):
                 raise ValueError(f"{source}: cluster #{i + 1} is not a table")
             missing = [f for f in required if f not in c]
             if missing:
                 raise ValueError(f"{source}: cluster #{i + 1} misses key(s) {missing}")
-            unknown = sorted(set(c) - set(required))
+            unknown = sorted(set(c) - set(required) - {"power_cap"})
             if unknown:
                 raise ValueError(f"{source}: cluster #{i + 1} has unknown key(s) {unknown}")
+            cap = c.get("power_cap", np.inf)
+            if isinstance(cap, bool) or not isinstance(cap, (int, float)):
+                raise ValueError(f"{source}: cluster #{i + 1} key 'power_cap' must be a number, "
+                                 f"got {cap!r}")
+            caps.append(float(cap))
             for f in required:
                 v = c[f]
                 if f != "name" and (isinstance(v, bool) or not isinstance(v, (int, float))):
                     raise ValueError(f"{source}: cluster #{i + 1} key {f!r} must be a number, got {v!r}")
                 cols[f].append(v)
         try:
-            return cls(names=tuple(cols["name"]), name=name, **{f: np.asarray(cols[f]) for f in _FIELDS})
+            return cls(names=tuple(cols["name"]), name=name, power_cap=power_cap,
+                       cluster_caps=None if np.isinf(caps).all() else np.asarray(caps),
+                       **{f: np.asarray(cols[f]) for f in _FIELDS})
         except ValueError as e:
             raise ValueError(f"{source}: {e}") from None
 
@@ -233,12 +342,16 @@ class Federation:
         if not isinstance(doc, dict):
             raise ValueError(f"{source}: a federation is a table with [[cluster]] tables, "
                              f"got {doc!r}")
-        unknown = sorted(set(doc) - {"name", "cluster"})
+        unknown = sorted(set(doc) - {"name", "cluster", "power_cap"})
         if unknown:
             raise ValueError(f"{source}: unknown top-level key(s) {unknown}")
         if "cluster" not in doc:
             raise ValueError(f"{source}: no [[cluster]] tables")
-        return cls.from_clusters(doc["cluster"], name=str(doc.get("name", default_name)), source=source)
+        cap = doc.get("power_cap")
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, (int, float))):
+            raise ValueError(f"{source}: power_cap must be a number of W, got {cap!r}")
+        return cls.from_clusters(doc["cluster"], name=str(doc.get("name", default_name)),
+                                 source=source, power_cap=cap)
 
     @classmethod
     def preset(cls, name: str = "default") -> Federation:
@@ -252,10 +365,10 @@ class Federation:
         """The same clusters resized to ``total_nodes`` nodes in all.
 
         Each cluster keeps its share of the nodes (largest remainders round,
-        every cluster keeps at least one node), its speed and powers; links
-        scale with the node count, so that every node keeps its share of link
-        bandwidth (as the ``ricc`` and ``curie`` presets do against
-        ``default``).
+        every cluster keeps at least one node), its speed and powers; power
+        caps keep their fraction of peak power; links scale with the node
+        count, so that every node keeps its share of link bandwidth (as the
+        ``ricc`` and ``curie`` presets do against ``default``).
 
         Parameters
         ----------
@@ -279,9 +392,15 @@ class Federation:
             nodes[int(np.argmax(nodes))] -= 1
             nodes[int(np.flatnonzero(nodes < 1)[0])] += 1
         factor = total_nodes / self.total_nodes
+        # Power budgets keep their share of peak power (per cluster: of that cluster's).
+        cap = None if self.power_cap is None else self.power_cap / self.peak_power * float(
+            np.dot(nodes, self.power_busy))
+        ccaps = None if self.cluster_caps is None else \
+            self.cluster_caps / self.nodes * nodes
         return Federation(names=self.names, nodes=nodes, speed=self.speed,
                           power_busy=self.power_busy, power_idle=self.power_idle,
-                          link=self.link * factor, name=name or f"{self.name}@{total_nodes}")
+                          link=self.link * factor, name=name or f"{self.name}@{total_nodes}",
+                          power_cap=cap, cluster_caps=ccaps)
 
     @classmethod
     def load(cls, spec, auto_nodes: int | None = None) -> Federation:

@@ -12,7 +12,8 @@ from decoders import federated
 from .jobset import JobSet
 from .platform import Federation
 
-__all__ = ["Schedule", "evaluate", "evaluate_batch", "check_chromosome"]
+__all__ = ["Schedule", "evaluate", "evaluate_batch", "check_chromosome", "power_profile",
+           "power_kwargs"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,6 +77,16 @@ class Schedule:
         """Waiting time per job, ``start - release``."""
         return self.start - self.jobset.release
 
+    def power_profile(self):
+        """The federation's power over time: ``(times, watts)``, a step function.
+
+        ``watts[i]`` is drawn on ``[times[i], times[i + 1])``; the last step
+        (back to idle power) starts at the last finish. Every node draws idle
+        power, and ``power[j] * power_busy[k]`` while it runs job j on cluster k.
+        """
+        return power_profile(self.start, self.finish, self.alloc, self.jobset.power,
+                             self.federation)
+
     def bounded_slowdown(self, bound: float = 600.0) -> np.ndarray:
         """Per-job bounded slowdown ``max(1, (F - r) / max(F - S, bound))``."""
         dur = np.maximum(self.finish - self.start, bound)
@@ -128,6 +139,24 @@ class Schedule:
         return result
 
 
+def power_profile(start, finish, alloc, power, fed: Federation):
+    """``(times, watts)``: the step function of a schedule's power on ``fed`` (see
+    :meth:`Schedule.power_profile`)."""
+    inc = alloc * (np.asarray(power)[:, None] * fed.power_busy[None, :] - fed.power_idle[None, :])
+    per_job = inc.sum(axis=1)
+    times = np.concatenate([start, finish])
+    delta = np.concatenate([per_job, -per_job])
+    order = np.argsort(times, kind="stable")
+    t_sorted = times[order]
+    level = np.cumsum(delta[order])
+    # One step per distinct instant: the level after every change at that instant; the
+    # cumulative sum leaves rounding residue where the federation is back to idle.
+    last = np.r_[t_sorted[1:] != t_sorted[:-1], True]
+    level = level[last]
+    level[np.abs(level) < 1e-9 * fed.peak_power] = 0.0
+    return t_sorted[last], fed.idle_power + level
+
+
 def check_chromosome(order, blacklist, J: int, K: int) -> None:
     """One chromosome's shapes: ``order`` (J,) and ``blacklist`` (J, K); a ValueError otherwise.
 
@@ -168,6 +197,10 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
     rule : {"fastest", "greenest"}
         Allocation rule.
 
+    The job-set's power factors and the federation's power caps, when it has
+    them, are honoured (docs/design.md §11): no instant of the schedule draws
+    more than the cap.
+
     Returns
     -------
     Schedule
@@ -175,7 +208,7 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
     _check_types(js, fed)
     order, blacklist = _defaults(js, fed, order, blacklist)
     r = federated.decode(*js.arrays(), *_fed_arrays(fed), order, blacklist, model=model,
-                         check=False, backfill=backfill, rule=rule)
+                         check=False, backfill=backfill, rule=rule, **power_kwargs(js, fed))
     order = np.array(order, dtype=np.int64)
     blacklist = np.array(blacklist, dtype=np.float64)
     for a in (order, blacklist, r.start, r.finish, r.alloc, r.reservation):
@@ -188,12 +221,20 @@ def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str =
                    backfill: str = "none", rule: str = "fastest") -> federated.BatchDecode:
     """Decode a population in parallel: ``orders`` (P, J), ``blacklists`` (P, J, K).
 
-    Options as in :func:`evaluate`. Returns the objectives and counters per
+    Options as in :func:`evaluate`; a federation with a power cap
+    (:meth:`Federation.with_cap`) is honoured. Returns the objectives and counters per
     individual (:class:`decoders.BatchDecode`).
     """
     _check_types(js, fed)
     return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists, model=model,
-                                  check=False, backfill=backfill, rule=rule)
+                                  check=False, backfill=backfill, rule=rule,
+                                  **power_kwargs(js, fed))
+
+
+def power_kwargs(js: JobSet, fed: Federation) -> dict:
+    """The decoders' power arguments for ``js`` on ``fed`` (none when every factor is 1, uncapped)."""
+    return {"power": None if np.all(js.power == 1.0) else js.power,
+            "power_cap": fed.power_cap, "cluster_caps": fed.cluster_caps}
 
 
 def _fed_arrays(fed: Federation):

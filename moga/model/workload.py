@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .jobset import BW_RANGE, SIGMA_RANGE, JobSet, draw_attributes
+from .jobset import BW_RANGE, POWER_RANGE, POWER_SPREAD, SIGMA_RANGE, JobSet, draw_attributes
 
 __all__ = ["SWF_FIELDS", "CleaningReport", "SWFFormatError", "Trace", "load_swf",
            "default_trace_path", "load_default"]
@@ -452,7 +452,7 @@ class Trace:
 
     def jobset(self, start: int = 0, n_jobs: int | None = None, days: float | None = None, *,
                federation=None, wide: str = "error", seed: int = 0, batch: bool = True,
-               sigma_range=SIGMA_RANGE, bw_range=BW_RANGE) -> JobSet:
+               sigma_range=SIGMA_RANGE, bw_range=BW_RANGE, power=None) -> JobSet:
         """Extract a job-set: a window of the cleaned trace.
 
         Parameters
@@ -480,10 +480,17 @@ class Trace:
             the first job of the window is released at 0.
         sigma_range, bw_range : (float, float)
             Ranges of the attribute draws (see :func:`moga.jobset.draw_attributes`).
+        power : None, "lognormal" or array_like, optional
+            Per-job power factors (docs/design.md §11): None gives every job
+            1.0 (the MOGA study's model); ``"lognormal"`` draws them with
+            :func:`moga.model.jobset.draw_power` from ``seed``; an array gives
+            one factor per job of the window (after wide jobs are dropped).
 
         Returns
         -------
         JobSet
+            Its ``requested`` times are the trace's requested times (field 9),
+            the run time where a job has none.
         """
         n = len(self)
         self._require_jobs()
@@ -538,8 +545,19 @@ class Trace:
         if pos.size == 0:
             raise ValueError(f"{self.name}: the window [{start}, {stop}) holds no jobs")
         name = f"{self.name}[{start}:{stop}]"
-        return self._make(pos, seed=seed, batch=batch, shift=True, name=name, report=report,
-                          clip_to=clip_to, sigma_range=sigma_range, bw_range=bw_range)
+        js = self._make(pos, seed=seed, batch=batch, shift=True, name=name, report=report,
+                        clip_to=clip_to, sigma_range=sigma_range, bw_range=bw_range)
+        if power is None:
+            return js
+        if isinstance(power, str):
+            if power != "lognormal":
+                raise ValueError(f"power must be None, 'lognormal' or an array, got {power!r}")
+            return js.with_power(seed=seed, spread=POWER_SPREAD, clip=POWER_RANGE)
+        power = np.asarray(power, dtype=np.float64)
+        if power.shape != (len(js),):
+            raise ValueError(f"power must give one factor per job of the window ({len(js)}), "
+                             f"got shape {power.shape}")
+        return js.with_power(power)
 
     def _make(self, pos, *, seed, batch, shift, name, report, clip_to=None,
               sigma_range=SIGMA_RANGE, bw_range=BW_RANGE) -> JobSet:
@@ -556,6 +574,9 @@ class Trace:
             release = submit.copy()
         sigma, bw = draw_attributes(tasks, seed, sigma_range, bw_range)
         report = dict(report, seed=seed, batch=batch, release_offset=float(submit.min()))
+        runtime = self.records[rec, _F["runtime"]]
+        requested = self.records[rec, _F["req_time"]]
+        requested = np.where(requested > 0, requested, runtime)
         return JobSet(id=self.records[rec, 0].astype(np.int64), release=release, tasks=tasks,
-                      runtime=self.records[rec, _F["runtime"]], sigma=sigma, bw=bw, name=name,
-                      report=report)
+                      runtime=runtime, sigma=sigma, bw=bw, name=name, report=report,
+                      requested=requested)

@@ -1,0 +1,180 @@
+"""Online dispatchers on the federated event loop: EASY and PRB in one kernel call, and
+the steps of that loop for a dispatcher that decides in Python (the hybrid CP one).
+
+docs/design.md §11. Jobs arrive at their release (release mode); at every
+arrival or finish the dispatcher starts queued jobs on the federation
+(allocation, execution model and power budgets as in
+:mod:`decoders.federated`); no blacklist.
+
+``"easy"``
+    EASY backfilling in arrival order (first come, first served), power a
+    second resource of the head's reservation.
+``"prb"``
+    The power-capped priority-rule-based list scheduler: at every event the
+    queue is ranked by decreasing ``weight[j] * (t - release[j] + 1)``
+    (``weight`` = ``max_ewt / ewt`` of the job's queue), ties by increasing
+    ``tie[j]`` (duration x nodes), then index; every ranked job that fits
+    now (nodes and power) starts, the rest wait for the next event. No
+    reservation.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ._federated_core import E_NCL, E_NH, E_NQ, E_STARTED, Out, new_state
+from ._validate import check_vector, choice_code, prepare
+from .federated import (
+    MODELS,
+    RULES,
+    _decode,
+    _step_begin,
+    _step_end,
+    _step_init,
+    _step_map,
+    allocation_ranks,
+    bundles,
+    power_inputs,
+)
+
+__all__ = ["DISPATCHERS", "Dispatch", "dispatch", "Stepper"]
+
+#: Whole-run dispatchers by name, with the kernel's rule code.
+DISPATCHERS = {"easy": 1, "prb": 2}
+
+
+class Dispatch(NamedTuple):
+    """What a dispatch returns (arrays indexed like the job arrays)."""
+
+    start: np.ndarray
+    finish: np.ndarray
+    alloc: np.ndarray
+    makespan: float
+    energy: float
+    flowtime: float
+    n_coalloc: int
+
+
+def _setup(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
+           power, power_cap, cluster_caps, rule, check):
+    arrs = prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
+                   check)
+    J, K = arrs[0].shape[0], arrs[5].shape[0]
+    pw, budget = power_inputs(arrs[1], power, arrs[5], arrs[7], arrs[8], power_cap, cluster_caps)
+    fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
+    pick = greenest if choice_code("allocation rule", rule, RULES) else fastest
+    fcfs = np.lexsort((np.arange(J), arrs[0])).astype(np.int64)
+    return bundles(arrs, pick, fastest, slowest, fcfs, np.zeros((J, K)), pw, budget) + (J, K)
+
+
+def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
+             method: str = "prb", weight=None, tie=None, power=None, power_cap=None,
+             cluster_caps=None, model: str = "fluid", rule: str = "fastest",
+             check: bool = True) -> Dispatch:
+    """Run an online dispatcher over a release-mode workload.
+
+    Parameters
+    ----------
+    release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link
+        As in :func:`decoders.federated.decode`.
+    method : {"prb", "easy"}
+    weight : array_like of float, shape (J,), optional
+        PRB's queue weight of each job (``max_ewt / ewt``, > 0); default 1.
+    tie : array_like of float, shape (J,), optional
+        PRB's tie-break key (smaller first), default ``tasks * runtime``.
+    power, power_cap, cluster_caps
+        Power factors and caps, as in :func:`decoders.federated.decode`.
+    model : {"fluid", "at_start"}
+    rule : {"fastest", "greenest"}
+        Allocation rule (the least-power allocation takes over where the
+        rule's pick exceeds a budget).
+
+    Returns
+    -------
+    Dispatch
+    """
+    mode = choice_code("dispatcher", method, DISPATCHERS)
+    code = choice_code("execution model", model, MODELS)
+    jobs, plat, order, bl, J, K = _setup(release, tasks, runtime, sigma, bw, nodes, speed,
+                                         power_busy, power_idle, link, power, power_cap,
+                                         cluster_caps, rule, check)
+    w = np.ones(J) if weight is None else check_vector("weight", weight, J, np.float64, lo=0,
+                                                       lo_strict=True)
+    tie = jobs.tasks * jobs.runtime if tie is None else check_vector("tie", tie, J, np.float64)
+    tierank = np.empty(J, dtype=np.int64)
+    tierank[np.lexsort((np.arange(J), tie))] = np.arange(J)
+    out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
+    m, e, fl, _, nc = _decode(jobs, plat, order, bl, code, mode, new_state(J, K), out, w, tierank)
+    return Dispatch(out.start, out.finish, out.alloc, float(m), float(e), float(fl), int(nc))
+
+
+class Stepper:
+    """The federated event loop, one event at a time, for a dispatcher written in Python.
+
+    Use: ``t = s.begin(t)`` (jobs finishing by ``t`` leave, arrivals join the
+    queue; returns the event time), read :meth:`queued` and :meth:`running`,
+    decide, then ``nxt = s.map(t, listed)`` (start the listed queued jobs,
+    in that order, where they fit now: nodes and power; returns the next
+    finish or arrival), until :attr:`done`; then :meth:`finish`.
+
+    Parameters are those of :func:`dispatch` (without ``method``).
+    """
+
+    def __init__(self, release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle,
+                 link, power=None, power_cap=None, cluster_caps=None, model: str = "fluid",
+                 rule: str = "fastest", check: bool = True):
+        self.code = choice_code("execution model", model, MODELS)
+        (self.jobs, self.plat, order, self.bl, self.J, self.K) = _setup(
+            release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link, power,
+            power_cap, cluster_caps, rule, check)
+        self.st = new_state(self.J, self.K)
+        self.out = Out(np.full(self.J, np.nan), np.full(self.J, np.nan),
+                       np.empty((self.J, self.K), dtype=np.int64), np.empty(self.J))
+        _step_init(self.jobs, self.plat, self.st, self.out, order)
+        self._result = None
+
+    @property
+    def done(self) -> bool:
+        """True when every job has started."""
+        return int(self.st.evi[E_STARTED]) == self.J
+
+    def begin(self, t: float) -> float:
+        """Release the jobs finishing by ``t`` and queue the arrivals; returns the event time."""
+        return float(_step_begin(float(t), self.code, self.jobs, self.plat, self.st, self.out))
+
+    def queued(self) -> np.ndarray:
+        """The waiting jobs (a copy), in arrival order."""
+        return self.st.wq[: int(self.st.evi[E_NQ])].copy()
+
+    def running(self):
+        """``(jobs, predicted finish)`` of the running jobs."""
+        run = np.concatenate([self.st.hj[: int(self.st.evi[E_NH])],
+                              self.st.cl[: int(self.st.evi[E_NCL])]])
+        return run, self.st.fin[run].copy()
+
+    @property
+    def free(self) -> np.ndarray:
+        """Free nodes per cluster (a copy)."""
+        return self.st.free.copy()
+
+    @property
+    def power_used(self) -> np.ndarray:
+        """The running jobs' increments over idle power, per cluster then overall, W (a copy)."""
+        return self.st.pk.copy()
+
+    def map(self, t: float, listed) -> float:
+        """Start the queued jobs ``listed`` in order where they fit now; returns the next event."""
+        listed = np.ascontiguousarray(listed, dtype=np.int64)
+        return float(_step_map(float(t), self.code, self.jobs, self.plat, self.st, self.out,
+                               self.bl, listed, listed.shape[0]))
+
+    def finish(self, t: float) -> Dispatch:
+        """Let the running jobs end; returns the schedule."""
+        if not self.done:
+            raise RuntimeError(f"{self.J - int(self.st.evi[E_STARTED])} job(s) never started")
+        m, e, fl = _step_end(float(t), self.code, self.jobs, self.plat, self.st, self.out)
+        nc = int(np.count_nonzero((self.out.alloc > 0).sum(axis=1) >= 2))
+        return Dispatch(self.out.start, self.out.finish, self.out.alloc, float(m), float(e),
+                        float(fl), nc)

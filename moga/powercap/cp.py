@@ -1,0 +1,146 @@
+"""The hybrid dispatcher's relaxed scheduling model, solved with OR-Tools CP-SAT.
+
+docs/design.md §11 (the seed's model 5.1-5.2). The waiting jobs are interval
+variables of fixed duration; the federation's nodes are one pool (the
+cluster boundaries are relaxed away) and power is a second pooled resource
+whose capacity is the cap less idle power; jobs already running hold their
+nodes and power until their predicted finish. The objective is the weighted
+queue time ``sum_i w_i (s_i - q_i)``. Times are integer seconds from now,
+power integer watts (demands rounded up, capacity down), weights integers
+(scaled by :data:`WEIGHT_SCALE`).
+
+OR-Tools is imported when a model is first solved, so the rest of moga
+does not need it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["CPOptions", "RelaxedSolution", "solve_relaxed", "WEIGHT_SCALE"]
+
+#: Weights are scaled to integers by this factor (CP-SAT objectives are integer).
+WEIGHT_SCALE = 1000
+
+
+@dataclass(frozen=True)
+class CPOptions:
+    """How the hybrid dispatcher uses CP-SAT.
+
+    Parameters
+    ----------
+    window : int
+        At most this many waiting jobs (the first by PRB rank) enter the model
+        at an event; the others wait for a later event. CP-SAT's effort grows
+        quickly with the jobs in the model, and the seed's dispatcher too
+        solved one event's queue at a time.
+    time_limit : float
+        CP-SAT's deterministic time limit per event (its own work units,
+        roughly seconds; a wall-clock limit would make runs irreproducible).
+    seed : int
+        CP-SAT's random seed (one search worker, so runs are bit-identical).
+    """
+
+    window: int = 32
+    time_limit: float = 0.05
+    seed: int = 0
+
+    def __post_init__(self):
+        if int(self.window) != self.window or self.window < 2:
+            raise ValueError(f"window must be an integer >= 2, got {self.window}")
+        if not self.time_limit > 0:
+            raise ValueError(f"time_limit must be > 0, got {self.time_limit}")
+
+
+@dataclass(frozen=True)
+class RelaxedSolution:
+    """A solve's outcome: ``start`` (s from now, int, None without a solution), ``status``
+    (CP-SAT's name), ``objective`` (sum of scaled weights times starts) and ``seconds``."""
+
+    start: np.ndarray | None
+    status: str
+    objective: float
+    seconds: float
+
+
+def solve_relaxed(duration, nodes, power, weight, node_capacity, power_capacity,
+                  running_end=(), running_nodes=(), running_power=(), hint=None,
+                  options: CPOptions = CPOptions()) -> RelaxedSolution:
+    """Solve the relaxed model over the waiting jobs.
+
+    Parameters
+    ----------
+    duration : array_like of float, shape (n,)
+        Estimated durations, s (rounded up to whole seconds, at least 1).
+    nodes : array_like of int, shape (n,)
+        Nodes each job needs (<= ``node_capacity``).
+    power : array_like of float, shape (n,)
+        Power each job adds over idle while it runs, W.
+    weight : array_like of float, shape (n,)
+        Objective weights (``max_ewt / ewt``), > 0.
+    node_capacity : int
+        Nodes of the federation.
+    power_capacity : float
+        Power the running jobs may add over idle power (cap less idle), W;
+        ``inf`` for no cap.
+    running_end, running_nodes, running_power : array_like
+        The running jobs: predicted finish (s from now), nodes and power.
+    hint : array_like of int, optional
+        Start times to hint the search with (a known feasible schedule).
+    options : CPOptions
+
+    Returns
+    -------
+    RelaxedSolution
+    """
+    from ortools.sat.python import cp_model
+
+    dur = np.maximum(1, np.ceil(np.asarray(duration, dtype=float))).astype(np.int64)
+    n = dur.shape[0]
+    nodes = np.asarray(nodes, dtype=np.int64)
+    pw = np.ceil(np.maximum(np.asarray(power, dtype=float), 0.0)).astype(np.int64)
+    w = np.maximum(1, np.round(np.asarray(weight, dtype=float) * WEIGHT_SCALE)).astype(np.int64)
+    r_end = np.maximum(0, np.ceil(np.asarray(running_end, dtype=float))).astype(np.int64)
+    r_nodes = np.asarray(running_nodes, dtype=np.int64)
+    r_pw = np.ceil(np.maximum(np.asarray(running_power, dtype=float), 0.0)).astype(np.int64)
+    if np.any(nodes > node_capacity):
+        raise ValueError("a job needs more nodes than the federation has")
+    horizon = int(dur.sum() + (r_end.max() if r_end.size else 0))
+
+    m = cp_model.CpModel()
+    starts, intervals = [], []
+    for i in range(n):
+        s = m.NewIntVar(0, horizon, f"s{i}")
+        starts.append(s)
+        intervals.append(m.NewIntervalVar(s, int(dur[i]), s + int(dur[i]), f"x{i}"))
+    fixed = [m.NewIntervalVar(0, int(e), int(e), f"r{i}") for i, e in enumerate(r_end) if e > 0]
+    keep = r_end > 0
+    m.AddCumulative(intervals + fixed, [int(v) for v in nodes] + [int(v) for v in r_nodes[keep]],
+                    int(node_capacity))
+    if math.isfinite(power_capacity):
+        cap = int(math.floor(power_capacity))
+        if np.any(pw > cap):
+            raise ValueError("a job needs more power than the cap leaves over idle power")
+        m.AddCumulative(intervals + fixed, [int(v) for v in pw] + [int(v) for v in r_pw[keep]],
+                        cap)
+    m.Minimize(sum(int(w[i]) * starts[i] for i in range(n)))
+    if hint is not None:
+        for i, h in enumerate(np.asarray(hint, dtype=np.int64)):
+            m.AddHint(starts[i], int(min(max(h, 0), horizon)))
+
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = int(options.seed)
+    solver.parameters.max_deterministic_time = float(options.time_limit)
+    t0 = time.perf_counter()
+    status = solver.Solve(m)
+    seconds = time.perf_counter() - t0
+    name = solver.StatusName(status)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        start = np.array([solver.Value(s) for s in starts], dtype=np.int64)
+        return RelaxedSolution(start, name, float(solver.ObjectiveValue()), seconds)
+    return RelaxedSolution(None, name, math.inf, seconds)

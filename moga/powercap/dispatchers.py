@@ -1,0 +1,178 @@
+"""Power-capped online dispatchers: EASY, PRB and the hybrid CP dispatcher.
+
+docs/design.md §11. All three run on the federated event loop
+(:mod:`decoders.dispatch`) in release mode: jobs arrive at their release,
+and at every arrival or finish the dispatcher starts what it chooses. No
+instant draws more than the federation's power cap.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from decoders.dispatch import Dispatch, Stepper, dispatch
+
+from ..model.jobset import JobSet
+from ..model.platform import Federation
+from .cp import CPOptions, solve_relaxed
+from .metrics import PowercapMetrics, powercap_metrics
+from .queues import Queues
+
+__all__ = ["DISPATCHERS", "PowercapResult", "run_dispatcher"]
+
+#: The dispatchers by name.
+DISPATCHERS = ("easy", "prb", "hybrid")
+
+
+@dataclass(frozen=True, eq=False)
+class PowercapResult:
+    """One dispatcher's schedule under a power cap.
+
+    Attributes
+    ----------
+    dispatcher : str
+    jobset : JobSet
+    federation : Federation
+        With its cap (``federation.power_cap``).
+    start, finish : ndarray, shape (J,)
+    alloc : ndarray, shape (J, K)
+    metrics : PowercapMetrics
+    wall_time : float
+        Seconds the dispatch took.
+    info : dict
+        Hybrid: ``events`` (mapping events), ``solves`` (CP-SAT calls),
+        ``fallbacks`` (events where no solution came in time and PRB's order
+        was used), ``skipped`` (events where nothing could start, or all
+        waiting jobs together fit the pooled nodes and power now, so the
+        relaxed optimum is known without a solve), ``solve_seconds`` (each solve's wall time), and
+        the options.
+    """
+
+    dispatcher: str
+    jobset: JobSet
+    federation: Federation
+    start: np.ndarray
+    finish: np.ndarray
+    alloc: np.ndarray
+    metrics: PowercapMetrics
+    wall_time: float
+    info: dict = field(default_factory=dict)
+
+
+def _arrays(js: JobSet, fed: Federation):
+    return (*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link)
+
+
+def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
+                   queues: Queues | None = None, model: str = "fluid", rule: str = "fastest",
+                   cp: CPOptions | None = None) -> PowercapResult:
+    """Dispatch ``js`` (release mode) on ``fed`` under its power cap.
+
+    Parameters
+    ----------
+    js : JobSet
+        Released at ``js.release`` (extract it with ``batch=False``); its
+        ``power`` factors and ``requested`` times are used.
+    fed : Federation
+        With a cap (:meth:`Federation.with_cap`), or uncapped.
+    dispatcher : {"easy", "prb", "hybrid"}
+    queues : Queues, optional
+        PRB's and the hybrid's queue weights (and the weighted queue time);
+        default :class:`Queues` ().
+    model : {"fluid", "at_start"}
+    rule : {"fastest", "greenest"}
+    cp : CPOptions, optional
+        The hybrid's use of CP-SAT; default :class:`CPOptions` ().
+
+    Returns
+    -------
+    PowercapResult
+    """
+    queues = Queues() if queues is None else queues
+    cp = CPOptions() if cp is None else cp
+    if dispatcher not in DISPATCHERS:
+        raise ValueError(f"unknown dispatcher {dispatcher!r}; choose one of {list(DISPATCHERS)}")
+    if not isinstance(js, JobSet) or not isinstance(fed, Federation):
+        raise TypeError("run_dispatcher takes a moga.JobSet and a moga.Federation")
+    kw = {"power": js.power, "power_cap": fed.power_cap, "cluster_caps": fed.cluster_caps,
+          "model": model, "rule": rule, "check": False}
+    weight = queues.weights(js.requested)
+    t0 = time.perf_counter()
+    info: dict = {}
+    if dispatcher == "hybrid":
+        d, info = _hybrid(js, fed, weight, kw, cp)
+    else:
+        d = dispatch(*_arrays(js, fed), method=dispatcher, weight=weight,
+                     tie=js.tasks * js.runtime, **kw)
+    wall = time.perf_counter() - t0
+    metrics = powercap_metrics(js, fed, d.start, d.finish, d.alloc, d.energy, queues)
+    return PowercapResult(dispatcher, js, fed, d.start, d.finish, d.alloc, metrics, wall, info)
+
+
+def _prb_rank(queued, t, js, weight, tierank):
+    key = weight[queued] * (t - js.release[queued] + 1.0)
+    return queued[np.lexsort((tierank[queued], -key))]
+
+
+def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Dispatch, dict]:
+    """The hybrid dispatcher: at each event CP-SAT schedules the waiting jobs (relaxed model),
+    and the PRB mapper starts, in the solver's order, those it schedules now that fit."""
+    s = Stepper(*_arrays(js, fed), **kw)
+    J = len(js)
+    tie = js.tasks * js.runtime
+    tierank = np.empty(J, dtype=np.int64)
+    tierank[np.lexsort((np.arange(J), tie))] = np.arange(J)
+    # Relaxed durations: on the fastest cluster; relaxed power: the least increment per node.
+    dur = js.runtime * ((1.0 - js.sigma) / fed.speed.max() + js.sigma)
+    inc = js.power[:, None] * fed.power_busy[None, :] - fed.power_idle[None, :]
+    least = js.tasks * inc.min(axis=1)
+    budget = math.inf if fed.power_cap is None else fed.power_cap - fed.idle_power
+    total = fed.total_nodes
+    stats = {"events": 0, "solves": 0, "fallbacks": 0, "skipped": 0, "solve_seconds": [],
+             "window": cp.window, "time_limit": cp.time_limit}
+    t = float(js.release.min()) if J else 0.0
+    while not s.done:
+        t = s.begin(t)
+        stats["events"] += 1
+        queued = s.queued()
+        wake = math.inf
+        listed = queued
+        if queued.size >= 2:
+            ranked = _prb_rank(queued, t, js, weight, tierank)
+            cand = ranked[: cp.window]
+            free = int(s.free.sum())
+            room = budget - float(s.power_used[-1])
+            if js.tasks[cand].min() > free or least[cand].min() > room:
+                stats["skipped"] += 1  # nothing can start now
+                listed = cand[:0]
+            elif js.tasks[queued].sum() <= free and least[queued].sum() <= room:
+                stats["skipped"] += 1  # all can start now: the relaxed optimum starts all at 0
+                listed = ranked
+            else:
+                run, fin = s.running()
+                run_inc = (s.out.alloc[run] * inc[run]).sum(axis=1)
+                sol = solve_relaxed(dur[cand], js.tasks[cand], least[cand], weight[cand], total,
+                                    budget, fin - t, js.tasks[run], run_inc, options=cp)
+                stats["solves"] += 1
+                stats["solve_seconds"].append(sol.seconds)
+                if sol.start is None:
+                    stats["fallbacks"] += 1
+                    listed = ranked
+                else:
+                    now = sol.start == 0
+                    listed = cand[now][np.argsort(sol.start[now], kind="stable")]
+                    later = sol.start[~now]
+                    if later.size:
+                        wake = t + float(later.min())
+        nxt = min(s.map(t, listed), wake)
+        if s.done:
+            break
+        if nxt == math.inf:
+            raise RuntimeError("the hybrid dispatcher stalled: no event left and jobs waiting")
+        t = max(t, nxt)
+    stats["solve_seconds"] = np.array(stats["solve_seconds"])
+    return s.finish(t), stats

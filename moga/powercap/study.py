@@ -1,0 +1,121 @@
+"""The cap study: every dispatcher at several caps, as a table and plots (``moga powercap``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..model.jobset import JobSet
+from ..model.platform import Federation
+from .cp import CPOptions
+from .dispatchers import DISPATCHERS, PowercapResult, run_dispatcher
+from .queues import Queues
+
+__all__ = ["cap_study", "study_table", "plot_power", "plot_wqt"]
+
+
+def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatchers=DISPATCHERS,
+              queues: Queues | None = None, model: str = "fluid", cp: CPOptions | None = None,
+              progress=None) -> list[PowercapResult]:
+    """Run each dispatcher at each cap, given as a fraction of ``fed``'s peak power.
+
+    Peak power is every node busy at a power factor of 1, so with drawn
+    factors above 1 a cap of 1.0 x peak can still bind, rarely. ``progress``
+    (optional) is called with ``(cap, dispatcher)`` before each run.
+    Returns the results, caps outer, dispatchers inner.
+    """
+    caps = [float(c) for c in caps]
+    if not caps or any(not c > 0 for c in caps):
+        raise ValueError(f"caps are fractions of peak power, each > 0; got {caps}")
+    bad = [d for d in dispatchers if d not in DISPATCHERS]
+    if bad:
+        raise ValueError(f"unknown dispatcher(s) {bad}; choose from {list(DISPATCHERS)}")
+    low = fed.idle_power / fed.peak_power
+    if min(caps) <= low:
+        raise ValueError(f"a cap of {min(caps):g} x peak does not exceed the federation's idle "
+                         f"power ({low:.3f} x peak): no job could run")
+    out = []
+    for c in caps:
+        capped = fed.with_cap(fraction=c)
+        for d in dispatchers:
+            if progress is not None:
+                progress(c, d)
+            out.append(run_dispatcher(js, capped, d, queues=queues, model=model, cp=cp))
+    return out
+
+
+def study_table(results: list[PowercapResult]) -> str:
+    """A markdown table of a cap study."""
+    head = ("| cap (x peak) | dispatcher | weighted queue time (h) | mean wait (h) | mean bsld | "
+            "makespan (h) | energy (MWh) | peak power (kW) | time above cap (s) | "
+            "CP solve per event (ms, median / max) | fallbacks |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in results:
+        m = r.metrics
+        frac = m.cap / r.federation.peak_power if m.cap is not None else float("nan")
+        cp = "-"
+        fb = "-"
+        if r.dispatcher == "hybrid":
+            s = r.info["solve_seconds"]
+            cp = f"{1e3 * np.median(s):.1f} / {1e3 * s.max():.0f}" if s.size else "no solve"
+            fb = f"{r.info['fallbacks']} of {r.info['solves']}"
+        lines.append(
+            f"| {frac:.2f} | {r.dispatcher} | {m.weighted_queue_time / 3600:,.1f} | "
+            f"{m.mean_wait / 3600:.2f} | {m.mean_bsld:.2f} | {m.makespan / 3600:.1f} | "
+            f"{m.energy / 3.6e9:.3f} | {m.peak_power / 1e3:.2f} | {m.time_above_cap:g} | {cp} | "
+            f"{fb} |")
+    return "\n".join(lines)
+
+
+def plot_power(results: list[PowercapResult], path) -> Path:
+    """Power over time of each result, with its cap line, one panel per result."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..model.schedule import power_profile
+
+    n = len(results)
+    fig, axes = plt.subplots(n, 1, figsize=(9, 1.9 * n + 0.6), sharex=True, squeeze=False)
+    for ax, r in zip(axes[:, 0], results, strict=True):
+        t, w = power_profile(r.start, r.finish, r.alloc, r.jobset.power, r.federation)
+        ax.step(t / 3600, w / 1e3, where="post", lw=0.8)
+        if r.federation.power_cap is not None:
+            ax.axhline(r.federation.power_cap / 1e3, color="red", ls="--", lw=1, label="cap")
+        ax.set_ylabel("kW")
+        frac = (r.federation.power_cap or r.federation.peak_power) / r.federation.peak_power
+        ax.set_title(f"{r.dispatcher}, cap {frac:.2f} x peak", fontsize=9)
+    axes[-1, 0].set_xlabel("time (h)")
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_wqt(results: list[PowercapResult], path) -> Path:
+    """Weighted queue time against the cap, one line per dispatcher."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for d in dict.fromkeys(r.dispatcher for r in results):
+        rs = [r for r in results if r.dispatcher == d]
+        x = [(r.federation.power_cap or r.federation.peak_power) / r.federation.peak_power
+             for r in rs]
+        y = [r.metrics.weighted_queue_time / 3600 for r in rs]
+        ax.plot(x, y, marker="o", label=d)
+    ax.set_xlabel("power cap (fraction of peak)")
+    ax.set_ylabel("weighted queue time (h)")
+    ax.set_yscale("symlog")
+    ax.invert_xaxis()
+    ax.legend()
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
