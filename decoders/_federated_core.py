@@ -475,8 +475,11 @@ def least_power(j, jobs, plat, free, allow, pk, rk, x):
             room = plat.budget[k] - pk[k]
             m = np.int64(np.floor(room / inc)) if room > 0.0 else 0
             m = min(m, n)
+            # Rounding of the quotient: settle on the largest m with pk + m inc <= budget.
             while m > 0 and pk[k] + m * inc > plat.budget[k]:
                 m -= 1
+            while m < n and pk[k] + (m + 1) * inc <= plat.budget[k]:
+                m += 1
             n = max(m, 0)
         x[k] = n
         rem -= n

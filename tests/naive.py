@@ -75,13 +75,60 @@ def _pick_and_shift(need, cap, speed, pick_first, fast_first, slow_first, predic
         x, current = trial, sd_new
 
 
+class _Power:
+    """The power model of docs/design.md §11 for the twins: budgets are the caps less idle
+    power, per cluster and overall; increments are recomputed from the running jobs."""
+
+    def __init__(self, power, nodes, pbusy, pidle, cap, cluster_caps, J):
+        K = len(nodes)
+        self.power = [1.0] * J if power is None else [float(v) for v in power]
+        self.pbusy, self.pidle, self.K = pbusy, pidle, K
+        inf = math.inf
+        self.budget = [inf if cluster_caps is None else float(cluster_caps[k]) - nodes[k] * pidle[k]
+                       for k in range(K)]
+        self.total = inf if cap is None else float(cap) - sum(nodes[k] * pidle[k] for k in range(K))
+        self.capped = cap is not None or cluster_caps is not None
+
+    def inc(self, j, k):
+        return self.power[j] * self.pbusy[k] - self.pidle[k]
+
+    def used(self, running, alloc):
+        per = [sum(alloc[r][k] * self.inc(r, k) for r in running) for k in range(self.K)]
+        return per, sum(per)
+
+    def fits(self, j, x, used):
+        per, tot = used
+        add = [x[k] * self.inc(j, k) for k in range(self.K)]
+        return (all(per[k] + add[k] <= self.budget[k] for k in range(self.K) if x[k] > 0)
+                and tot + sum(add[k] for k in range(self.K) if x[k] > 0) <= self.total)
+
+    def least(self, j, need, avail, used):
+        """Least-power allocation: cheapest clusters first, each within its budget; None if
+        the tasks or the overall budget do not fit."""
+        per, tot = used
+        x = [0] * self.K
+        for k in sorted(range(self.K), key=lambda k: (self.inc(j, k), k)):
+            n = min(avail[k], need)
+            while n > 0 and self.inc(j, k) > 0 and per[k] + n * self.inc(j, k) > self.budget[k]:
+                n -= 1
+            x[k] = n
+            need -= n
+        add = sum(x[k] * self.inc(j, k) for k in range(self.K))
+        return x if need == 0 and tot + add <= self.total else None
+
+
 def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
-                 order, blacklist, model="fluid", rule="fastest"):
+                 order, blacklist, model="fluid", rule="fastest", power=None, cap=None,
+                 cluster_caps=None):
     """Reference federated decoder (docs/design.md §5), jobs strictly in order.
 
     ``rule`` is the greedy pick order: ``"fastest"`` clusters first (ties: lower
     power_busy/speed, lower index) or ``"greenest"`` (lower power_busy/speed
     first; ties: faster, lower index).
+
+    Under a power cap (docs/design.md §11) a job starts when its allocation
+    (the rule's, else the least-power one) fits the budgets; on an idle
+    federation a blacklist that keeps it out of them is void.
 
     Returns a dict with ``start``, ``finish``, ``alloc`` (lists) and
     ``makespan``, ``energy``, ``flowtime``, ``n_relaxed``, ``n_coalloc``.
@@ -123,6 +170,18 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
     def sd_of(j, x, load):
         return _slowdown(sigma[j], x, load, speed, link)
 
+    pw = _Power(power, nodes, pbusy, pidle, cap, cluster_caps, J)
+
+    def place(j, allow):
+        avail = [min(free[k], allow[k]) for k in range(K)]
+        base = loads()
+        x, _ = _pick_and_shift(tasks[j], avail, speed, pick_first, fast_first, slow_first,
+                               lambda y: _predicted(j, y, base, sd_of, coallocated, bw, tasks))
+        if not pw.capped:
+            return x
+        used = pw.used(running, alloc)
+        return x if pw.fits(j, x, used) else pw.least(j, tasks[j], avail, used)
+
     def rerate(t):
         load = loads()
         for r, st in running.items():
@@ -163,12 +222,19 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
             if sum(min(free[k], allow[k]) for k in range(K)) >= tasks[j]:
                 break
             t = max(t, min(st["fin"] for st in running.values()))
+        while True:
+            x = place(j, allow)
+            if x is not None:
+                break
+            if not running and not relaxed:
+                allow, relaxed = list(nodes), True
+                continue
+            t = max(t, min(st["fin"] for st in running.values()))
+            t = release_until(t, t + RTOL * abs(t))
+            while sum(min(free[k], allow[k]) for k in range(K)) < tasks[j]:
+                t = max(t, min(st["fin"] for st in running.values()))
+                t = release_until(t, t + RTOL * abs(t))
         n_relaxed += relaxed
-        cap = [min(free[k], allow[k]) for k in range(K)]
-        base = loads()
-        x, _ = _pick_and_shift(tasks[j], cap, speed, pick_first, fast_first, slow_first,
-                               lambda y, j=j, base=base: _predicted(j, y, base, sd_of,
-                                                                     coallocated, bw, tasks))
         alloc[j] = x
         for k in range(K):
             free[k] -= x[k]
@@ -186,7 +252,7 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
     energy = makespan * sum(nodes[k] * pidle[k] for k in range(K))
     for j in range(J):
         for k in range(K):
-            energy += alloc[j][k] * (pbusy[k] - pidle[k]) * (finish[j] - start[j])
+            energy += alloc[j][k] * pw.inc(j, k) * (finish[j] - start[j])
     flowtime = sum(finish[j] - release[j] for j in range(J))
     return {"start": start, "finish": finish, "alloc": alloc, "makespan": makespan,
             "energy": energy, "flowtime": flowtime, "n_relaxed": n_relaxed,
@@ -349,25 +415,31 @@ def naive_value_decode(release, tasks, runtime, v_start, v_final, soft, hard, no
 
 
 def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, link, order,
-                         blacklist, rule="fastest"):
+                         blacklist, rule="fastest", pidle=None, power=None, cap=None,
+                         cluster_caps=None):
     """Reference of the federated EASY decoder under the ``at_start`` model.
 
     The queue holds the arrived, unstarted jobs by their position in
     ``order``. At every arrival or finish: start queued jobs from the front
-    while their allowed free nodes hold them; the first that does not fit (the
-    head) gets a reservation at the earliest predicted finish of the running
-    jobs after which its allowed nodes would hold it (every job finishing
-    together with that one counted free); a later queued job that fits now
-    starts if it is predicted to end by the reservation, or if the nodes left
-    at the reservation, within the head's allowance and after the nodes held
-    by earlier such jobs, still hold the head. Allocation (greedy pick, then
-    shifts while the predicted slowdown does not grow) as in
-    :func:`naive_decode`. Returns ``(start, finish, alloc, reservation)``
-    (reservation: a job's first one as blocked head, None otherwise).
+    while their allowed free nodes (and the power budgets) hold them; the
+    first that does not fit (the head) gets a reservation at the earliest
+    predicted finish of the running jobs after which its allowed nodes would
+    hold it and its least-power allocation would fit the power left (every
+    job finishing together with that one counted free); a later queued job
+    that fits now starts if it is predicted to end by the reservation, or if
+    the nodes left at the reservation, within the head's allowance and after
+    the nodes held by earlier such jobs, still hold the head (and, under a
+    cap, its least-power allocation still fits the power left by the jobs
+    running then, those held and this one). Allocation (greedy pick, then
+    shifts while the predicted slowdown does not grow; the least-power one
+    where that exceeds a budget) as in :func:`naive_decode`. Returns
+    ``(start, finish, alloc, reservation)`` (reservation: a job's first one
+    as blocked head, None otherwise).
     """
     J, K = len(release), len(nodes)
-    (release, runtime, sigma, bw, speed, link), (tasks, nodes) = _lists(
-        (release, runtime, sigma, bw, speed, link), (tasks, nodes))
+    pidle = [1.0] * K if pidle is None else pidle
+    (release, runtime, sigma, bw, speed, link, pbusy, pidle), (tasks, nodes) = _lists(
+        (release, runtime, sigma, bw, speed, link, pbusy, pidle), (tasks, nodes))
     fast_first = sorted(range(K), key=lambda k: _cluster_key_fast(k, speed, pbusy))
     slow_first = sorted(range(K), key=lambda k: _cluster_key_slow(k, speed, pbusy))
     pick_first = fast_first if rule == "fastest" else sorted(
@@ -377,6 +449,7 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
     alloc = [[0] * K for _ in range(J)]
     reservation = [None] * J
     free = list(nodes)
+    pw = _Power(power, nodes, pbusy, pidle, cap, cluster_caps, J)
 
     def coallocated(x):
         return sum(1 for v in x if v > 0) >= 2
@@ -394,15 +467,27 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
 
     def allowance(j):
         allow = [nodes[k] - math.floor(blacklist[j][k] * nodes[k]) for k in range(K)]
-        return list(nodes) if sum(allow) < tasks[j] else allow
-
-    def allocate(j, allow):
-        cap = [min(free[k], allow[k]) for k in range(K)]
-        base = loads()
-        return _pick_and_shift(tasks[j], cap, speed, pick_first, fast_first, slow_first,
-                               lambda y: _predicted(j, y, base, sd_of, coallocated, bw, tasks))
+        return (list(nodes), True) if sum(allow) < tasks[j] else (allow, False)
 
     proj = {}  # running job -> projected finish (fixed at its start under at_start)
+
+    def place(j, allow):
+        """(x, predicted slowdown) within the budgets, or None."""
+        avail = [min(free[k], allow[k]) for k in range(K)]
+        base = loads()
+
+        def predict(y):
+            return _predicted(j, y, base, sd_of, coallocated, bw, tasks)
+
+        x, sd = _pick_and_shift(tasks[j], avail, speed, pick_first, fast_first, slow_first,
+                                predict)
+        if not pw.capped:
+            return x, sd
+        used = pw.used(proj, alloc)
+        if pw.fits(j, x, used):
+            return x, sd
+        y = pw.least(j, tasks[j], avail, used)
+        return None if y is None else (y, predict(y))
 
     def begin(j, t, x, sd):
         alloc[j] = x
@@ -430,44 +515,73 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
             t = max(t, f)
         queue += [j for j in range(J) if release[j] <= t and start[j] is None and j not in queue]
         queue.sort(key=lambda j: pos[j])
+        allow_h = None
         while queue:
-            allow = allowance(queue[0])
+            allow, relaxed = allowance(queue[0])
             if not fits(tasks[queue[0]], allow, free):
+                allow_h = allow
                 break
-            j = queue.pop(0)
-            begin(j, t, *allocate(j, allow))
+            res = place(queue[0], allow)
+            if res is None and not proj and not relaxed:
+                allow = list(nodes)
+                res = place(queue[0], allow)
+            if res is None:
+                allow_h = allow
+                break
+            begin(queue.pop(0), t, *res)
         if queue and sum(free) > 0 or (queue and reservation[queue[0]] is None):
             head = queue[0]
-            allow_h = allowance(head)
             shadow, free_s = t, list(free)
             replay = sorted(proj.items(), key=lambda rv: (rv[1], rv[0]))
             i = 0
-            while i < len(replay) and (not fits(tasks[head], allow_h, free_s)
+
+            def head_fits(avail, still, head=head, allow_h=allow_h):
+                if not fits(tasks[head], allow_h, avail):
+                    return False
+                if not pw.capped:
+                    return True
+                lim = [min(avail[k], allow_h[k]) for k in range(K)]
+                return pw.least(head, tasks[head], lim, pw.used(still, alloc)) is not None
+
+            while i < len(replay) and (not head_fits(free_s, [r for r, _ in replay[i:]])
                                        or replay[i][1] <= shadow + RTOL * abs(shadow)):
                 r, f = replay[i]
                 shadow = max(shadow, f)
                 for k in range(K):
                     free_s[k] += alloc[r][k]
                 i += 1
+            still = [r for r, _ in replay[i:]]
             if reservation[head] is None:
                 reservation[head] = shadow
             hold = [0] * K
+            held = []
             free_total = sum(free)
             for j in list(queue[1:]):
                 if free_total <= 0:
                     break
                 if tasks[j] > free_total:
                     continue
-                allow = allowance(j)
+                allow, _ = allowance(j)
                 if not fits(tasks[j], allow, free):
                     continue
-                x, sd = allocate(j, allow)
+                res = place(j, allow)
+                if res is None:
+                    continue
+                x, sd = res
                 ends_before = t + runtime[j] * sd <= shadow
                 room = sum(min(free_s[k] - hold[k] - x[k], allow_h[k]) for k in range(K))
                 if not ends_before and room < tasks[head]:
                     continue
+                if not ends_before and pw.capped:
+                    alloc[j] = x
+                    lim = [min(max(0, free_s[k] - hold[k] - x[k]), allow_h[k]) for k in range(K)]
+                    ok = pw.least(head, tasks[head], lim, pw.used(still + held + [j], alloc))
+                    alloc[j] = [0] * K
+                    if ok is None:
+                        continue
                 if not ends_before:
                     hold = [hold[k] + x[k] for k in range(K)]
+                    held.append(j)
                 queue.remove(j)
                 begin(j, t, x, sd)
                 free_total -= tasks[j]
@@ -482,6 +596,87 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
             finish[r] = f
             del proj[r]
     return start, finish, alloc, reservation
+
+
+def naive_prb(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link, weight,
+              power=None, cap=None, cluster_caps=None):
+    """Reference of the PRB dispatcher (docs/design.md §11) under the ``at_start`` model.
+
+    At every arrival or finish the waiting jobs are ranked by decreasing
+    ``weight[j] * (t - release[j] + 1)``, ties by increasing
+    ``tasks * runtime``, then index; each that fits now (nodes, power) starts
+    with the ``"fastest"`` allocation (the least-power one where that exceeds
+    a budget); the others wait. Returns ``(start, finish, alloc)``.
+    """
+    J, K = len(release), len(nodes)
+    (release, runtime, sigma, bw, speed, link, pbusy, pidle, weight), (tasks, nodes) = _lists(
+        (release, runtime, sigma, bw, speed, link, pbusy, pidle, weight), (tasks, nodes))
+    fast_first = sorted(range(K), key=lambda k: _cluster_key_fast(k, speed, pbusy))
+    slow_first = sorted(range(K), key=lambda k: _cluster_key_slow(k, speed, pbusy))
+    start, finish = [None] * J, [None] * J
+    alloc = [[0] * K for _ in range(J)]
+    free = list(nodes)
+    pw = _Power(power, nodes, pbusy, pidle, cap, cluster_caps, J)
+    proj = {}
+
+    def coallocated(x):
+        return sum(1 for v in x if v > 0) >= 2
+
+    def loads():
+        load = [0.0] * K
+        for r in proj:
+            if coallocated(alloc[r]):
+                for k in range(K):
+                    load[k] += _traffic(bw[r], tasks[r], alloc[r][k])
+        return load
+
+    def predict(j, y, base):
+        return _predicted(j, y, base, lambda j, x, ld: _slowdown(sigma[j], x, ld, speed, link),
+                          coallocated, bw, tasks)
+
+    t = min(release) if J else 0.0
+    while any(s is None for s in start):
+        while proj:
+            f = min(proj.values())
+            if f > t + RTOL * abs(t):
+                break
+            for r in [r for r, v in proj.items() if v <= f + RTOL * abs(f)]:
+                finish[r] = f
+                for k in range(K):
+                    free[k] += alloc[r][k]
+                del proj[r]
+            t = max(t, f)
+        queue = [j for j in range(J) if release[j] <= t and start[j] is None]
+        queue.sort(key=lambda j: (-weight[j] * (t - release[j] + 1.0), tasks[j] * runtime[j], j))
+        for j in queue:
+            if sum(free) < tasks[j]:
+                continue
+            base = loads()
+            x, sd = _pick_and_shift(tasks[j], list(free), speed, fast_first, fast_first,
+                                    slow_first, lambda y, j=j, base=base: predict(j, y, base))
+            if pw.capped:
+                used = pw.used(proj, alloc)
+                if not pw.fits(j, x, used):
+                    x = pw.least(j, tasks[j], list(free), used)
+                    if x is None:
+                        continue
+                    sd = predict(j, x, base)
+            alloc[j] = x
+            for k in range(K):
+                free[k] -= x[k]
+            start[j] = t
+            proj[j] = t + runtime[j] * sd
+        upcoming = list(proj.values()) + [release[j] for j in range(J)
+                                          if start[j] is None and release[j] > t]
+        if not upcoming:
+            break
+        t = max(t, min(upcoming))
+    while proj:
+        f = min(proj.values())
+        for r in [r for r, v in proj.items() if v <= f + RTOL * abs(f)]:
+            finish[r] = f
+            del proj[r]
+    return start, finish, alloc
 
 
 def naive_online(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed,

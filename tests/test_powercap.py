@@ -1,0 +1,273 @@
+"""Power caps (docs/design.md §11): the decoders and dispatchers against plain-Python twins,
+an independent power-profile checker, the CP model against brute force, and the errors."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from conftest import SHARED_TRACES, instances
+from hypothesis import given
+from hypothesis import strategies as st
+from naive import (
+    naive_decode,
+    naive_easy_federated,
+    naive_power_profile,
+    naive_power_violations,
+    naive_prb,
+)
+
+import moga
+from decoders.dispatch import dispatch
+from decoders.federated import _idle_least_power, power_inputs
+from moga.powercap import CPOptions, Queues, cap_study, run_dispatcher, solve_relaxed
+from moga.powercap.study import study_table
+
+
+@st.composite
+def capped(draw, max_jobs=12, cluster_caps=None):
+    """A small instance with per-job power factors and a binding power cap."""
+    js, fed, order, bl = draw(instances(max_jobs=max_jobs))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    js = js.with_power(rng.uniform(0.5, 1.5, len(js)))
+    need = _idle_least_power(js.tasks, js.power, fed.nodes, fed.power_busy, fed.power_idle,
+                             np.full(fed.n_clusters + 1, np.inf))
+    cap = fed.idle_power + max(float(need.max()), 1.0) * draw(st.floats(1.001, 3.0))
+    ccaps = None
+    if cluster_caps if cluster_caps is not None else draw(st.booleans()):
+        inc = np.maximum(fed.power_busy * 1.5 - fed.power_idle, 1.0) * fed.nodes
+        ccaps = fed.nodes * fed.power_idle + inc * rng.uniform(0.4, 1.0, fed.n_clusters)
+        try:
+            power_inputs(js.tasks, js.power, fed.nodes, fed.power_busy, fed.power_idle, cap, ccaps)
+        except ValueError:
+            ccaps = None
+    return js, fed.with_cap(cap, ccaps), order, bl
+
+
+def _check_profile(start, finish, alloc, js, fed):
+    prof = naive_power_profile(start, finish, alloc, js.power, fed.power_busy, fed.power_idle,
+                               fed.nodes)
+    assert naive_power_violations(prof, fed.power_cap, fed.cluster_caps) == []
+    return prof
+
+
+@given(inst=capped(), model=st.sampled_from(["fluid", "at_start"]),
+       rule=st.sampled_from(["fastest", "greenest"]))
+def test_capped_in_order_decoder_equals_its_twin(inst, model, rule):
+    js, fed, order, bl = inst
+    s = moga.evaluate(js, fed, order, bl, model=model, rule=rule)
+    ref = naive_decode(js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed,
+                       fed.power_busy, fed.power_idle, fed.link, order, bl, model=model, rule=rule,
+                       power=js.power, cap=fed.power_cap, cluster_caps=fed.cluster_caps)
+    np.testing.assert_allclose(s.start, ref["start"], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(s.finish, ref["finish"], rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(s.alloc, ref["alloc"])
+    assert s.n_relaxed == ref["n_relaxed"]
+    np.testing.assert_allclose(s.energy, ref["energy"], rtol=1e-9)
+    _check_profile(s.start, s.finish, s.alloc, js, fed)
+
+
+@given(inst=capped(), rule=st.sampled_from(["fastest", "greenest"]))
+def test_capped_easy_equals_its_twin(inst, rule):
+    js, fed, order, bl = inst
+    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
+    start, finish, alloc, reservation = naive_easy_federated(
+        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
+        fed.link, order, bl, rule, pidle=fed.power_idle, power=js.power, cap=fed.power_cap,
+        cluster_caps=fed.cluster_caps)
+    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(s.finish, finish, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(s.alloc, alloc)
+    expected = np.array([np.nan if r is None else r for r in reservation])
+    np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
+    _check_profile(s.start, s.finish, s.alloc, js, fed)
+    # Exact predictions and no later arrival ahead of it in the queue: a blocked head
+    # never starts after its first reservation, power notwithstanding.
+    if np.all(np.diff(js.release[order]) >= 0):
+        held = ~np.isnan(s.reservation)
+        assert np.all(s.start[held] <= s.reservation[held] * (1 + 1e-9) + 1e-9)
+
+
+@given(inst=capped())
+def test_prb_equals_its_twin(inst):
+    js, fed, _, _ = inst
+    w = np.random.default_rng(len(js)).choice([1.0, 4.0, 24.0], len(js))
+    d = dispatch(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link,
+                 method="prb", weight=w, power=js.power, power_cap=fed.power_cap,
+                 cluster_caps=fed.cluster_caps, model="at_start")
+    start, finish, alloc = naive_prb(js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes,
+                                     fed.speed, fed.power_busy, fed.power_idle, fed.link, w,
+                                     power=js.power, cap=fed.power_cap,
+                                     cluster_caps=fed.cluster_caps)
+    np.testing.assert_allclose(d.start, start, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(d.finish, finish, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(d.alloc, alloc)
+
+
+@given(inst=capped(max_jobs=10), dispatcher=st.sampled_from(["easy", "prb", "hybrid"]),
+       model=st.sampled_from(["fluid", "at_start"]))
+def test_no_dispatcher_exceeds_the_cap(inst, dispatcher, model):
+    js, fed, _, _ = inst
+    r = run_dispatcher(js, fed, dispatcher, model=model)
+    assert np.all(r.start >= js.release - 1e-9)
+    _check_profile(r.start, r.finish, r.alloc, js, fed)
+    assert r.metrics.time_above_cap == 0.0
+    assert r.metrics.peak_power <= fed.power_cap * (1 + 1e-9)
+
+
+def _real(n_jobs=150):
+    fed = moga.Federation.preset("default")
+    js = moga.load_default().jobset(n_jobs=n_jobs, federation=fed, batch=False, power="lognormal")
+    return js, fed
+
+
+@pytest.mark.parametrize("frac", [0.8, 0.4])
+def test_real_jobset_stays_under_the_cap(frac):
+    js, fed = _real()
+    fed = fed.with_cap(fraction=frac)
+    results = cap_study(js, moga.Federation.preset("default"), caps=[frac],
+                        cp=CPOptions(window=8, time_limit=0.02))
+    for r in results:
+        _check_profile(r.start, r.finish, r.alloc, js, fed)
+        assert r.metrics.time_above_cap == 0.0
+        assert r.metrics.peak_power <= fed.power_cap * (1 + 1e-9)
+    for backfill in ("none", "easy"):
+        s = moga.evaluate(js, fed, backfill=backfill)
+        _check_profile(s.start, s.finish, s.alloc, js, fed)
+    table = study_table(results)
+    assert table.count("\n") == 1 + len(results) and "hybrid" in table
+
+
+@pytest.mark.skipif(not (SHARED_TRACES / "CTC-SP2-1996-3.1-cln.swf.gz").exists(),
+                    reason="needs ../shared/traces (the shared workload traces)")
+def test_unseen_trace_stays_under_the_cap():
+    tr = moga.load_swf(moga.resolve_trace("CTC-SP2-1996-3.1-cln.swf.gz"))
+    fed = moga.Federation.preset("default").scaled(int(tr.max_procs)).with_cap(fraction=0.5)
+    js = tr.jobset(start=2000, n_jobs=300, federation=fed, batch=False, power="lognormal")
+    for d in ("easy", "prb"):
+        r = run_dispatcher(js, fed, d)
+        _check_profile(r.start, r.finish, r.alloc, js, fed)
+
+
+def test_cap_binds_and_costs_time():
+    js, fed = _real(200)
+    loose = run_dispatcher(js, fed.with_cap(fraction=1.0), "prb").metrics
+    tight = run_dispatcher(js, fed.with_cap(fraction=0.35), "prb").metrics
+    assert tight.peak_power < loose.peak_power
+    assert tight.mean_wait > loose.mean_wait
+
+
+def test_hybrid_is_reproducible_and_reports_its_solves():
+    js, fed = _real(120)
+    fed = fed.with_cap(fraction=0.4)
+    opts = CPOptions(window=8, time_limit=0.02)
+    a = run_dispatcher(js, fed, "hybrid", cp=opts)
+    b = run_dispatcher(js, fed, "hybrid", cp=opts)
+    np.testing.assert_array_equal(a.start, b.start)
+    assert a.info["solves"] > 0 and a.info["solve_seconds"].size == a.info["solves"]
+    assert 0 <= a.info["fallbacks"] <= a.info["solves"]
+
+
+# ----------------------------------------------------------------- CP model
+def _serial_sgs(perm, dur, nodes, power, cap_n, cap_p):
+    """Each job in turn at its earliest start where nodes and power hold it (integer time)."""
+    horizon = int(sum(dur)) + 1
+    use_n = [0] * horizon
+    use_p = [0] * horizon
+    start = [0] * len(dur)
+    for i in perm:
+        s = 0
+        while any(use_n[u] + nodes[i] > cap_n or use_p[u] + power[i] > cap_p
+                  for u in range(s, s + dur[i])):
+            s += 1
+        for u in range(s, s + dur[i]):
+            use_n[u] += nodes[i]
+            use_p[u] += power[i]
+        start[i] = s
+    return start
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_cp_optimum_equals_brute_force_over_orders(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 6))
+    cap_n, cap_p = int(rng.integers(3, 8)), int(rng.integers(50, 200))
+    dur = rng.integers(1, 6, n)
+    nodes = rng.integers(1, cap_n + 1, n)
+    power = rng.integers(1, cap_p + 1, n)
+    w = rng.choice([1.0, 4.0, 24.0], n)
+    sol = solve_relaxed(dur, nodes, power, w, cap_n, cap_p, options=CPOptions(time_limit=10.0))
+    assert sol.status == "OPTIMAL"
+    scale = 1000
+    best = min(sum(int(w[i] * scale) * s for i, s in enumerate(
+        _serial_sgs(p, dur, nodes, power, cap_n, cap_p))) for p in itertools.permutations(range(n)))
+    assert sol.objective == best
+    # The solver's schedule itself respects both capacities.
+    for u in range(int(sol.start.max() + dur.max())):
+        on = (sol.start <= u) & (u < sol.start + dur)
+        assert nodes[on].sum() <= cap_n and power[on].sum() <= cap_p
+
+
+def test_cp_counts_running_jobs():
+    # One running job holds all nodes for 5 s: the waiting job cannot start before.
+    sol = solve_relaxed([2], [3], [10], [1.0], 3, 100.0, running_end=[5], running_nodes=[3],
+                        running_power=[0])
+    assert sol.start.tolist() == [5]
+
+
+# ------------------------------------------------------------------- errors
+def test_cap_errors_name_the_problem():
+    fed = moga.Federation.preset("default")
+    with pytest.raises(ValueError, match="must exceed the federation's idle power"):
+        fed.with_cap(fed.idle_power)
+    with pytest.raises(ValueError, match="cluster 'fast'.*must exceed its idle power"):
+        fed.with_cap(cluster_caps=[100.0, np.inf, np.inf, np.inf])
+    js = moga.JobSet.from_arrays([0.0], [200], [10.0], sigma=[0.0], bw=[0.0])
+    with pytest.raises(ValueError, match="job 0 .*cannot run under the power cap"):
+        moga.evaluate(js, fed.with_cap(fed.idle_power + 100.0))
+    with pytest.raises(ValueError, match=r"JobSet.power\[0\].*must be > 0"):
+        js.with_power([0.0])
+    with pytest.raises(ValueError, match="caps are fractions of peak power"):
+        cap_study(js, fed, caps=[0.0])
+    with pytest.raises(ValueError, match="does not exceed the federation's idle"):
+        cap_study(js, fed, caps=[0.05])
+    with pytest.raises(ValueError, match="unknown dispatcher"):
+        run_dispatcher(js, fed, "sjf")
+    with pytest.raises(ValueError, match="one ewt per queue"):
+        Queues(names=("a", "b"), limits=(), ewt=(1.0, 2.0))
+
+
+def test_power_cap_in_toml_round_trips(tmp_path):
+    fed = moga.Federation.preset("default").with_cap(12000.0, [np.inf, 9000.0, np.inf, np.inf])
+    p = tmp_path / "f.toml"
+    p.write_text(fed.to_toml())
+    back = moga.Federation.from_toml(p)
+    assert back.power_cap == 12000.0
+    np.testing.assert_array_equal(back.cluster_caps, fed.cluster_caps)
+    p.write_text(fed.to_toml().replace("power_cap = 12000.0", 'power_cap = "lots"'))
+    with pytest.raises(ValueError, match="power_cap must be a number"):
+        moga.Federation.from_toml(p)
+    big = fed.scaled(512)
+    assert big.power_cap / big.peak_power == pytest.approx(fed.power_cap / fed.peak_power)
+
+
+def test_power_factors_are_drawn_from_the_seed():
+    tr = moga.load_default()
+    a = tr.jobset(n_jobs=50, power="lognormal", seed=3)
+    b = tr.jobset(n_jobs=50, power="lognormal", seed=3)
+    c = tr.jobset(n_jobs=50, seed=3)
+    np.testing.assert_array_equal(a.power, b.power)
+    np.testing.assert_array_equal(a.sigma, c.sigma)  # the power draw leaves sigma, bw alone
+    assert np.all(c.power == 1.0) and np.all((a.power >= 0.5) & (a.power <= 1.5))
+    assert not np.allclose(a.power, 1.0)
+    assert np.all(a.requested > 0)
+    with pytest.raises(ValueError, match="one factor per job"):
+        tr.jobset(n_jobs=50, power=np.ones(3))
+
+
+def test_queue_weights():
+    q = Queues()
+    np.testing.assert_array_equal(q.classify([60, 1800, 1801, 21600, 90000]), [0, 0, 1, 1, 2])
+    np.testing.assert_array_equal(q.weights([60, 7200, 90000]), [24.0, 4.0, 1.0])
+    assert q.weighted_queue_time([60, 90000], [0.0, 0.0], [10.0, 10.0]) == 250.0
