@@ -7,6 +7,8 @@ import json
 import sys
 import time
 
+import numpy as np
+
 from .model.platform import PRESETS, Federation
 from .model.schedule import evaluate
 from .model.traces import resolve_trace
@@ -97,7 +99,7 @@ def _plots(jobs):
     return written
 
 
-def _add_workload_args(p: argparse.ArgumentParser) -> None:
+def _add_workload_args(p: argparse.ArgumentParser, power: str = "none") -> None:
     g = p.add_argument_group("workload")
     g.add_argument("--trace", default=None,
                    help="SWF trace, plain or .gz (default: the bundled month of HPC2N)")
@@ -113,7 +115,10 @@ def _add_workload_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--wide", choices=["error", "drop", "clip"], default="error",
                    help="jobs wider than the federation (default: error)")
     g.add_argument("--attr-seed", type=_seed, default=0,
-                   help="seed of the drawn job attributes sigma and bw (default 0)")
+                   help="seed of the drawn job attributes sigma, bw and power (default 0)")
+    g.add_argument("--power", choices=["none", "lognormal"], default=power,
+                   help="per-job power factors: none (all 1) or drawn lognormal around 1 "
+                        f"(default: {power})")
     g.add_argument("--max-procs", type=_pos_int("--max-procs"), default=None,
                    help="machine size for traces without a MaxProcs header")
     g.add_argument("--skip-malformed", action="store_true",
@@ -142,7 +147,11 @@ def _load(args):
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
     fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days, federation=fed,
-                      wide=args.wide, seed=args.attr_seed, batch=not args.release)
+                      wide=args.wide, seed=args.attr_seed, batch=not args.release,
+                      power=None if args.power == "none" else args.power)
+    cap = getattr(args, "power_cap", None)
+    if cap is not None:
+        fed = fed.with_cap(fraction=cap[1]) if cap[0] == "%" else fed.with_cap(cap[1])
     return trace, fed, js
 
 
@@ -197,6 +206,9 @@ def _cmd_run(args) -> int:
     print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II pop {params.pop_size}, "
           f"{params.n_gen} generations, model {args.model}, seed {args.seed}"
           + (", EASY decoder" if args.backfill == "easy" else ""), flush=True)
+    if fed.power_cap is not None:
+        print(f"power cap {fed.power_cap / 1e3:.2f} kW ({fed.power_cap / fed.peak_power:.0%} of "
+              "peak)", flush=True)
     res = run(js, fed, seed=args.seed, model=args.model, params=params,
               progress=not args.no_progress and sys.stderr.isatty(), backfill=args.backfill,
               time_limit=args.time_limit, stagnation=args.stagnation)
@@ -227,6 +239,60 @@ def _cmd_run(args) -> int:
           f"; {summary['generations']} generations ({summary['stopped_by']}), "
           f"{res.wall_time:.1f} s ({100 * res.decode_time / res.wall_time:.0f}% decoding)")
     print(f"wrote {out}/front.csv, run.json" + "".join(f", {p}" for p in plots))
+    return 0
+
+
+def _power_cap(text: str):
+    """``("W", watts)`` or ``("%", fraction of peak)`` from ``--power-cap``."""
+    t = text.strip()
+    try:
+        if t.endswith("%"):
+            v = float(t[:-1]) / 100.0
+            kind = "%"
+        else:
+            v = float(t)
+            kind = "W"
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--power-cap takes watts or a percentage of peak "
+                                         f"power (60%), got {text!r}") from None
+    if not v > 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"--power-cap must be > 0, got {text!r}")
+    return kind, v
+
+
+def _cmd_powercap(args) -> int:
+    from .powercap import CPOptions, cap_study
+    from .powercap.study import plot_power, plot_wqt, study_table
+
+    args.release = True  # dispatchers are online: jobs arrive at their submit times
+    out = _prepare_out(args.out, ["powercap.md", "powercap.json", "power.png", "wqt.png"])
+    trace, fed, js = _load(args)
+    print(f"{js.name}: {len(js)} jobs (release mode) on {fed!r}, peak {fed.peak_power / 1e3:.1f} "
+          f"kW, idle {fed.idle_power / 1e3:.1f} kW; caps {args.caps} x peak", flush=True)
+
+    def say(c, d):
+        if not args.no_progress:
+            print(f"  cap {c:.2f} x peak: {d} ...", flush=True)
+
+    results = cap_study(js, fed, caps=args.caps, dispatchers=args.dispatchers, model=args.model,
+                        cp=CPOptions(window=args.window, time_limit=args.cp_time), progress=say)
+    table = study_table(results)
+    (out / "powercap.md").write_text(f"# Power-capped dispatching: {js.name}\n\n{table}\n")
+    rows = [{"dispatcher": r.dispatcher, "cap_W": r.federation.power_cap,
+             "wall_s": r.wall_time, **r.metrics.as_dict(),
+             **{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in r.info.items()}}
+            for r in results]
+    (out / "powercap.json").write_text(json.dumps({"jobset": js.name, "jobset_report": js.report,
+                                                   "federation": fed.to_dict(), "runs": rows},
+                                                  indent=2, default=str) + "\n")
+    tight = min(args.caps)
+    plots = _plots([
+        ("power.png", lambda: plot_power([r for r in results if np.isclose(
+            r.federation.power_cap / r.federation.peak_power, tight)], out / "power.png")),
+        ("wqt.png", lambda: plot_wqt(results, out / "wqt.png")),
+    ])
+    print(table)
+    print(f"wrote {out}/powercap.md, powercap.json" + "".join(f", {p}" for p in plots))
     return 0
 
 
@@ -406,7 +472,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stagnation", type=_pos_int("--stagnation"), default=None,
                    metavar="GENS", help="stop when the hypervolume rose by less than 0.1%% "
                                         "over this many generations")
+    p.add_argument("--power-cap", type=_power_cap, default=None, metavar="W",
+                   help="evolve under a power budget: watts, or a percentage of the "
+                        "federation's peak power such as 60%%")
     p.set_defaults(func=_cmd_run)
+    p = sub.add_parser("powercap", help="power-capped dispatching: EASY, PRB and hybrid CP at "
+                                         "several caps (release mode)")
+    _add_workload_args(p, power="lognormal")
+    p.add_argument("--caps", type=_pos_float("--caps"), nargs="+", default=[1.0, 0.8, 0.6, 0.4],
+                   help="caps as fractions of the federation's peak power "
+                        "(default: 1.0 0.8 0.6 0.4)")
+    p.add_argument("--dispatchers", nargs="+", choices=["easy", "prb", "hybrid"],
+                   default=["easy", "prb", "hybrid"], help="default: all three")
+    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid")
+    p.add_argument("--window", type=_pos_int("--window"), default=16,
+                   help="hybrid: waiting jobs in the CP model per event (default 16)")
+    p.add_argument("--cp-time", type=_pos_float("--cp-time"), default=0.01,
+                   help="hybrid: CP-SAT deterministic time limit per event (default 0.01)")
+    p.add_argument("--out", default="moga-powercap", help="output folder (default: moga-powercap)")
+    p.add_argument("--no-progress", action="store_true", help="no per-run progress lines")
+    p.set_defaults(func=_cmd_powercap)
     p = sub.add_parser("compare", help="baselines (FCFS, EASY, GA-MF, random search, ...) "
                                         "and MOGA on one job-set")
     _add_workload_args(p)

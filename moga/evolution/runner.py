@@ -123,7 +123,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         verbose: bool = False, use_blacklist: bool = True, on_generation=None,
         backfill: str = "none", time_limit: float | None = None,
         stagnation: int | None = None, stagnation_tol: float = 1e-3,
-        **deprecated) -> RunResult:
+        power_cap: float | None = None, **deprecated) -> RunResult:
     """Evolve a Pareto front with NSGA-II.
 
     Parameters
@@ -163,6 +163,10 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     stagnation : int, optional
         Stop when the hypervolume rose by at most ``stagnation_tol`` (relative)
         over the last ``stagnation`` generations.
+    power_cap : float, optional
+        Evolve under a power budget of this many W (docs/design.md §11): the
+        same as passing ``federation.with_cap(power_cap)``. A federation that
+        already has caps keeps them. The job-set's ``power`` factors apply.
 
     The run ends at whichever comes first: ``n_gen``, the time limit, stagnation.
 
@@ -176,6 +180,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         warnings.warn("run(extra=...) is now run(initial=...)", DeprecationWarning, stacklevel=2)
         initial = deprecated.pop("extra")
     use_blacklist = _use_blacklist(use_blacklist, deprecated, "run")
+    if power_cap is not None:
+        federation = federation.with_cap(power_cap, federation.cluster_caps)
     params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)
     seed = check_seed(seed)
 

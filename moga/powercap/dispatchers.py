@@ -18,7 +18,7 @@ from decoders.dispatch import Dispatch, Stepper, dispatch
 
 from ..model.jobset import JobSet
 from ..model.platform import Federation
-from .cp import CPOptions, solve_relaxed
+from .cp import CPOptions, serial_schedule, solve_relaxed
 from .metrics import PowercapMetrics, powercap_metrics
 from .queues import Queues
 
@@ -120,7 +120,12 @@ def _prb_rank(queued, t, js, weight, tierank):
 
 def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Dispatch, dict]:
     """The hybrid dispatcher: at each event CP-SAT schedules the waiting jobs (relaxed model),
-    and the PRB mapper starts, in the solver's order, those it schedules now that fit."""
+    and the PRB mapper starts, in PRB's rank order, those it schedules now and that fit.
+
+    Events are the arrivals and finishes only: a job the solver starts later
+    waits for the next one, where the model is solved afresh (a start the
+    solver places between events would rest on its optimistic durations).
+    """
     s = Stepper(*_arrays(js, fed), **kw)
     J = len(js)
     tie = js.tasks * js.runtime
@@ -139,7 +144,6 @@ def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Dis
         t = s.begin(t)
         stats["events"] += 1
         queued = s.queued()
-        wake = math.inf
         listed = queued
         if queued.size >= 2:
             ranked = _prb_rank(queued, t, js, weight, tierank)
@@ -155,20 +159,21 @@ def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Dis
             else:
                 run, fin = s.running()
                 run_inc = (s.out.alloc[run] * inc[run]).sum(axis=1)
-                sol = solve_relaxed(dur[cand], js.tasks[cand], least[cand], weight[cand], total,
-                                    budget, fin - t, js.tasks[run], run_inc, options=cp)
+                args = (dur[cand], js.tasks[cand], least[cand])
+                running = (fin - t, js.tasks[run], run_inc)
+                hint = serial_schedule(range(cand.size), *args, total, budget, *running)
+                sol = solve_relaxed(*args, weight[cand], total, budget, *running, hint=hint,
+                                    options=cp)
                 stats["solves"] += 1
                 stats["solve_seconds"].append(sol.seconds)
                 if sol.start is None:
                     stats["fallbacks"] += 1
                     listed = ranked
                 else:
-                    now = sol.start == 0
-                    listed = cand[now][np.argsort(sol.start[now], kind="stable")]
-                    later = sol.start[~now]
-                    if later.size:
-                        wake = t + float(later.min())
-        nxt = min(s.map(t, listed), wake)
+                    # The solver's "start now" jobs, in its order; the others are
+                    # reconsidered at the next arrival or finish, with a fresh solve.
+                    listed = cand[sol.start == 0]
+        nxt = s.map(t, listed)
         if s.done:
             break
         if nxt == math.inf:
