@@ -60,3 +60,27 @@ def test_trace_report(capsys):
 def test_console_script_help(args):
     r = subprocess.run([sys.executable, "-m", "moga.cli", *args], capture_output=True, text=True)
     assert r.returncode == 0 and "usage: moga" in r.stdout
+
+
+def test_powercap_writes_table_and_plots(tmp_path, capsys):
+    out = tmp_path / "pc"
+    assert main(["powercap", "--n-jobs", "60", "--caps", "1.0", "0.45", "--out", str(out)]) == 0
+    for f in ("powercap.md", "powercap.json", "power.png", "wqt.png"):
+        assert (out / f).stat().st_size > 0, f
+    d = json.loads((out / "powercap.json").read_text())
+    assert len(d["runs"]) == 6 and all(r["time_above_cap"] == 0.0 for r in d["runs"])
+    assert {r["dispatcher"] for r in d["runs"]} == {"easy", "prb", "hybrid"}
+    assert "hybrid" in capsys.readouterr().out
+    assert main(["powercap", "--n-jobs", "20", "--caps", "0.01", "--out", str(out)]) == 2
+
+
+def test_run_under_a_power_cap(tmp_path, capsys):
+    out = tmp_path / "o"
+    assert main(["run", "--n-jobs", "40", "--pop", "8", "--gen", "3", "--power-cap", "40%",
+                 "--power", "lognormal", "--out", str(out), "--no-progress"]) == 0
+    d = json.loads((out / "run.json").read_text())
+    cap = d["federation_spec"]["power_cap"]
+    assert cap == pytest.approx(0.4 * 27308.8)
+    assert "power cap 10.92 kW (40% of peak)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["run", "--power-cap", "lots"])

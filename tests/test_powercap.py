@@ -271,3 +271,15 @@ def test_queue_weights():
     np.testing.assert_array_equal(q.classify([60, 1800, 1801, 21600, 90000]), [0, 0, 1, 1, 2])
     np.testing.assert_array_equal(q.weights([60, 7200, 90000]), [24.0, 4.0, 1.0])
     assert q.weighted_queue_time([60, 90000], [0.0, 0.0], [10.0, 10.0]) == 250.0
+
+
+def test_moga_run_under_a_cap_keeps_every_front_schedule_under_it():
+    js, fed = _real(60)
+    cap = 0.4 * fed.peak_power
+    res = moga.run(js, fed, pop_size=10, n_gen=4, seed=2, power_cap=cap)
+    assert res.federation.power_cap == cap
+    for i in range(len(res.F)):
+        s = res.schedule(i)
+        _check_profile(s.start, s.finish, s.alloc, js, res.federation)
+        t, w = s.power_profile()
+        assert w.max() <= cap * (1 + 1e-9)
