@@ -882,3 +882,112 @@ def naive_power_violations(profile, cap=None, cluster_caps=None, rtol=1e-9):
                 if per[k] > c * (1 + rtol):
                     bad.append((t, k, per[k]))
     return bad
+
+
+def naive_check_realtime(result, interval=None, write=None, read=None, rtol=1e-9):
+    """Independent checks of a real-time simulation (docs/design.md §12); returns a list of
+    violations (empty when the schedule is sound).
+
+    - no instant has more nodes in use than the machine has (segments occupy
+      their nodes on ``[start, end)``);
+    - real-time jobs run once, never preempted;
+    - every job starts after its submission, its executions do not overlap;
+    - each execution's time is its restart read, computation kept, computation
+      lost and checkpoint writes;
+    - each batch job's kept computation adds up to its run time;
+    - overheads follow the formulas when ``interval``/``write``/``read`` (per
+      job) are given: a completed execution writes ``ceil(rem / I) - 1``
+      periodic checkpoints, a resumed one reads once.
+    """
+    rj = result.jobs
+    bad = []
+    segs = sorted(result.segments, key=lambda s: (s.start, s.job))
+    edges = sorted([(s.start, 1, int(rj.nodes[s.job])) for s in segs if s.end > s.start]
+                   + [(s.end, 0, -int(rj.nodes[s.job])) for s in segs if s.end > s.start])
+    used = 0
+    for t, _, d in edges:
+        used += d
+        if used > rj.machine.nodes:
+            bad.append(("over-subscribed", t, used))
+    by_job = {}
+    for s in segs:
+        by_job.setdefault(s.job, []).append(s)
+    for j in range(len(rj)):
+        ss = by_job.get(j, [])
+        if not ss or ss[-1].preempted:
+            bad.append(("never completed", j))
+            continue
+        if rj.rtj[j] and (len(ss) != 1 or ss[0].preempted):
+            bad.append(("real-time job preempted", j))
+        if ss[0].start < rj.submit[j] - 1e-9:
+            bad.append(("started before submission", j))
+        for a, b in zip(ss, ss[1:], strict=False):
+            if b.start < a.end - 1e-9:
+                bad.append(("executions overlap", j))
+        kept = 0.0
+        for _i, s in enumerate(ss):
+            total = s.read + s.compute + s.lost + s.write
+            if abs((s.end - s.start) - total) > rtol * max(1.0, s.end - s.start):
+                bad.append(("time not accounted", j, s))
+            if read is not None:
+                # A resumed execution reads its checkpoint first (a preemption during
+                # the read cuts it short).
+                expect = read[j] if kept > 0 else 0.0
+                off = s.read - expect
+                if off > rtol * max(1.0, expect) or (not s.preempted and
+                                                     -off > rtol * max(1.0, expect)):
+                    bad.append(("restart read", j, s.read, expect))
+            if write is not None and interval is not None and not s.preempted:
+                rem = rj.runtime[j] - kept
+                n_w = max(0, math.ceil(rem / interval[j]) - 1) if math.isfinite(interval[j]) else 0
+                if not rj.rtj[j] and abs(s.write - n_w * write[j]) > rtol * max(1.0, s.write):
+                    bad.append(("periodic writes", j, s.write, n_w * write[j]))
+            kept += s.compute
+        if abs(kept - rj.runtime[j]) > rtol * max(1.0, rj.runtime[j]):
+            bad.append(("work not conserved", j, kept, rj.runtime[j]))
+    return bad
+
+
+def naive_milp_brute_force(release, p, nodes, rtj, capacity, threshold=None):
+    """The time-indexed optimum of :func:`moga.realtime.milp.solve_milp` by enumeration:
+    every real-time job one stretch, every batch job one or two, all within the
+    horizon. Returns the smallest sum over batch jobs of ``C / p`` times
+    ``lcm(p)`` (the solver's objective) or None when nothing meets the threshold."""
+    from functools import reduce
+    from itertools import product
+
+    J = len(p)
+    H = max(release) + sum(p)
+    L = reduce(math.lcm, p, 1)
+
+    def options(j):
+        out = []
+        for a in range(release[j], H - p[j] + 1):  # one stretch
+            out.append(tuple(range(a, a + p[j])))
+        if not rtj[j]:
+            for k in range(1, p[j]):  # two stretches of k and p - k slots
+                for a in range(release[j], H):
+                    for b in range(a + k + 1, H - (p[j] - k) + 1):
+                        out.append(tuple(range(a, a + k)) + tuple(range(b, b + p[j] - k)))
+        return out
+
+    best = None
+    for choice in product(*[options(j) for j in range(J)]):
+        load = [0] * H
+        ok = True
+        for j, slots in enumerate(choice):
+            for t in slots:
+                load[t] += nodes[j]
+                if load[t] > capacity:
+                    ok = False
+        if not ok:
+            continue
+        C = [max(s) + 1 for s in choice]
+        rt = [j for j in range(J) if rtj[j]]
+        if threshold is not None and rt:
+            if sum((L // p[j]) * (C[j] - release[j]) for j in rt) > math.floor(
+                    threshold * len(rt) * L + 1e-9):
+                continue
+        obj = sum((L // p[j]) * C[j] for j in range(J) if not rtj[j])
+        best = obj if best is None else min(best, obj)
+    return best

@@ -1,0 +1,106 @@
+"""Machines for the real-time study: node count, partition sizes, memory and I/O (docs/design.md §12)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Machine", "MIRA_PARTITIONS"]
+
+#: Mira's partition sizes (nodes), multiples of one 512-node midplane.
+MIRA_PARTITIONS = (512, 1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A homogeneous machine whose jobs take whole partitions.
+
+    Parameters
+    ----------
+    nodes : int
+        Compute nodes.
+    partitions : tuple of int, optional
+        Allowed job sizes (nodes), increasing; a job takes the smallest that
+        holds it. None: any size (partition size 1).
+    memory_gb : float
+        Memory per node, GB (checkpoint data is a fraction of it).
+    pfs_gbps : float
+        Parallel file system bandwidth, GB/s.
+    pfs_usable : float
+        Share of it usable for checkpoints, in (0, 1].
+    io_nodes_per : int
+        Compute nodes per I/O node.
+    io_gbps : float
+        Bandwidth of one I/O node, GB/s.
+    name : str
+
+    Node placement is by count: no torus or midplane topology (a
+    simplification: every partition of the right size is assumed free when
+    enough nodes are).
+    """
+
+    nodes: int
+    partitions: tuple | None = None
+    memory_gb: float = 16.0
+    pfs_gbps: float = 240.0
+    pfs_usable: float = 0.9
+    io_nodes_per: int = 128
+    io_gbps: float = 4.0
+    name: str = "machine"
+
+    def __post_init__(self):
+        if int(self.nodes) != self.nodes or self.nodes < 1:
+            raise ValueError(f"nodes must be a positive integer, got {self.nodes}")
+        for f in ("memory_gb", "pfs_gbps", "io_gbps"):
+            v = getattr(self, f)
+            if not (v > 0 and math.isfinite(v)):
+                raise ValueError(f"{f} must be > 0, got {v}")
+        if not 0 < self.pfs_usable <= 1:
+            raise ValueError(f"pfs_usable must be in (0, 1], got {self.pfs_usable}")
+        if int(self.io_nodes_per) != self.io_nodes_per or self.io_nodes_per < 1:
+            raise ValueError(f"io_nodes_per must be a positive integer, got {self.io_nodes_per}")
+        if self.partitions is not None:
+            p = tuple(int(v) for v in self.partitions)
+            if not p or list(p) != sorted(set(p)) or p[0] < 1:
+                raise ValueError(f"partitions must be increasing positive sizes, got {p}")
+            if p[-1] > self.nodes:
+                raise ValueError(f"partition {p[-1]} exceeds the machine's {self.nodes} nodes")
+            object.__setattr__(self, "partitions", p)
+
+    @classmethod
+    def mira(cls) -> Machine:
+        """Mira (IBM Blue Gene/Q): 49,152 nodes in 512-node midplanes, 16 GB per node, a
+        240 GB/s file system (90% for checkpoints), one 4 GB/s I/O node per 128 nodes."""
+        return cls(49152, MIRA_PARTITIONS, name="mira")
+
+    @classmethod
+    def from_cluster(cls, federation, cluster=None, **io) -> Machine:
+        """One cluster of a :class:`moga.Federation` (or all its nodes when ``cluster`` is
+        None), partition size 1; ``io`` overrides the memory and I/O defaults (Mira's)."""
+        if cluster is None:
+            n, name = federation.total_nodes, federation.name
+        else:
+            k = federation.names.index(cluster) if isinstance(cluster, str) else int(cluster)
+            n, name = int(federation.nodes[k]), f"{federation.name}:{federation.names[k]}"
+        return cls(int(n), None, name=name, **io)
+
+    def job_nodes(self, tasks) -> np.ndarray:
+        """Nodes each job takes: its size rounded up to a partition (or as is)."""
+        tasks = np.asarray(tasks, dtype=np.int64)
+        if np.any(tasks > self.nodes):
+            j = int(np.flatnonzero(tasks > self.nodes)[0])
+            raise ValueError(f"job {j} needs {tasks[j]} nodes but the machine {self.name!r} has "
+                             f"{self.nodes}; drop or clip wide jobs when extracting the job-set")
+        if self.partitions is None:
+            return tasks.copy()
+        p = np.asarray(self.partitions)
+        return p[np.searchsorted(p, tasks, side="left")]
+
+    def io_time(self, nodes, data_per_node_gb) -> np.ndarray:
+        """Seconds to write (or read) ``data_per_node_gb`` on each of ``nodes`` nodes:
+        ``n d / min(n / io_nodes_per * io_gbps, pfs_usable * pfs_gbps)``."""
+        n = np.asarray(nodes, dtype=float)
+        bw = np.minimum(n / self.io_nodes_per * self.io_gbps, self.pfs_usable * self.pfs_gbps)
+        return n * float(data_per_node_gb) / bw

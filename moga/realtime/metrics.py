@@ -1,0 +1,54 @@
+"""Metrics of a real-time simulation, per kind (RTJ, BJ) and per class."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .simulator import RealtimeResult
+from .workload import CLASS_NAMES
+
+__all__ = ["realtime_metrics", "BSLD_BOUND"]
+
+#: Bounded slowdown's bound, s (10 minutes, as in the seed).
+BSLD_BOUND = 600.0
+
+
+def _rows(r: RealtimeResult, mask) -> dict:
+    rj = r.jobs
+    resp = r.finish[mask] - rj.submit[mask]
+    run = rj.runtime[mask]
+    n = int(mask.sum())
+    return {"n": n,
+            "mean_slowdown": float(np.mean(resp / run)) if n else float("nan"),
+            "mean_bsld": float(np.mean(np.maximum(1.0, resp / np.maximum(run, BSLD_BOUND))))
+            if n else float("nan"),
+            "mean_wait_h": float(np.mean(r.start[mask] - rj.submit[mask]) / 3600) if n
+            else float("nan"),
+            "preemptions": int(r.n_preempted[mask].sum())}
+
+
+def realtime_metrics(r: RealtimeResult) -> dict:
+    """Per kind and class: ``n``, mean slowdown ``(finish - submit) / runtime``, mean bounded
+    slowdown (10-minute bound), mean wait (h), preemptions; and overall: utilisation (useful
+    node-seconds over machine node-seconds from first submit to last finish), node-hours
+    lost to preemption (computation lost and restart reads) and to checkpoint writes.
+
+    Returns a dict: ``{"RTJ": {...}, "BJ": {...}, "BJ narrow-short": {...}, ...,
+    "system": {...}}``.
+    """
+    rj = r.jobs
+    out = {"RTJ": _rows(r, rj.rtj), "BJ": _rows(r, ~rj.rtj)}
+    for c, name in enumerate(CLASS_NAMES):
+        out[f"RTJ {name}"] = _rows(r, rj.rtj & (rj.cls == c))
+        out[f"BJ {name}"] = _rows(r, ~rj.rtj & (rj.cls == c))
+    nodes = rj.nodes
+    lost = sum(nodes[s.job] * (s.lost + s.read) for s in r.segments)
+    ckpt = sum(nodes[s.job] * s.write for s in r.segments)
+    span = float(r.finish.max() - rj.submit.min()) if len(rj) else 0.0
+    useful = float(np.dot(nodes, rj.runtime))
+    out["system"] = {"utilisation": useful / (rj.machine.nodes * span) if span > 0 else 0.0,
+                     "node_hours_lost_preemption": lost / 3600,
+                     "node_hours_checkpointing": ckpt / 3600,
+                     "preemptions": int(r.n_preempted.sum()),
+                     "makespan_h": span / 3600}
+    return out

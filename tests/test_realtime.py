@@ -1,0 +1,216 @@
+"""Real-time jobs (docs/design.md §12): hand-worked schedules, an independent checker on
+random and real workloads, the MILP against brute force, metrics and errors."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from conftest import SHARED_TRACES
+from hypothesis import given
+from hypothesis import strategies as st
+from naive import naive_check_realtime, naive_milp_brute_force
+
+import moga
+from moga.realtime import (
+    CHECKPOINTS,
+    Checkpointing,
+    JobClasses,
+    Machine,
+    Thresholds,
+    min_threshold,
+    realtime_metrics,
+    simulate,
+    solve_milp,
+    tag_realtime,
+)
+from moga.realtime.workload import RealtimeJobs
+
+
+def _jobs(submit, runtime, nodes, rtj, machine, requested=None):
+    js = moga.JobSet.from_arrays(np.asarray(submit, float), nodes, np.asarray(runtime, float),
+                                 sigma=np.zeros(len(nodes)), bw=np.zeros(len(nodes)))
+    if requested is not None:
+        js = dataclasses.replace(js, requested=np.asarray(requested, float))
+    cls = JobClasses().classify(machine.job_nodes(nodes), js.requested, machine.nodes)
+    return RealtimeJobs(js, machine, machine.job_nodes(nodes), np.asarray(rtj, bool), cls, 0.0, 0)
+
+
+SMALL = Machine(4, memory_gb=1.0, pfs_gbps=1.0, pfs_usable=1.0, io_nodes_per=1, io_gbps=1.0)
+
+
+def _two_jobs():
+    # A batch job on the whole machine, then a real-time job that needs half of it.
+    return _jobs([0, 10], [100, 20], [4, 2], [False, True], SMALL)
+
+
+@pytest.mark.parametrize("scheme", ["baseline", "highpq"])
+def test_without_preemption_the_rtj_waits(scheme):
+    r = simulate(_two_jobs(), scheme)
+    assert r.finish.tolist() == [100.0, 120.0] and r.n_preempted.sum() == 0
+
+
+def test_no_ckpt_restarts_from_scratch():
+    r = simulate(_two_jobs(), "preempt", "none")
+    assert r.start[1] == 10.0 and r.finish[1] == 30.0
+    assert r.finish[0] == 130.0  # restarts at 30, all 100 s again
+    m = realtime_metrics(r)
+    assert m["system"]["node_hours_lost_preemption"] == pytest.approx(4 * 10 / 3600)
+    assert m["RTJ"]["mean_slowdown"] == 1.0 and m["system"]["preemptions"] == 1
+
+
+def test_jit_ckpt_writes_then_resumes():
+    # 4 nodes x 0.5 GB over min(4 x 1, 1) GB/s = 2 s to write, 2 s to read.
+    r = simulate(_two_jobs(), "preempt", Checkpointing("jit", data_fraction=0.5))
+    assert r.start[1] == 12.0 and r.finish[1] == 32.0  # the RTJ waits for the write
+    assert r.finish[0] == 32.0 + 2.0 + 90.0            # resume: read, then the 90 s left
+    assert naive_check_realtime(r) == []
+
+
+def test_sys_ckpt_keeps_the_last_checkpoint():
+    ck = Checkpointing("sys", sys_interval=4.0, data_fraction=0.5)  # w = 2 s every 4 s
+    r = simulate(_two_jobs(), "preempt", ck)
+    # BJ: 10 s = 4 compute + 2 write + 4 compute (lost, the second write had not begun).
+    first = [s for s in r.segments if s.job == 0][0]
+    assert (first.compute, first.lost, first.write) == (4.0, 4.0, 2.0)
+    rem = 96.0  # then resumes at 30: read 2 s, 96 s in 24 stretches, 23 writes of 2 s
+    assert r.finish[0] == 30.0 + 2.0 + rem + 23 * 2.0
+
+
+def test_improved_heuristic_spares_a_protected_batch_job():
+    # The batch job is long and narrow-long's threshold (1.3) forbids preempting it late;
+    # a real-time job that would wait long is still refused.
+    rj = _jobs([0, 90], [100, 20], [4, 2], [False, True], SMALL, requested=[10000, 20])
+    plain = simulate(rj, "preempt", "none")
+    improved = simulate(rj, "preempt", "none", improved=True)
+    assert plain.n_preempted[0] == 1 and improved.n_preempted[0] == 0
+    assert improved.finish[1] == 120.0
+
+
+def test_improved_heuristic_lets_a_rtj_wait_when_that_is_cheap():
+    # The RTJ would wait 2 s for 100 s of work: slowdown 1.02 < 1.5, so no preemption.
+    rj = _jobs([0, 98], [100, 100], [4, 2], [False, True], SMALL)
+    assert simulate(rj, "preempt", "none").n_preempted[0] == 1
+    r = simulate(rj, "preempt", "none", improved=True, thresholds=Thresholds(rtj=1.5))
+    assert r.n_preempted[0] == 0 and r.start[1] == 100.0
+
+
+@st.composite
+def workloads(draw, max_jobs=25):
+    n = draw(st.integers(1, max_jobs))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    N = int(rng.integers(2, 17))
+    m = Machine(N, memory_gb=float(rng.choice([1.0, 16.0])), pfs_gbps=float(rng.choice([1.0, 240.0])),
+                io_nodes_per=int(rng.choice([1, 128])))
+    submit = np.sort(rng.integers(0, 200, n)).astype(float)
+    runtime = rng.integers(1, 120, n).astype(float) if draw(st.booleans()) else \
+        rng.uniform(1.0, 300.0, n)
+    nodes = rng.integers(1, N + 1, n)
+    js = moga.JobSet.from_arrays(submit, nodes, runtime, sigma=np.zeros(n), bw=np.zeros(n))
+    return tag_realtime(js, m, draw(st.sampled_from([0.0, 0.1, 0.3, 0.6])), seed=1)
+
+
+@given(rj=workloads(), scheme=st.sampled_from(["baseline", "highpq", "preempt"]),
+       kind=st.sampled_from(CHECKPOINTS), improved=st.booleans(),
+       interval=st.sampled_from([3.0, 30.0, 3600.0]))
+def test_every_schedule_passes_the_independent_checker(rj, scheme, kind, improved, interval):
+    ck = Checkpointing(kind, sys_interval=interval, app_overhead=0.3)
+    r = simulate(rj, scheme, ck, improved)
+    w, rd, iv = ck.costs(rj)
+    assert naive_check_realtime(r, interval=iv, write=w, read=rd) == []
+    if scheme != "preempt":
+        assert r.n_preempted.sum() == 0
+    assert np.all(r.n_preempted[rj.rtj] == 0)
+
+
+def test_preemption_brings_rtj_slowdown_near_one():
+    tr = moga.load_default()
+    m = Machine(256, name="hpc2n")
+    js = tr.jobset(start=0, n_jobs=600, federation=256, batch=False)
+    rj = tag_realtime(js, m, 0.1, seed=0)
+    base = realtime_metrics(simulate(rj, "baseline"))
+    pre = realtime_metrics(simulate(rj, "preempt", "none"))
+    assert pre["RTJ"]["mean_bsld"] < base["RTJ"]["mean_bsld"]
+    assert pre["RTJ"]["mean_bsld"] == pytest.approx(1.0, abs=0.05)
+    for r in (simulate(rj, "preempt", k) for k in CHECKPOINTS):
+        assert naive_check_realtime(r) == []
+
+
+@pytest.mark.skipif(not (SHARED_TRACES / "RICC-2010-2.swf.gz").exists(),
+                    reason="needs ../shared/traces (the shared workload traces)")
+def test_real_trace_passes_the_checker():
+    tr = moga.load_swf(moga.resolve_trace("RICC-2010-2.swf.gz"), max_procs=8192)
+    js = tr.jobset(start=30000, n_jobs=1500, federation=8192, batch=False)
+    rj = tag_realtime(js, Machine(8192), 0.2, seed=3)
+    for kind in ("none", "jit"):
+        r = simulate(rj, "preempt", kind, improved=True)
+        assert naive_check_realtime(r) == []
+
+
+def test_mira_rounds_to_partitions_and_io_formula():
+    m = Machine.mira()
+    np.testing.assert_array_equal(m.job_nodes([1, 512, 513, 5000, 49152]),
+                                  [512, 512, 1024, 8192, 49152])
+    # 8,192 nodes: 64 I/O nodes x 4 GB/s = 256 GB/s > 216 usable: the file system limits.
+    assert m.io_time([8192], 8.0)[0] == pytest.approx(8192 * 8.0 / 216.0)
+    assert m.io_time([512], 8.0)[0] == pytest.approx(512 * 8.0 / 16.0)
+    with pytest.raises(ValueError, match="needs 50000 nodes"):
+        m.job_nodes([50000])
+    fed = moga.Federation.preset("default")
+    assert Machine.from_cluster(fed, "base").nodes == 64
+
+
+def test_tags_are_seeded_and_counted():
+    js = moga.load_default().jobset(n_jobs=200, batch=False)
+    a = tag_realtime(js, Machine(256), 0.2, seed=5)
+    b = tag_realtime(js, Machine(256), 0.2, seed=5)
+    np.testing.assert_array_equal(a.rtj, b.rtj)
+    assert a.rtj.sum() == 40
+    with pytest.raises(ValueError, match="real-time fraction"):
+        tag_realtime(js, Machine(256), 1.5)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="unknown scheme"):
+        simulate(_two_jobs(), "fifo")
+    with pytest.raises(ValueError, match="unknown checkpointing"):
+        Checkpointing("daily")
+    with pytest.raises(ValueError, match="thresholds are slowdowns"):
+        Thresholds(rtj=0.5)
+    with pytest.raises(ValueError, match="partition 512 exceeds"):
+        Machine(100, (512,))
+
+
+# --------------------------------------------------------------------- MILP
+@pytest.mark.parametrize("seed", range(6))
+def test_milp_equals_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    J = 3
+    cap = int(rng.integers(2, 4))
+    release = rng.integers(0, 3, J).tolist()
+    p = rng.integers(1, 4, J).tolist()
+    nodes = rng.integers(1, cap + 1, J).tolist()
+    rtj = [True] + [False] * (J - 1)
+    for th in (None, 1.0, 1.5):
+        sol = solve_milp(release, p, nodes, rtj, cap, th)
+        best = naive_milp_brute_force(release, p, nodes, rtj, cap, th)
+        if best is None:
+            assert sol.status == "INFEASIBLE"
+            continue
+        assert sol.status == "OPTIMAL"
+        L = int(np.lcm.reduce(p))
+        assert round(sum(L // p[j] * sol.completion[j] for j in range(J) if not rtj[j])) == best
+
+
+def test_milp_schedule_is_feasible_and_threshold_search():
+    release, p, nodes, rtj = [0, 0, 1, 2], [4, 3, 2, 1], [2, 1, 2, 1], [False, False, True, True]
+    th, sol = min_threshold(release, p, nodes, rtj, 3, tol=0.05)
+    assert th is not None and sol.rtj_slowdown <= th + 1e-9
+    for t in range(int(max(sol.completion))):
+        assert sum(nodes[j] for j in range(4) if t in sol.slots[j]) <= 3
+    for j in range(4):
+        s = sol.slots[j]
+        assert len(s) == p[j] and min(s) >= release[j]
+        stretches = 1 + sum(1 for a, b in zip(s, s[1:], strict=False) if b != a + 1)
+        assert stretches <= (1 if rtj[j] else 2)
