@@ -296,6 +296,51 @@ def _cmd_powercap(args) -> int:
     return 0
 
 
+def _cmd_realtime(args) -> int:
+    from .realtime import Machine
+    from .realtime.study import plot_slowdowns, realtime_study, study_table
+
+    out = _prepare_out(args.out, ["realtime.md", "realtime.json", "slowdown.png"])
+    path = _trace_path(args)
+    trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
+    if args.machine == "mira":
+        machine = Machine.mira()
+    elif args.machine == "auto":
+        machine = Machine(int(trace.auto_nodes), name=f"{trace.name}@{int(trace.auto_nodes)}")
+    else:
+        try:
+            n = int(args.machine)
+        except ValueError:
+            raise ValueError(f"--machine takes mira, auto or a node count, got "
+                             f"{args.machine!r}") from None
+        machine = Machine(n, name=f"{n} nodes")
+    js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days,
+                      federation=machine.nodes, wide=args.wide, seed=args.attr_seed, batch=False)
+    print(f"{js.name}: {len(js)} jobs (release mode) on {machine.name} ({machine.nodes} nodes"
+          + (", partitions" if machine.partitions else "") + f"); real-time shares "
+          f"{args.rtj_fraction}", flush=True)
+
+    def say(f, label):
+        if not args.no_progress:
+            print(f"  {f:.0%} real-time: {label} ...", flush=True)
+
+    runs = realtime_study(js, machine, fractions=args.rtj_fraction, schemes=args.schemes,
+                          seed=args.tag_seed,
+                          checkpoint={"sys_interval": args.sys_interval,
+                                      "data_fraction": args.ckpt_data}, progress=say)
+    table = study_table(runs)
+    (out / "realtime.md").write_text(f"# Real-time jobs: {js.name} on {machine.name}\n\n"
+                                     f"{table}\n")
+    (out / "realtime.json").write_text(json.dumps(
+        {"jobset": js.name, "machine": machine.name, "nodes": machine.nodes,
+         "runs": [{"fraction": r.fraction, "scheme": r.label, **r.metrics} for r in runs]},
+        indent=2, default=float) + "\n")
+    plots = _plots([("slowdown.png", lambda: plot_slowdowns(runs, out / "slowdown.png"))])
+    print(table)
+    print(f"wrote {out}/realtime.md, realtime.json" + "".join(f", {p}" for p in plots))
+    return 0
+
+
 def _cmd_compare(args) -> int:
     from .baselines import compare
     from .plot import plot_front
@@ -492,6 +537,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="moga-powercap", help="output folder (default: moga-powercap)")
     p.add_argument("--no-progress", action="store_true", help="no per-run progress lines")
     p.set_defaults(func=_cmd_powercap)
+    p = sub.add_parser("realtime", help="real-time jobs on a batch system: high-priority queue, "
+                                         "preemption and checkpointing (release mode)")
+    _add_workload_args(p)
+    p.add_argument("--machine", default="auto",
+                   help="mira (49,152 nodes in partitions), auto (the trace's MaxProcs) or a "
+                        "node count (default: auto)")
+    p.add_argument("--rtj-fraction", type=_pos_float("--rtj-fraction"), nargs="+",
+                   default=[0.1], help="shares of real-time jobs (default 0.1)")
+    p.add_argument("--schemes", nargs="+", default=None,
+                   choices=["baseline", "highpq", "preempt-none", "preempt-sys", "preempt-app",
+                            "preempt-jit", "preempt-jit-improved"],
+                   help="default: all seven")
+    p.add_argument("--tag-seed", type=_seed, default=0, help="seed of the real-time tags")
+    p.add_argument("--sys-interval", type=_pos_float("--sys-interval"), default=3600.0,
+                   help="SYS-CKPT interval, s (default 3600)")
+    p.add_argument("--ckpt-data", type=_pos_float("--ckpt-data"), default=0.5,
+                   help="checkpoint data per node, share of node memory (default 0.5)")
+    p.add_argument("--out", default="moga-realtime", help="output folder (default: moga-realtime)")
+    p.add_argument("--no-progress", action="store_true", help="no per-run progress lines")
+    p.set_defaults(func=_cmd_realtime)
     p = sub.add_parser("compare", help="baselines (FCFS, EASY, GA-MF, random search, ...) "
                                         "and MOGA on one job-set")
     _add_workload_args(p)

@@ -1,0 +1,148 @@
+"""The real-time study: every scheme at several real-time fractions, the MILP comparison on
+small instances, tables and plots (``moga realtime``, ``benchmarks/realtime.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..model.jobset import JobSet
+from .machine import Machine
+from .metrics import realtime_metrics
+from .milp import min_threshold, solve_milp
+from .simulator import Checkpointing, RealtimeResult, simulate
+from .workload import CLASS_NAMES, JobClasses, tag_realtime
+
+__all__ = ["SCHEME_SET", "StudyRun", "realtime_study", "study_table", "plot_slowdowns",
+           "milp_comparison"]
+
+#: The schemes of a study: label -> (scheme, checkpointing, improved heuristic).
+SCHEME_SET = {
+    "baseline": ("baseline", "none", False),
+    "highpq": ("highpq", "none", False),
+    "preempt-none": ("preempt", "none", False),
+    "preempt-sys": ("preempt", "sys", False),
+    "preempt-app": ("preempt", "app", False),
+    "preempt-jit": ("preempt", "jit", False),
+    "preempt-jit-improved": ("preempt", "jit", True),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class StudyRun:
+    fraction: float
+    label: str
+    result: RealtimeResult
+    metrics: dict
+
+
+def realtime_study(js: JobSet, machine: Machine, fractions=(0.05, 0.1, 0.2, 0.3),
+                   schemes=tuple(SCHEME_SET), seed: int = 0, checkpoint: dict | None = None,
+                   classes: JobClasses | None = None, progress=None) -> list[StudyRun]:
+    """Run each scheme (keys of :data:`SCHEME_SET`) at each real-time fraction.
+
+    ``checkpoint`` holds :class:`Checkpointing` parameters other than ``kind``;
+    ``progress`` (optional) is called with ``(fraction, label)`` before each run.
+    """
+    schemes = tuple(SCHEME_SET) if schemes is None else tuple(schemes)
+    if any(not 0 <= f <= 1 for f in fractions):
+        raise ValueError(f"real-time fractions must lie in [0, 1], got {list(fractions)}")
+    bad = [s for s in schemes if s not in SCHEME_SET]
+    if bad:
+        raise ValueError(f"unknown scheme(s) {bad}; choose from {list(SCHEME_SET)}")
+    out = []
+    for f in fractions:
+        rj = tag_realtime(js, machine, f, seed=seed, classes=classes)
+        for label in schemes:
+            scheme, kind, improved = SCHEME_SET[label]
+            if progress is not None:
+                progress(f, label)
+            r = simulate(rj, scheme, Checkpointing(kind, **(checkpoint or {})), improved)
+            out.append(StudyRun(float(f), label, r, realtime_metrics(r)))
+    return out
+
+
+def study_table(runs: list[StudyRun]) -> str:
+    """Markdown: per run, RTJ and BJ mean slowdown and bounded slowdown, BJ bounded slowdown
+    per class, utilisation, node-hours lost and preemptions."""
+    cls = " | ".join(f"BJ {c} bsld" for c in CLASS_NAMES)
+    head = (f"| RTJ share | scheme | RTJ sd | RTJ bsld | BJ sd | BJ bsld | {cls} | utilisation | "
+            "node-h lost to preemption | node-h checkpointing | preemptions |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in runs:
+        m = r.metrics
+        per = " | ".join(f"{m[f'BJ {c}']['mean_bsld']:.2f}" for c in CLASS_NAMES)
+        s = m["system"]
+        lines.append(
+            f"| {r.fraction:.2f} | {r.label} | {m['RTJ']['mean_slowdown']:.2f} | "
+            f"{m['RTJ']['mean_bsld']:.2f} | {m['BJ']['mean_slowdown']:.2f} | "
+            f"{m['BJ']['mean_bsld']:.2f} | {per} | {s['utilisation']:.3f} | "
+            f"{s['node_hours_lost_preemption']:,.0f} | {s['node_hours_checkpointing']:,.0f} | "
+            f"{s['preemptions']} |")
+    return "\n".join(lines)
+
+
+def plot_slowdowns(runs: list[StudyRun], path, fraction=None) -> Path:
+    """Mean bounded slowdown by kind and class, one bar per scheme, at one fraction."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fraction = runs[0].fraction if fraction is None else fraction
+    rs = [r for r in runs if np.isclose(r.fraction, fraction)]
+    groups = ["RTJ"] + [f"BJ {c}" for c in CLASS_NAMES]
+    fig, ax = plt.subplots(figsize=(10, 4.2))
+    width = 0.8 / max(1, len(rs))
+    x = np.arange(len(groups))
+    for i, r in enumerate(rs):
+        ax.bar(x + i * width, [r.metrics[g]["mean_bsld"] for g in groups], width, label=r.label)
+    ax.set_xticks(x + 0.4 - width / 2, groups)
+    ax.set_yscale("log")
+    ax.set_ylabel("mean bounded slowdown")
+    ax.set_title(f"{rs[0].result.jobs.jobset.name}, {fraction:.0%} real-time jobs")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def milp_comparison(n_instances: int = 5, n_jobs: int = 10, capacity: int = 8,
+                    rtj_share: float = 0.3, seed: int = 0, time_limit: float = 60.0) -> list[dict]:
+    """Each scheme against the integer program on small random instances.
+
+    Instances: ``n_jobs`` jobs with integer run times 1-4 and releases 0-8
+    (slots), 1 to ``capacity - 2`` nodes, ``round(rtj_share * n_jobs)``
+    real-time. The heuristics see the slots as seconds on a machine whose
+    checkpoints cost nothing (so NO-CKPT still loses work, the others lose
+    none), and the program bounds every scheme from below. For each scheme:
+    its RTJ and BJ mean slowdowns, the program's least BJ mean slowdown with
+    the RTJ mean slowdown held to the scheme's, and ``pct_of_optimum``
+    (100 x optimum / scheme's BJ slowdown; 100 is optimal); and the smallest
+    RTJ bound in [1.1, 2.0] any schedule meets.
+    """
+    rng = np.random.default_rng(seed)
+    fast = Machine(capacity, memory_gb=1e-9, pfs_gbps=1e9, io_gbps=1e9, name=f"{capacity} nodes")
+    rows = []
+    for i in range(n_instances):
+        p = rng.integers(1, 5, n_jobs)
+        rel = np.sort(rng.integers(0, 9, n_jobs))
+        nodes = rng.integers(1, capacity - 1, n_jobs)
+        js = JobSet.from_arrays(rel.astype(float), nodes, p.astype(float), sigma=np.zeros(n_jobs),
+                                bw=np.zeros(n_jobs))
+        rj = tag_realtime(js, fast, rtj_share, seed=seed + i)
+        th, best = min_threshold(rel, p, nodes, rj.rtj, capacity, time_limit=time_limit)
+        for label, (scheme, kind, improved) in SCHEME_SET.items():
+            r = simulate(rj, scheme, kind, improved)
+            sd = (r.finish - rel) / p
+            rt, bj = float(sd[rj.rtj].mean()), float(sd[~rj.rtj].mean())
+            opt = solve_milp(rel, p, nodes, rj.rtj, capacity, max(rt, 1.0) + 1e-9, time_limit)
+            rows.append({"instance": i, "scheme": label, "rtj_slowdown": rt, "bj_slowdown": bj,
+                         "opt_bj_slowdown": opt.bj_slowdown, "status": opt.status,
+                         "pct_of_optimum": 100.0 * opt.bj_slowdown / bj,
+                         "min_rtj_bound": th, "bj_at_min_bound": best.bj_slowdown})
+    return rows
