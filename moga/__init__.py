@@ -3,9 +3,10 @@
 Sub-packages: :mod:`moga.model` (workloads, job-sets, federations, schedules),
 :mod:`moga.evolution` (GA parameters, problem, operators, ``run``),
 :mod:`moga.baselines`, :mod:`moga.value`, :mod:`moga.experiments` (sweeps,
-report, tuning). The names below are the stable public API.
+report, tuning), :mod:`moga.powercap` (power-capped dispatching),
+:mod:`moga.realtime` (real-time jobs, preemption, checkpointing). The names below are the stable public API.
 """
-from . import baselines, evolution, model, value
+from . import baselines, evolution, model, powercap, realtime, value
 from .evolution.params import GAParams
 from .evolution.runner import RunResult, run
 from .experiments.tuning import DEFAULT_SPACE as TUNE_SPACE
@@ -20,7 +21,7 @@ from .results import SearchResult
 __all__ = [
     "CleaningReport", "Federation", "GAParams", "JobSet", "RunResult", "SWFFormatError", "Schedule",
     "SearchResult", "TUNE_SPACE", "Trace", "TraceNotFoundError", "TuneResult", "baselines",
-    "evaluate", "evaluate_batch", "evolution", "load_default", "load_swf", "model",
-    "resolve_trace", "run", "tune", "value",
+    "evaluate", "evaluate_batch", "evolution", "load_default", "load_swf", "model", "powercap",
+    "realtime", "resolve_trace", "run", "tune", "value",
 ]
 __version__ = "0.2.0"

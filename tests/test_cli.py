@@ -84,3 +84,16 @@ def test_run_under_a_power_cap(tmp_path, capsys):
     assert "power cap 10.92 kW (40% of peak)" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["run", "--power-cap", "lots"])
+
+
+def test_realtime_writes_table_and_plot(tmp_path, capsys):
+    out = tmp_path / "rt"
+    assert main(["realtime", "--n-jobs", "150", "--rtj-fraction", "0.2", "--schemes", "baseline",
+                 "preempt-jit", "--out", str(out)]) == 0
+    for f in ("realtime.md", "realtime.json", "slowdown.png"):
+        assert (out / f).stat().st_size > 0, f
+    d = json.loads((out / "realtime.json").read_text())
+    assert [r["scheme"] for r in d["runs"]] == ["baseline", "preempt-jit"]
+    assert d["runs"][1]["RTJ"]["mean_bsld"] <= d["runs"][0]["RTJ"]["mean_bsld"]
+    assert main(["realtime", "--n-jobs", "20", "--machine", "tiny", "--out", str(out)]) == 2
+    assert "--machine takes mira" in capsys.readouterr().err
