@@ -60,7 +60,7 @@ def _kernel_call(js, fed, order, bl, model):
     st = new_state(J, K)
     out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
     code = federated.MODELS[model]
-    no_w, no_r = np.zeros(0), np.zeros(0, dtype=np.int64)
+    no_w, no_r = np.zeros(0), np.zeros((2, 0), dtype=np.int64)
     return lambda: federated._decode(jobs, plat, order, bl, code, 0, st, out, no_w, no_r)
 
 

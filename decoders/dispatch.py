@@ -103,10 +103,11 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     w = np.ones(J) if weight is None else check_vector("weight", weight, J, np.float64, lo=0,
                                                        lo_strict=True)
     tie = jobs.tasks * jobs.runtime if tie is None else check_vector("tie", tie, J, np.float64)
-    tierank = np.empty(J, dtype=np.int64)
-    tierank[np.lexsort((np.arange(J), tie))] = np.arange(J)
+    ties = np.empty((2, J), dtype=np.int64)
+    ties[1] = np.lexsort((np.arange(J), tie))
+    ties[0, ties[1]] = np.arange(J)
     out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
-    m, e, fl, _, nc = _decode(jobs, plat, order, bl, code, mode, new_state(J, K), out, w, tierank)
+    m, e, fl, _, nc = _decode(jobs, plat, order, bl, code, mode, new_state(J, K), out, w, ties)
     return Dispatch(out.start, out.finish, out.alloc, float(m), float(e), float(fl), int(nc))
 
 

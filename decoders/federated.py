@@ -385,70 +385,28 @@ def _head_fits(head, need, jobs, plat, st, capped):
     return least_power(head, jobs, plat, st.free_s, st.allow_h, st.pks, st.rk, st.xs)
 
 
-# PRB's ranking heap: a binary heap of queued jobs, best first; better = higher key,
-# ties to the lower ``tierank`` (shorter duration x nodes, then lower index).
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _better(ka, a, kb, b, tierank):
-    return ka > kb or (ka == kb and tierank[a] < tierank[b])
-
-
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _rank_push(hk, hj, n, key, j, tierank):
-    i = n
-    while i > 0:
-        p = (i - 1) // 2
-        if not _better(key, j, hk[p], hj[p], tierank):
-            break
-        hk[i] = hk[p]
-        hj[i] = hj[p]
-        i = p
-    hk[i] = key
-    hj[i] = j
-    return n + 1
-
-
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _rank_pop(hk, hj, n, tierank):
-    n -= 1
-    key = hk[n]
-    j = hj[n]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= n:
-            break
-        if c + 1 < n and _better(hk[c + 1], hj[c + 1], hk[c], hj[c], tierank):
-            c += 1
-        if not _better(hk[c], hj[c], key, j, tierank):
-            break
-        hk[i] = hk[c]
-        hj[i] = hj[c]
-        i = c
-    hk[i] = key
-    hj[i] = j
-    return n
-
-
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, tierank):
+def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
     """PRB at time ``t``: rank the queue, start every ranked job that fits now, postpone the rest.
 
     Rank: decreasing ``weight[j] * (t - release[j] + 1)`` (``weight`` is
-    ``max_ewt / ewt`` of the job's queue), ties by ``tierank`` (increasing
-    duration x nodes, then index). No reservation. Returns the next arrival.
+    ``max_ewt / ewt`` of the job's queue), ties by increasing duration x
+    nodes, then index: ``ties[0]`` is each job's place in that tie order,
+    ``ties[1]`` the jobs in it. The event heap ranks by (negated key, tie
+    place). No reservation. Returns the next arrival.
     """
     K = st.free.shape[0]
     _enqueue(t, jobs, st)
     n = 0
     for q in range(st.evi[E_NQ]):
         j = st.wq[q]
-        n = _rank_push(st.sh_t, st.sh_j, n, weight[j] * (t - jobs.release[j] + 1.0), j, tierank)
+        n = heap_push(st.sh_t, st.sh_j, n, -weight[j] * (t - jobs.release[j] + 1.0), ties[0, j])
     free_total = 0
     for k in range(K):
         free_total += st.free[k]
     while n > 0 and free_total > 0:
-        j = st.sh_j[0]
-        n = _rank_pop(st.sh_t, st.sh_j, n, tierank)
+        j = ties[1, st.sh_j[0]]
+        n = heap_pop(st.sh_t, st.sh_j, n)
         if jobs.tasks[j] <= free_total and _try_start(j, t, fluid, jobs, plat, st, out, blacklist):
             free_total -= jobs.tasks[j]
     return _dequeue_started(jobs, st)
@@ -492,7 +450,7 @@ def _init(jobs, plat, st, out, order, queued):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _decode(jobs, plat, order, blacklist, model, mode, st, out, weight, tierank):
+def _decode(jobs, plat, order, blacklist, model, mode, st, out, weight, ties):
     """Decode one chromosome: the event loop shared by the rules.
 
     Parameters
@@ -508,8 +466,9 @@ def _decode(jobs, plat, order, blacklist, model, mode, st, out, weight, tierank)
     mode : int
         ``RULE_MODES`` code: 0 strict order (:func:`_start_in_order`), 1 EASY
         (:func:`_start_easy`), 2 PRB (:func:`_start_prb`).
-    weight, tierank : float64[:], int64[:]
-        PRB's queue weights and tie ranks (unused by the other rules).
+    weight, ties : float64[:], int64[:, :]
+        PRB's queue weights and tie order (see :func:`_start_prb`; unused by the
+        other rules).
 
     Returns
     -------
@@ -528,7 +487,7 @@ def _decode(jobs, plat, order, blacklist, model, mode, st, out, weight, tierank)
         if mode == 1:
             t_arrival = _start_easy(t, fluid, jobs, plat, st, out, order, blacklist)
         elif mode == 2:
-            t_arrival = _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, tierank)
+            t_arrival = _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties)
         else:
             t_arrival = _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist)
         if st.evi[E_STARTED] == J:
@@ -553,7 +512,7 @@ def _decode_batch(jobs, plat, orders, blacklists, model, mode, n_chunks, out_f, 
     P, J = orders.shape
     K = plat.nodes.shape[0]
     no_w = np.zeros(0)
-    no_r = np.zeros(0, dtype=np.int64)
+    no_r = np.zeros((2, 0), dtype=np.int64)
     for c in prange(n_chunks):
         st = new_state(J, K)
         out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
@@ -745,7 +704,7 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
                                            budget)
     out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
     m, e, fl, nr, nc = _decode(jobs, plat, order, blacklist, code, easy, new_state(J, K), out,
-                               np.zeros(0), np.zeros(0, dtype=np.int64))
+                               np.zeros(0), np.zeros((2, 0), dtype=np.int64))
     return FederatedDecode(out.start, out.finish, out.alloc, float(m), float(e), float(fl),
                            int(nr), int(nc), out.reserve)
 

@@ -414,6 +414,22 @@ def naive_value_decode(release, tasks, runtime, v_start, v_final, soft, hard, no
             "total": sum(value), "n_relaxed": n_relaxed}
 
 
+def _release_projected(proj, t, finish, free, alloc):
+    """Release every job of ``proj`` (job -> projected finish) finishing by ``t``, in groups
+    of equal finishes (within RTOL); returns the new time."""
+    while proj:
+        f = min(proj.values())
+        if f > t + RTOL * abs(t):
+            break
+        for r in [r for r, v in proj.items() if v <= f + RTOL * abs(f)]:
+            finish[r] = f
+            for k in range(len(free)):
+                free[k] += alloc[r][k]
+            del proj[r]
+        t = max(t, f)
+    return t
+
+
 def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, link, order,
                          blacklist, rule="fastest", pidle=None, power=None, cap=None,
                          cluster_caps=None):
@@ -502,17 +518,7 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
     queue = []
     t = min(release) if J else 0.0
     while any(s is None for s in start):
-        # Release every job finishing by t, in groups of equal finishes.
-        while proj:
-            f = min(proj.values())
-            if f > t + RTOL * abs(t):
-                break
-            for r in [r for r, v in proj.items() if v <= f + RTOL * abs(f)]:
-                finish[r] = f
-                for k in range(K):
-                    free[k] += alloc[r][k]
-                del proj[r]
-            t = max(t, f)
+        t = _release_projected(proj, t, finish, free, alloc)
         queue += [j for j in range(J) if release[j] <= t and start[j] is None and j not in queue]
         queue.sort(key=lambda j: pos[j])
         allow_h = None
@@ -636,16 +642,7 @@ def naive_prb(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, li
 
     t = min(release) if J else 0.0
     while any(s is None for s in start):
-        while proj:
-            f = min(proj.values())
-            if f > t + RTOL * abs(t):
-                break
-            for r in [r for r, v in proj.items() if v <= f + RTOL * abs(f)]:
-                finish[r] = f
-                for k in range(K):
-                    free[k] += alloc[r][k]
-                del proj[r]
-            t = max(t, f)
+        t = _release_projected(proj, t, finish, free, alloc)
         queue = [j for j in range(J) if release[j] <= t and start[j] is None]
         queue.sort(key=lambda j: (-weight[j] * (t - release[j] + 1.0), tasks[j] * runtime[j], j))
         for j in queue:
@@ -991,3 +988,26 @@ def naive_milp_brute_force(release, p, nodes, rtj, capacity, threshold=None):
         obj = sum((L // p[j]) * C[j] for j in range(J) if not rtj[j])
         best = obj if best is None else min(best, obj)
     return best
+
+
+def naive_serial_schedule(order, duration, nodes, power, node_capacity, power_capacity,
+                          running_end=(), running_nodes=(), running_power=()):
+    """Each job in turn at the earliest start among 0 and the ends so far from which every
+    integer instant of its duration has room for its nodes and power (integer time, durations
+    and power rounded up)."""
+    dur = [max(1, math.ceil(v)) for v in duration]
+    pw = [math.ceil(max(v, 0.0)) for v in power]
+    cap_p = math.floor(power_capacity) if math.isfinite(power_capacity) else math.inf
+    busy = [(0, math.ceil(e), int(n), math.ceil(max(p, 0.0)))
+            for e, n, p in zip(running_end, running_nodes, running_power, strict=True)
+            if math.ceil(e) > 0]
+    start = [0] * len(dur)
+    for i in order:
+        for s in sorted({0} | {b[1] for b in busy}):
+            if all(sum(b[2] for b in busy if b[0] <= u < b[1]) + nodes[i] <= node_capacity
+                   and sum(b[3] for b in busy if b[0] <= u < b[1]) + pw[i] <= cap_p
+                   for u in range(s, s + dur[i])):
+                start[i] = s
+                busy.append((s, s + dur[i], int(nodes[i]), pw[i]))
+                break
+    return start

@@ -16,12 +16,14 @@ from naive import (
     naive_power_profile,
     naive_power_violations,
     naive_prb,
+    naive_serial_schedule,
 )
 
 import moga
 from decoders.dispatch import dispatch
 from decoders.federated import _idle_least_power, power_inputs
 from moga.powercap import CPOptions, Queues, cap_study, run_dispatcher, solve_relaxed
+from moga.powercap.cp import serial_schedule
 from moga.powercap.study import study_table
 
 
@@ -207,6 +209,18 @@ def test_cp_optimum_equals_brute_force_over_orders(seed):
     for u in range(int(sol.start.max() + dur.max())):
         on = (sol.start <= u) & (u < sol.start + dur)
         assert nodes[on].sum() <= cap_n and power[on].sum() <= cap_p
+
+
+@given(seed=st.integers(0, 2**32 - 1))
+def test_serial_schedule_equals_its_twin(seed):
+    rng = np.random.default_rng(seed)
+    n, capn, capp = int(rng.integers(1, 7)), int(rng.integers(3, 9)), int(rng.integers(50, 200))
+    dur, nodes, power = rng.uniform(0.5, 6, n), rng.integers(1, capn + 1, n), rng.uniform(0, capp, n)
+    r = int(rng.integers(0, 4))
+    run = (rng.uniform(0, 8, r), rng.integers(0, capn // 2 + 1, r), rng.uniform(0, capp / 3, r))
+    order = rng.permutation(n)
+    assert serial_schedule(order, dur, nodes, power, capn, capp, *run).tolist() == \
+        naive_serial_schedule(order, dur, nodes, power, capn, capp, *run)
 
 
 def test_cp_counts_running_jobs():

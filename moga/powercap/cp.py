@@ -78,20 +78,42 @@ def serial_schedule(order, duration, nodes, power, node_capacity, power_capacity
     """
     dur = np.maximum(1, np.ceil(np.asarray(duration, dtype=float))).astype(np.int64)
     pw = np.ceil(np.maximum(np.asarray(power, dtype=float), 0.0)).astype(np.int64)
-    cap_p = math.floor(power_capacity) if math.isfinite(power_capacity) else math.inf
-    busy = [(0, int(math.ceil(e)), int(n), int(math.ceil(max(p, 0.0))))
-            for e, n, p in zip(running_end, running_nodes, running_power, strict=True)
-            if math.ceil(e) > 0]
+    cap_p = math.floor(power_capacity) if math.isfinite(power_capacity) else np.iinfo(np.int64).max
+    # The usage profile: breakpoints and the nodes and power used from each to the next.
+    ends = np.ceil(np.asarray(running_end, dtype=float)).astype(np.int64)
+    keep = ends > 0
+    times = np.array([0], dtype=np.int64)
+    use_n = np.zeros(1, dtype=np.int64)
+    use_p = np.zeros(1, dtype=np.int64)
+
+    def add(s, e, n, p):
+        nonlocal times, use_n, use_p
+        for x in (s, e):
+            i = np.searchsorted(times, x)
+            if i == times.size or times[i] != x:  # split the segment that holds x
+                times = np.insert(times, i, x)
+                use_n = np.insert(use_n, i, use_n[i - 1])
+                use_p = np.insert(use_p, i, use_p[i - 1])
+        lo, hi = np.searchsorted(times, s), np.searchsorted(times, e)
+        use_n[lo:hi] += n
+        use_p[lo:hi] += p
+
+    for e, n, p in zip(ends[keep], np.asarray(running_nodes)[keep],
+                       np.ceil(np.maximum(np.asarray(running_power, dtype=float), 0.0))[keep],
+                       strict=True):
+        add(0, int(e), int(n), int(p))
     start = np.zeros(dur.shape[0], dtype=np.int64)
     for i in order:
         d, n, p = int(dur[i]), int(nodes[i]), int(pw[i])
-        for s in sorted({0} | {b[1] for b in busy}):
-            # Usage only rises where an interval starts: check s and those starts within.
-            checks = [s] + [b[0] for b in busy if s < b[0] < s + d]
-            if all(sum(b[2] for b in busy if b[0] <= u < b[1]) + n <= node_capacity
-                   and sum(b[3] for b in busy if b[0] <= u < b[1]) + p <= cap_p for u in checks):
+        ok_n = use_n + n <= node_capacity
+        ok_p = use_p + p <= cap_p
+        ok = ok_n & ok_p
+        for c in np.flatnonzero(ok):
+            s = int(times[c])
+            hi = np.searchsorted(times, s + d)  # segments c .. hi-1 overlap [s, s + d)
+            if ok[c:hi].all():
                 start[i] = s
-                busy.append((s, s + d, n, p))
+                add(s, s + d, n, p)
                 break
     return start
 
