@@ -341,6 +341,59 @@ def _cmd_realtime(args) -> int:
     return 0
 
 
+def _rl_config(lam, beta, c):
+    from .rl import ClusterConfig
+
+    return ClusterConfig(lam=lam, beta=beta, c=c)
+
+
+def _cmd_rl_train(args) -> int:
+    from .rl.policy import save_params
+    from .rl.schedulers import esjf, mean_edp
+    from .rl.study import plot_learning_curve
+    from .rl.train import TrainConfig, train
+
+    out = _prepare_out(args.out, ["policy.npz", "learning_curve.png"])
+    cfg = _rl_config(args.lam, args.beta, args.c)
+    tc = TrainConfig(iterations=args.iterations, sequences=args.sequences,
+                     trajectories=args.trajectories, lr=args.lr, seed=args.seed)
+    print(f"training Deep-EAS (lambda {cfg.lam}, beta {cfg.beta}): {tc.iterations} iterations x "
+          f"{tc.sequences} sequences x {tc.trajectories} trajectories = {tc.episodes} episodes, "
+          f"{tc.fraction_of_paper():.2%} of the paper's budget", flush=True)
+    res = train(cfg, tc, out=out, resume=not args.no_resume, progress=not args.no_progress)
+    save_params(res.params, out / "policy.npz", lam=cfg.lam, beta=cfg.beta, c=cfg.c,
+                iterations=tc.iterations, sequences=tc.sequences,
+                trajectories=tc.trajectories, seed=tc.seed)
+    ref = {"ESJF": mean_edp(esjf, cfg, tc.sequences, seed=tc.seed)}
+    plots = _plots([("learning_curve.png", lambda: plot_learning_curve(
+        res.history, out / "learning_curve.png", ref))])
+    print(f"last iteration: mean EDP {res.history[-1]['mean_edp']:.1f} (ESJF on other "
+          f"sequences of the same kind: {ref['ESJF']:.1f})")
+    print(f"wrote {out}/policy.npz, checkpoint.npz, history.json" + "".join(f", {p}" for p in plots))
+    return 0
+
+
+def _cmd_rl_evaluate(args) -> int:
+    from .rl.policy import load_params, shipped_policy
+    from .rl.study import evaluate_grid, grid_table, plot_edp_vs_lambda
+
+    out = _prepare_out(args.out, ["evaluate.md", "evaluate.json", "edp_vs_lambda.png"])
+    params, meta = load_params(args.policy) if args.policy else shipped_policy()
+    print(f"policy {args.policy or 'shipped with moga'} (trained at lambda {meta.get('lam')}, "
+          f"beta {meta.get('beta')}); {args.sequences} unseen sequences per setting", flush=True)
+    rows = evaluate_grid(params, args.lam, args.beta, args.sequences, args.seed,
+                         base=_rl_config(0.7, 0.5, args.c))
+    table = grid_table(rows)
+    (out / "evaluate.md").write_text(f"# Deep-EAS against the heuristics\n\n{table}\n")
+    (out / "evaluate.json").write_text(json.dumps({"meta": {k: str(v) for k, v in meta.items()},
+                                                   "rows": rows}, indent=2) + "\n")
+    plots = _plots([("edp_vs_lambda.png", lambda: plot_edp_vs_lambda(
+        rows, out / "edp_vs_lambda.png", beta=args.beta[0]))])
+    print(table)
+    print(f"wrote {out}/evaluate.md, evaluate.json" + "".join(f", {p}" for p in plots))
+    return 0
+
+
 def _cmd_compare(args) -> int:
     from .baselines import compare
     from .plot import plot_front
@@ -557,6 +610,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="moga-realtime", help="output folder (default: moga-realtime)")
     p.add_argument("--no-progress", action="store_true", help="no per-run progress lines")
     p.set_defaults(func=_cmd_realtime)
+    p = sub.add_parser("rl", help="Deep-EAS: train and evaluate a reinforcement-learning "
+                                   "scheduler (energy-delay product)")
+    rl = p.add_subparsers(dest="rl_command", required=True)
+    q = rl.add_parser("train", help="train the policy with REINFORCE (needs moga[rl])")
+    q.add_argument("--lam", type=_pos_float("--lam"), default=0.7, help="arrival rate (0.7)")
+    q.add_argument("--beta", type=float, default=0.5, help="share of short jobs (0.5)")
+    q.add_argument("--c", type=_pos_float("--c"), default=4.0, help="estimator accuracy (4)")
+    q.add_argument("--iterations", type=_pos_int("--iterations"), default=60)
+    q.add_argument("--sequences", type=_pos_int("--sequences"), default=12)
+    q.add_argument("--trajectories", type=_pos_int("--trajectories"), default=6)
+    q.add_argument("--lr", type=_pos_float("--lr"), default=1e-3)
+    q.add_argument("--seed", type=_seed, default=0)
+    q.add_argument("--out", default="moga-rl", help="output folder, resumed (default: moga-rl)")
+    q.add_argument("--no-resume", action="store_true", help="start afresh even if a checkpoint "
+                                                            "is there")
+    q.add_argument("--no-progress", action="store_true", help="no progress bar")
+    q.set_defaults(func=_cmd_rl_train)
+    q = rl.add_parser("evaluate", help="mean EDP of the policy and the heuristics")
+    q.add_argument("--policy", default=None, help="policy.npz (default: the shipped one)")
+    q.add_argument("--lam", type=_pos_float("--lam"), nargs="+",
+                   default=[0.1, 0.3, 0.5, 0.7, 0.9])
+    q.add_argument("--beta", type=float, nargs="+", default=[0.5])
+    q.add_argument("--c", type=_pos_float("--c"), default=4.0)
+    q.add_argument("--sequences", type=_pos_int("--sequences"), default=30)
+    q.add_argument("--seed", type=_seed, default=1)
+    q.add_argument("--out", default="moga-rl-eval", help="output folder (default: moga-rl-eval)")
+    q.add_argument("--no-progress", action="store_true", help="accepted for consistency")
+    q.set_defaults(func=_cmd_rl_evaluate)
     p = sub.add_parser("compare", help="baselines (FCFS, EASY, GA-MF, random search, ...) "
                                         "and MOGA on one job-set")
     _add_workload_args(p)

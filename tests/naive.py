@@ -1011,3 +1011,50 @@ def naive_serial_schedule(order, duration, nodes, power, node_capacity, power_ca
                 busy.append((s, s + dur[i], int(nodes[i]), pw[i]))
                 break
     return start
+
+
+def naive_deepeas_esjf(arrival, n, mu, d, N, K, energy, Q, B):
+    """Deep-EAS's cluster under ESJF, simulated plainly (docs/design.md §13).
+
+    Time steps t = 0, 1, ...: jobs with arrival <= t join the queue (at most Q + B waiting);
+    then, while some job among the first Q fits a machine now, start the pair of least
+    ``n e_k mu_k / mu* * (t - arrival + mu_k) / mu*`` (ties: lower queue position, lower
+    machine); then the step passes and jobs whose ``start + d`` is reached leave. Returns
+    per job ``(machine, start, finish, edp)`` lists.
+    """
+    J = len(arrival)
+    mstar = [min(mu[j]) for j in range(J)]
+    free = [N] * K
+    queue, running = [], []
+    machine, start, finish = [None] * J, [None] * J, [None] * J
+    nxt, t = 0, 0
+    while nxt < J or queue or running:
+        while nxt < J and arrival[nxt] <= t:
+            if len(queue) < Q + B:
+                queue.append(nxt)
+            nxt += 1
+        while True:
+            best = None
+            for pos, j in enumerate(queue[:Q]):
+                for k in range(K):
+                    if n[j] <= free[k]:
+                        v = n[j] * energy[k] * mu[j][k] / mstar[j] * (
+                            t - arrival[j] + mu[j][k]) / mstar[j]
+                        if best is None or v < best[0]:
+                            best = (v, pos, k)
+            if best is None:
+                break
+            j = queue.pop(best[1])
+            k = best[2]
+            machine[j], start[j] = k, t
+            free[k] -= n[j]
+            running.append(j)
+        t += 1
+        for j in list(running):
+            if start[j] + d[j][machine[j]] <= t:
+                finish[j] = t
+                free[machine[j]] += n[j]
+                running.remove(j)
+    edp = [n[j] * energy[machine[j]] * d[j][machine[j]] / mstar[j]
+           * (finish[j] - arrival[j]) / mstar[j] for j in range(J)]
+    return machine, start, finish, edp

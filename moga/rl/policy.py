@@ -1,0 +1,115 @@
+"""Deep-EAS's policy network (docs/design.md §13): eight 3x3 filters of stride 2 with ReLU
+over the binary image, then a dense softmax over the ``Q * K + 1`` actions.
+
+The forward pass is written twice on purpose: in numpy, to act in the
+environment without an autodiff library (evaluation needs only numpy), and in
+JAX (:func:`jax_logits`), to train; both cut the image into the same 3x3
+patches, and the tests check they agree. Parameters are a dict of numpy
+arrays, saved as ``.npz``.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .cluster import ClusterConfig
+
+__all__ = ["init_params", "logits", "act", "greedy", "save_params", "load_params",
+           "policy_scheduler", "shipped_policy", "conv_shape"]
+
+FILTERS = 8
+
+
+def conv_shape(cfg: ClusterConfig):
+    """``(rows, cols)`` of the convolution's output (valid padding, stride 2)."""
+    return (cfg.H - 3) // 2 + 1, (cfg.width - 3) // 2 + 1
+
+
+def init_params(cfg: ClusterConfig, seed: int = 0) -> dict:
+    """He-initialised weights from ``default_rng(seed)``."""
+    rng = np.random.default_rng(seed)
+    ho, wo = conv_shape(cfg)
+    flat = ho * wo * FILTERS
+    return {"w1": (rng.normal(0, np.sqrt(2 / 9), (9, FILTERS))).astype(np.float32),
+            "b1": np.zeros(FILTERS, np.float32),
+            "w2": (rng.normal(0, np.sqrt(1 / flat), (flat, cfg.n_actions)) * 0.1).astype(np.float32),
+            "b2": np.zeros(cfg.n_actions, np.float32)}
+
+
+def _patches(x, xp=np):
+    """(..., H, W) -> (..., ho, wo, 9): the 3x3 patches at stride 2."""
+    H, W = x.shape[-2:]
+    ho, wo = (H - 3) // 2 + 1, (W - 3) // 2 + 1
+    return xp.stack([x[..., a:a + 2 * ho - 1:2, b:b + 2 * wo - 1:2]
+                     for a in range(3) for b in range(3)], axis=-1)
+
+
+def logits(params: dict, obs) -> np.ndarray:
+    """Action logits of one observation (H, W) or a batch (B, H, W), numpy."""
+    x = np.asarray(obs, dtype=np.float32)
+    h = np.maximum(_patches(x) @ params["w1"] + params["b1"], 0.0)
+    h = h.reshape(*x.shape[:-2], -1)
+    return h @ params["w2"] + params["b2"]
+
+
+def jax_logits(params, obs):
+    """:func:`logits` in JAX (for training)."""
+    import jax.numpy as jnp
+
+    x = obs.astype(jnp.float32)
+    h = jnp.maximum(_patches(x, jnp) @ params["w1"] + params["b1"], 0.0)
+    h = h.reshape(*x.shape[:-2], -1)
+    return h @ params["w2"] + params["b2"]
+
+
+def _softmax(z):
+    z = z - z.max()
+    p = np.exp(z)
+    return p / p.sum()
+
+
+def act(params: dict, obs, rng) -> int:
+    """Sample an action from the policy."""
+    p = _softmax(logits(params, obs).astype(np.float64))
+    return int(rng.choice(p.size, p=p))
+
+
+def greedy(params: dict, obs) -> int:
+    """The most probable action."""
+    return int(np.argmax(logits(params, obs)))
+
+
+def policy_scheduler(params: dict, sample: bool = False, seed: int = 0):
+    """A scheduler (``scheduler(env) -> action``) of the policy: greedy, or sampling."""
+    rng = np.random.default_rng(seed)
+
+    def choose(env):
+        obs = env._obs()
+        return act(params, obs, rng) if sample else greedy(params, obs)
+
+    return choose
+
+
+def save_params(params: dict, path, **meta) -> Path:
+    """Write the parameters (and scalar metadata) to ``path`` (.npz)."""
+    path = Path(path)
+    np.savez(path, **params, **{f"meta_{k}": np.asarray(v) for k, v in meta.items()})
+    return path
+
+
+def load_params(path) -> tuple[dict, dict]:
+    """``(params, meta)`` from a file written by :func:`save_params`."""
+    with np.load(path, allow_pickle=False) as z:
+        params = {k: z[k] for k in ("w1", "b1", "w2", "b2")}
+        meta = {k[5:]: z[k].item() if z[k].ndim == 0 else z[k] for k in z.files
+                if k.startswith("meta_")}
+    return params, meta
+
+
+def shipped_policy() -> tuple[dict, dict]:
+    """The policy trained by ``moga rl train`` with the defaults, shipped with moga."""
+    with resources.as_file(resources.files("moga.data").joinpath("deep_eas_policy.npz")) as p:
+        return load_params(p)

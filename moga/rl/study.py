@@ -1,0 +1,95 @@
+"""Evaluating Deep-EAS against the heuristics over arrival rates and job mixes, and plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .cluster import ClusterConfig, draw_jobs
+from .policy import policy_scheduler
+from .schedulers import SCHEDULERS, mean_edp, random_scheduler
+
+__all__ = ["evaluate_grid", "grid_table", "plot_edp_vs_lambda", "plot_learning_curve"]
+
+
+def evaluate_grid(params, lams=(0.1, 0.3, 0.5, 0.7, 0.9), betas=(0.5,), n_sequences: int = 30,
+                  seed: int = 1, base: ClusterConfig | None = None) -> list[dict]:
+    """Mean EDP of the policy (greedy) and of every scheduler on the same ``n_sequences``
+    unseen job sequences per (lambda, beta), drawn from ``default_rng([seed, i])``."""
+    base = base or ClusterConfig()
+    rows = []
+    for i, (lam, beta) in enumerate((lam, beta) for beta in betas for lam in lams):
+        cfg = ClusterConfig(**{**base.__dict__, "lam": float(lam), "beta": float(beta)})
+        rng = np.random.default_rng([seed, i])
+        seqs = [draw_jobs(cfg, rng) for _ in range(n_sequences)]
+        row = {"lam": float(lam), "beta": float(beta), "n_sequences": n_sequences,
+               "n_jobs": int(sum(len(s) for s in seqs))}
+        scheds = {"Deep-EAS": policy_scheduler(params)} if params is not None else {}
+        scheds.update(SCHEDULERS)
+        scheds["random"] = random_scheduler(seed)
+        for name, f in scheds.items():
+            row[name] = mean_edp(f, cfg, sequences=seqs)
+        if "Deep-EAS" in row:
+            row["vs_ESJF_pct"] = 100.0 * (row["Deep-EAS"] / row["ESJF"] - 1.0)
+        rows.append(row)
+    return rows
+
+
+def grid_table(rows: list[dict]) -> str:
+    """Markdown: mean EDP per scheduler per (lambda, beta)."""
+    names = [k for k in rows[0] if k not in ("lam", "beta", "n_sequences", "n_jobs", "vs_ESJF_pct")]
+    head = "| lambda | beta | jobs | " + " | ".join(names) + (
+        " | Deep-EAS vs ESJF |" if "vs_ESJF_pct" in rows[0] else " |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        cells = " | ".join(f"{r[n]:.1f}" for n in names)
+        tail = f" | {r['vs_ESJF_pct']:+.1f}% |" if "vs_ESJF_pct" in r else " |"
+        lines.append(f"| {r['lam']:.1f} | {r['beta']:.1f} | {r['n_jobs']} | {cells}{tail}")
+    return "\n".join(lines)
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_edp_vs_lambda(rows: list[dict], path, beta: float = 0.5) -> Path:
+    """Mean EDP against the arrival rate, one line per scheduler, at one beta."""
+    plt = _plt()
+    rs = [r for r in rows if np.isclose(r["beta"], beta)]
+    names = [k for k in rs[0] if k not in ("lam", "beta", "n_sequences", "n_jobs", "vs_ESJF_pct")]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for n in names:
+        ax.plot([r["lam"] for r in rs], [r[n] for r in rs], marker="o", label=n)
+    ax.set_xlabel("arrival rate lambda")
+    ax.set_ylabel("mean normalised energy-delay product")
+    ax.set_yscale("log")
+    ax.set_title(f"beta = {beta}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_learning_curve(history: list[dict], path, references: dict | None = None) -> Path:
+    """Mean EDP of the training episodes per iteration, with horizontal reference lines."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot([h["iteration"] for h in history], [h["mean_edp"] for h in history], label="Deep-EAS")
+    for i, (name, v) in enumerate((references or {}).items()):
+        ax.axhline(v, ls="--", color=f"C{i + 1}", label=name)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("mean EDP (training episodes)")
+    ax.legend()
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

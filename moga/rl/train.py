@@ -1,0 +1,212 @@
+"""Training Deep-EAS with REINFORCE (docs/design.md §13). Needs the ``rl`` extra (JAX, optax).
+
+Each iteration runs ``trajectories`` episodes of each of ``sequences`` fixed
+training job sequences with the current policy (actions sampled), computes
+each step's return ``v_t`` (undiscounted), subtracts the per-time-step
+baseline ``b_t`` (the mean of ``v_t`` over the trajectories of the same
+sequence, shorter ones counting 0 past their end), and takes one Adam step on
+``-sum log pi(a_t | s_t) (v_t - b_t) / steps``. The paper's budget is 1,000
+iterations x 150 sequences x 20 trajectories; the defaults here are far
+smaller (see :class:`TrainConfig`). Every random draw flows from ``seed``:
+iteration i samples with ``default_rng([seed, i])``, so a resumed run
+continues exactly as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .cluster import ClusterConfig, draw_jobs
+from .env import DeepEASEnv
+from .policy import act, init_params, jax_logits, load_params, save_params
+
+__all__ = ["TrainConfig", "TrainResult", "train", "PAPER_BUDGET"]
+
+#: The paper's training budget: iterations, sequences, trajectories per sequence.
+PAPER_BUDGET = (1000, 150, 20)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Training budget and hyper-parameters.
+
+    ``iterations`` x ``sequences`` x ``trajectories`` episodes in all
+    (defaults 60 x 12 x 6, 694x fewer than the paper's 1000 x 150 x 20);
+    ``lr`` Adam's learning rate (the paper's 0.001); ``seed``; a checkpoint
+    every ``checkpoint_every`` iterations.
+    """
+
+    iterations: int = 60
+    sequences: int = 12
+    trajectories: int = 6
+    lr: float = 1e-3
+    seed: int = 0
+    checkpoint_every: int = 5
+
+    def __post_init__(self):
+        for f in ("iterations", "sequences", "trajectories", "checkpoint_every"):
+            v = getattr(self, f)
+            if int(v) != v or v < 1:
+                raise ValueError(f"{f} must be a positive integer, got {v}")
+        if self.trajectories < 2:
+            raise ValueError("the per-step baseline needs at least 2 trajectories per sequence")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+
+    @property
+    def episodes(self) -> int:
+        return self.iterations * self.sequences * self.trajectories
+
+    def fraction_of_paper(self) -> float:
+        it, s, m = PAPER_BUDGET
+        return self.episodes / (it * s * m)
+
+
+@dataclass(frozen=True, eq=False)
+class TrainResult:
+    """``params``; ``history`` (per iteration: ``iteration``, ``mean_edp`` of the sampled
+    training episodes, ``seconds``); ``config`` and ``train`` settings."""
+
+    params: dict
+    history: list
+    config: ClusterConfig
+    train: TrainConfig
+
+
+def _rollout(params, cfg, jobs, rng):
+    env = DeepEASEnv(cfg, jobs)
+    obs, _ = env.reset()
+    O, A, R = [], [], []
+    done = env.done
+    while not done:
+        a = act(params, obs, rng)
+        O.append(obs)
+        A.append(a)
+        obs, r, term, trunc, _ = env.step(a)
+        R.append(r)
+        done = term or trunc
+    edp = env.edp()
+    return (np.array(O, dtype=np.uint8).reshape(-1, cfg.H, cfg.width), np.array(A, np.int32),
+            np.array(R), edp)
+
+
+def _bucket(n):
+    return 1 << max(6, int(np.ceil(np.log2(max(n, 1)))))
+
+
+def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, out=None,
+          resume: bool = True, progress: bool = True, init=None) -> TrainResult:
+    """Train a policy; with ``out`` (a folder) keep ``checkpoint.npz``, ``optimizer.npz`` and
+    ``history.json`` there and resume from them when ``resume`` (a run may be resumed with
+    more iterations; other settings must match).
+
+    Parameters
+    ----------
+    config : ClusterConfig, optional
+        The training environment (default: the paper's, lambda 0.7, beta 0.5).
+    tc : TrainConfig, optional
+    out : str or Path, optional
+    resume : bool
+    progress : bool
+        A progress bar on stderr.
+    init : dict, optional
+        Starting parameters (default: :func:`init_params` with the seed).
+    """
+    try:
+        import jax
+        import jax.numpy as jnp
+        import optax
+    except ImportError as e:  # pragma: no cover - exercised without the extra
+        raise ImportError("training needs the rl extra: pip install 'moga[rl]' "
+                          "(JAX and optax)") from e
+    from ..progress import Progress
+
+    cfg = config or ClusterConfig()
+    tc = tc or TrainConfig()
+    out = Path(out) if out is not None else None
+    params = init if init is not None else init_params(cfg, tc.seed)
+    opt = optax.adam(tc.lr)
+    state = opt.init({k: jnp.asarray(v) for k, v in params.items()})
+    history: list = []
+    start_it = 0
+    # What a resumed run must share (more iterations, or other checkpoint spacing, may differ).
+    settings = {"config": asdict(cfg), "train": {k: v for k, v in asdict(tc).items()
+                                                 if k not in ("iterations", "checkpoint_every")}}
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        ck = out / "checkpoint.npz"
+        if resume and ck.exists():
+            params, meta = load_params(ck)
+            saved = json.loads((out / "history.json").read_text())
+            if saved["settings"] != json.loads(json.dumps(settings)):
+                raise ValueError(f"{out} holds a run with other settings; use another folder "
+                                 "or resume=False")
+            history = saved["history"]
+            start_it = int(meta["iteration"])
+            leaves, tree = jax.tree_util.tree_flatten(state)
+            with np.load(out / "optimizer.npz") as z:
+                state = jax.tree_util.tree_unflatten(
+                    tree, [jnp.asarray(z[f"a{i}"]) for i in range(len(leaves))])
+
+    seq_rng = np.random.default_rng([tc.seed, 10**6])
+    sequences = [draw_jobs(cfg, seq_rng) for _ in range(tc.sequences)]
+
+    def loss(p, obs, acts, adv, mask):
+        lg = jax_logits(p, obs)
+        logp = jax.nn.log_softmax(lg)
+        chosen = jnp.take_along_axis(logp, acts[:, None], axis=1)[:, 0]
+        return -jnp.sum(chosen * adv * mask)
+
+    grad_fn = jax.jit(jax.grad(loss))
+    bar = Progress(tc.iterations - start_it, enabled=progress)
+    for it in range(start_it, tc.iterations):
+        t0 = time.perf_counter()
+        rng = np.random.default_rng([tc.seed, it])
+        p_np = params
+        p_jx = {k: jnp.asarray(v) for k, v in params.items()}
+        grads = {k: jnp.zeros_like(v) for k, v in p_jx.items()}
+        edps = []
+        total = 0
+        batches = []
+        for jobs in sequences:
+            trajs = [_rollout(p_np, cfg, jobs, rng) for _ in range(tc.trajectories)]
+            T = max(len(a) for _, a, _, _ in trajs)
+            v = np.zeros((len(trajs), T))
+            for m, (_, _, r, e) in enumerate(trajs):
+                v[m, : r.size] = np.cumsum(r[::-1])[::-1]
+                edps.append(e)
+            base = v.mean(axis=0)
+            for m, (o, a, r, _) in enumerate(trajs):
+                batches.append((o, a, v[m, : r.size] - base[: r.size]))
+                total += r.size
+        for o, a, adv in batches:
+            n = a.size
+            if n == 0:
+                continue
+            B = _bucket(n)
+            pad = B - n
+            obs = np.concatenate([o, np.zeros((pad, cfg.H, cfg.width), np.uint8)])
+            g = grad_fn(p_jx, jnp.asarray(obs), jnp.asarray(np.r_[a, np.zeros(pad, np.int32)]),
+                        jnp.asarray(np.r_[adv, np.zeros(pad)] / total, dtype=jnp.float32),
+                        jnp.asarray(np.r_[np.ones(n), np.zeros(pad)], dtype=jnp.float32))
+            grads = jax.tree_util.tree_map(jnp.add, grads, g)
+        updates, state = opt.update(grads, state, p_jx)
+        p_jx = optax.apply_updates(p_jx, updates)
+        params = {k: np.asarray(v) for k, v in p_jx.items()}
+        allv = np.concatenate([e for e in edps if e.size]) if edps else np.zeros(0)
+        history.append({"iteration": it + 1, "mean_edp": float(np.nanmean(allv)),
+                        "seconds": time.perf_counter() - t0})
+        bar.step(f"iteration {it + 1}: mean EDP {history[-1]['mean_edp']:.1f}")
+        if out is not None and ((it + 1) % tc.checkpoint_every == 0 or it + 1 == tc.iterations):
+            leaves, _ = jax.tree_util.tree_flatten(state)
+            np.savez(out / "optimizer.npz", **{f"a{i}": np.asarray(x) for i, x in enumerate(leaves)})
+            save_params(params, out / "checkpoint.npz", iteration=it + 1)
+            (out / "history.json").write_text(json.dumps({"settings": settings,
+                                                          "history": history}, indent=1))
+    bar.close()
+    return TrainResult(params, history, cfg, tc)

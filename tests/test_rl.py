@@ -1,0 +1,162 @@
+"""Deep-EAS (docs/design.md §13): the environment against a plain-Python twin, its API
+(Gymnasium's checker), the observation, the schedulers, the policy and training."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from hypothesis import given
+from hypothesis import strategies as st
+from naive import naive_deepeas_esjf
+
+from moga.rl import (
+    ENV_ID,
+    ClusterConfig,
+    DeepEASEnv,
+    JobSequence,
+    draw_jobs,
+    esjf,
+    greedy_energy,
+    mean_edp,
+    random_scheduler,
+    run_episode,
+    shipped_policy,
+    sjf,
+)
+from moga.rl.policy import init_params, logits, policy_scheduler
+
+
+def test_gymnasium_checker_and_registration():
+    env = gym.make(ENV_ID)
+    check_env(env.unwrapped)
+    obs, _ = env.reset(seed=3)
+    assert obs.shape == (30, 224) and env.action_space.n == 21
+
+
+@given(seed=st.integers(0, 2**32 - 1), lam=st.sampled_from([0.2, 0.6, 1.0]),
+       beta=st.sampled_from([0.0, 0.5, 1.0]))
+def test_esjf_episodes_equal_the_plain_twin(seed, lam, beta):
+    cfg = ClusterConfig(lam=lam, beta=beta, t_arrive=25)
+    jobs = draw_jobs(cfg, seed)
+    env = DeepEASEnv(cfg, jobs)
+    env.reset()
+    total = 0.0
+    done = env.done
+    while not done:
+        _, r, term, trunc, _ = env.step(esjf(env))
+        total += r
+        done = term or trunc
+    m, s, f, edp = naive_deepeas_esjf(jobs.arrival.tolist(), jobs.n.tolist(), jobs.mu.tolist(),
+                                      jobs.d.tolist(), cfg.N, cfg.K, cfg.energy, cfg.Q, cfg.B)
+    assert env.machine.tolist() == m and env.start.tolist() == s and env.finish.tolist() == f
+    np.testing.assert_allclose(env.edp(), edp, rtol=1e-12)
+    # The per-step rewards add up to minus the jobs' energy-delay products.
+    assert total == pytest.approx(-sum(edp), rel=1e-9)
+
+
+def _hand_state():
+    # Two jobs queued at t = 0: job 0 wide and long, job 1 narrow and short.
+    jobs = JobSequence(np.array([0, 0]), np.array([8, 2]), np.array([[12.0, 24.0], [2.0, 4.0]]),
+                       np.array([[12, 24], [2, 4]]))
+    env = DeepEASEnv(ClusterConfig(), jobs)
+    env.reset()
+    return env
+
+
+def test_esjf_picks_the_least_edp_pair_on_a_hand_made_state():
+    env = _hand_state()
+    # Job 1 on machine 1: 2 * 1 * 4/2 * 4/2 = 8 beats every other pair (job 0 there: 32).
+    assert esjf(env) == 1 * 2 + 1
+    env.step(3)
+    assert esjf(env) == 0 * 2 + 1  # job 0 (now slot 0) still fits machine 1 (8 of 8 free)
+    env.step(1)
+    assert esjf(env) == 20  # machine 1 is full and job 0 has gone: nothing left, wait
+    assert sjf(_hand_state()) == 2  # shortest job (slot 1) on the faster machine
+    assert greedy_energy(_hand_state()) == 1  # first come, least energy machine
+
+
+def test_observation_layout():
+    env = _hand_state()
+    obs = env._obs()
+    c = env.cfg
+    assert obs[:, : c.K * c.N].sum() == 0  # nothing runs
+    slot0_m1 = obs[:, 20 + 1 * c.N: 20 + 2 * c.N]  # job 0 on machine 1: 8 wide, 24 long
+    assert slot0_m1.sum() == 8 * 24 and slot0_m1[:24, :8].all()
+    env.step(1)  # job 0 starts on machine 1
+    assert obs is not env._obs() and env._obs()[:24, c.N: c.N + 8].all()
+    assert env._obs()[:, c.N + 8: 2 * c.N].sum() == 0
+
+
+def test_episodes_are_seeded():
+    cfg = ClusterConfig(lam=0.5)
+    a, b = draw_jobs(cfg, 7), draw_jobs(cfg, 7)
+    np.testing.assert_array_equal(a.d, b.d)
+    e1 = mean_edp(random_scheduler(2), cfg, 3, seed=4)
+    e2 = mean_edp(random_scheduler(2), cfg, 3, seed=4)
+    assert e1 == e2
+
+
+def test_config_and_action_errors():
+    with pytest.raises(ValueError, match="lam must be in"):
+        ClusterConfig(lam=0.0)
+    with pytest.raises(ValueError, match="L .* must hold"):
+        ClusterConfig(L=20)
+    env = _hand_state()
+    with pytest.raises(ValueError, match="action must be in"):
+        env.step(21)
+
+
+def test_shipped_policy_runs_without_training_libraries():
+    params, meta = shipped_policy()
+    assert params["w2"].shape[1] == 21 and meta["lam"] == 0.7
+    jobs = draw_jobs(ClusterConfig(), 11)
+    edp = run_episode(policy_scheduler(params), jobs)
+    assert np.isfinite(edp).all()
+
+
+# ------------------------------------------------------------ training (rl extra)
+def test_numpy_and_jax_forward_agree():
+    jnp = pytest.importorskip("jax.numpy")
+    from moga.rl.policy import jax_logits
+
+    cfg = ClusterConfig()
+    p = init_params(cfg, 1)
+    obs = np.random.default_rng(0).integers(0, 2, (3, cfg.H, cfg.width)).astype(np.uint8)
+    np.testing.assert_allclose(logits(p, obs), np.asarray(jax_logits(
+        {k: jnp.asarray(v) for k, v in p.items()}, jnp.asarray(obs))), rtol=1e-4, atol=1e-4)
+
+
+SMALL = ClusterConfig(N=5, Q=3, B=6, H=10, lam=0.6, t_arrive=15)
+
+
+def test_training_improves_on_the_random_initial_policy(tmp_path):
+    pytest.importorskip("jax")
+    from moga.rl.train import TrainConfig, train
+
+    tc = TrainConfig(iterations=12, sequences=3, trajectories=4, lr=3e-3, seed=5)
+    res = train(SMALL, tc, out=tmp_path / "a", progress=False)
+    held_out = [draw_jobs(SMALL, s) for s in range(100, 112)]
+    before = mean_edp(policy_scheduler(init_params(SMALL, tc.seed), sample=True, seed=9), SMALL,
+                      sequences=held_out)
+    after = mean_edp(policy_scheduler(res.params, sample=True, seed=9), SMALL,
+                     sequences=held_out)
+    assert after < before
+
+
+def test_training_resumes_exactly(tmp_path):
+    pytest.importorskip("jax")
+    from moga.rl.train import TrainConfig, train
+
+    tc = TrainConfig(iterations=2, sequences=2, trajectories=2, seed=1, checkpoint_every=1)
+    whole = train(SMALL, tc, out=tmp_path / "w", progress=False)
+    train(SMALL, TrainConfig(iterations=1, sequences=2, trajectories=2, seed=1),
+          out=tmp_path / "r", progress=False)
+    resumed = train(SMALL, tc, out=tmp_path / "r", progress=False)  # one more iteration
+    with pytest.raises(ValueError, match="other settings"):
+        train(SMALL, TrainConfig(iterations=3, sequences=2, trajectories=2, seed=2),
+              out=tmp_path / "r", progress=False)
+    for k in whole.params:
+        np.testing.assert_array_equal(whole.params[k], resumed.params[k])
+    assert len(resumed.history) == 2
