@@ -176,8 +176,9 @@ def simulate(rj: RealtimeJobs, scheme: str = "preempt", checkpointing=None,
     scheme : {"baseline", "highpq", "preempt"}
         ``"baseline"``: one queue, first come first served with EASY
         backfilling. ``"highpq"``: real-time jobs in a queue ahead of the
-        batch queue (each first come, first served); while a real-time job
-        waits no batch job starts (backfilling only among real-time jobs).
+        batch queue (each first come, first served): a waiting real-time job
+        is the head and holds the reservation, and batch jobs start only by
+        backfilling around it.
         ``"preempt"``: the high-priority queue, and a real-time job that does
         not fit preempts running batch jobs (never real-time ones): the
         single batch job with the fewest nodes that frees enough, else the
@@ -405,11 +406,10 @@ class _Sim:
             return
         free = self.N - self.busy
         shadow, extra = self.reservation(self.nodes[head], t, free)
-        blocked = self.scheme != "baseline" and self.rtj[head]
         for j in order[i + 1:]:
             if free <= 0:
                 break
-            if (blocked and not self.rtj[j]) or self.nodes[j] > free:
+            if self.nodes[j] > free:
                 continue
             if t + self.duration(j, t) <= shadow:
                 self.begin(j, t)
