@@ -2,7 +2,7 @@
 
 Evaluates the policy shipped with moga (``moga/data/deep_eas_policy.npz``,
 trained by ``moga rl train`` with its defaults: lambda 0.7, beta 0.5, 60
-iterations x 12 sequences x 6 trajectories, seed 0) greedily on 30 unseen
+iterations x 12 sequences x 6 trajectories, seed 0), sampling its actions, on 30 unseen
 job sequences per (lambda, beta), lambda in {0.1, 0.3, 0.5, 0.7, 0.9} and beta
 in {0.2, 0.5, 0.8}, and writes ``results/deep_eas.md``, ``.json``, the EDP
 against lambda plot and the training curve::
@@ -74,7 +74,7 @@ def main(argv=None):
         "machine 1 twice as slow at 1/9.809 of the energy per processor-step, estimates with "
         "c = 4), arrivals until step 60, mean over jobs of the normalised energy-delay product "
         f"(lower is better), {args.sequences} unseen job sequences per setting, the same for every "
-        "scheduler; the policy acts greedily.\n\n"
+        "scheduler; the policy samples its actions (seeded), as in training.\n\n"
         f"Policy: trained at lambda {meta.get('lam')}, beta {meta.get('beta')} with REINFORCE "
         f"(per-step baseline, Adam 0.001): {it} iterations x {s} sequences x {m} trajectories = "
         f"{it * s * m:,} episodes, {frac:.3%} of the paper's 1000 x 150 x 20 "

@@ -141,11 +141,22 @@ class DeepEASEnv(gym.Env):
 
     # ----------------------------------------------------------- outcomes
     def edp(self) -> np.ndarray:
-        """Each finished job's ``E_j * D_j / mu*_j`` (NaN for jobs not finished)."""
-        fin = self.finish >= 0
-        out = np.full(len(self.jobs), np.nan)
-        out[fin] = self.energy[fin] * (self.finish[fin] - self.jobs.arrival[fin]) / self.mu_star[fin]
-        return out
+        """Each job's ``E_j * D_j / mu*_j``.
+
+        After a truncated episode a job still running counts with its energy and
+        its actual end, one still waiting (or not yet arrived) with its least
+        expected energy as if it ended now: lower bounds of what it would cost.
+        """
+        J = len(self.jobs)
+        end = self.finish.astype(float)
+        energy = self.energy.copy()
+        run = self.finish < 0
+        started = run & (self.start >= 0)
+        end[started] = self.start[started] + self.jobs.d[started, self.machine[started]]
+        waiting = run & (self.start < 0)
+        end[waiting] = np.maximum(self.t, self.jobs.arrival[waiting]) + self.mu_star[waiting]
+        energy[waiting] = self.e_min[waiting]
+        return energy * (end - self.jobs.arrival) / self.mu_star if J else np.zeros(0)
 
     def _info(self):
         return {"t": self.t, "queued": len(self.queue), "running": len(self.running)}

@@ -82,8 +82,10 @@ def greedy(params: dict, obs) -> int:
     return int(np.argmax(logits(params, obs)))
 
 
-def policy_scheduler(params: dict, sample: bool = False, seed: int = 0):
-    """A scheduler (``scheduler(env) -> action``) of the policy: greedy, or sampling."""
+def policy_scheduler(params: dict, sample: bool = True, seed: int = 0):
+    """A scheduler (``scheduler(env) -> action``) of the policy: sampling its actions from
+    ``default_rng(seed)`` (default, as it was trained), or greedy (the most probable action,
+    which can wait forever in a state where it prefers an action that cannot be taken)."""
     rng = np.random.default_rng(seed)
 
     def choose(env):

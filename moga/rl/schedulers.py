@@ -83,7 +83,8 @@ SCHEDULERS = {"ESJF": esjf, "SJF": sjf, "greedy-energy": greedy_energy}
 
 
 def run_episode(scheduler, jobs: JobSequence, config: ClusterConfig | None = None) -> np.ndarray:
-    """Run one episode of ``jobs``; returns each job's EDP (NaN if truncated unfinished)."""
+    """Run one episode of ``jobs``; returns each job's EDP (see :meth:`DeepEASEnv.edp` for
+    episodes truncated at ``max_steps``)."""
     env = DeepEASEnv(config, jobs)
     env.reset()
     done = env.done

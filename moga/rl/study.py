@@ -15,8 +15,9 @@ __all__ = ["evaluate_grid", "grid_table", "plot_edp_vs_lambda", "plot_learning_c
 
 def evaluate_grid(params, lams=(0.1, 0.3, 0.5, 0.7, 0.9), betas=(0.5,), n_sequences: int = 30,
                   seed: int = 1, base: ClusterConfig | None = None) -> list[dict]:
-    """Mean EDP of the policy (greedy) and of every scheduler on the same ``n_sequences``
-    unseen job sequences per (lambda, beta), drawn from ``default_rng([seed, i])``."""
+    """Mean EDP of the policy (sampling its actions, seeded) and of every scheduler on the same
+    ``n_sequences`` unseen job sequences per (lambda, beta), drawn from
+    ``default_rng([seed, i])``."""
     base = base or ClusterConfig()
     rows = []
     for i, (lam, beta) in enumerate((lam, beta) for beta in betas for lam in lams):
@@ -25,7 +26,7 @@ def evaluate_grid(params, lams=(0.1, 0.3, 0.5, 0.7, 0.9), betas=(0.5,), n_sequen
         seqs = [draw_jobs(cfg, rng) for _ in range(n_sequences)]
         row = {"lam": float(lam), "beta": float(beta), "n_sequences": n_sequences,
                "n_jobs": int(sum(len(s) for s in seqs))}
-        scheds = {"Deep-EAS": policy_scheduler(params)} if params is not None else {}
+        scheds = {"Deep-EAS": policy_scheduler(params, seed=seed)} if params is not None else {}
         scheds.update(SCHEDULERS)
         scheds["random"] = random_scheduler(seed)
         for name, f in scheds.items():
