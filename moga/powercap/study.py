@@ -70,12 +70,8 @@ def study_table(results: list[PowercapResult]) -> str:
 
 def plot_power(results: list[PowercapResult], path) -> Path:
     """Power over time of each result, with its cap line, one panel per result."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from ..model.schedule import power_profile
+    from ..plot import _save, plt
 
     n = len(results)
     fig, axes = plt.subplots(n, 1, figsize=(9, 1.9 * n + 0.6), sharex=True, squeeze=False)
@@ -89,18 +85,13 @@ def plot_power(results: list[PowercapResult], path) -> Path:
         ax.set_title(f"{r.dispatcher}, cap {frac:.2f} x peak", fontsize=9)
     axes[-1, 0].set_xlabel("time (h)")
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    _save(fig, path)
+    return Path(path)
 
 
 def plot_wqt(results: list[PowercapResult], path) -> Path:
     """Weighted queue time against the cap, one line per dispatcher."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plot import _save, plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for d in dict.fromkeys(r.dispatcher for r in results):
@@ -115,7 +106,5 @@ def plot_wqt(results: list[PowercapResult], path) -> Path:
     ax.invert_xaxis()
     ax.legend()
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    _save(fig, path)
+    return Path(path)

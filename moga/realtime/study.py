@@ -86,10 +86,7 @@ def study_table(runs: list[StudyRun]) -> str:
 
 def plot_slowdowns(runs: list[StudyRun], path, fraction=None) -> Path:
     """Mean bounded slowdown by kind and class, one bar per scheme, at one fraction."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from ..plot import _save, plt
 
     fraction = runs[0].fraction if fraction is None else fraction
     rs = [r for r in runs if np.isclose(r.fraction, fraction)]
@@ -105,10 +102,8 @@ def plot_slowdowns(runs: list[StudyRun], path, fraction=None) -> Path:
     ax.set_title(f"{rs[0].result.jobs.jobset.name}, {fraction:.0%} real-time jobs")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    _save(fig, path)
+    return Path(path)
 
 
 def milp_comparison(n_instances: int = 5, n_jobs: int = 10, capacity: int = 8,

@@ -50,18 +50,10 @@ def grid_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def _plt():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def plot_edp_vs_lambda(rows: list[dict], path, beta: float = 0.5) -> Path:
     """Mean EDP against the arrival rate, one line per scheduler, at one beta."""
-    plt = _plt()
+    from ..plot import _save, plt
+
     rs = [r for r in rows if np.isclose(r["beta"], beta)]
     names = [k for k in rs[0] if k not in ("lam", "beta", "n_sequences", "n_jobs", "vs_ESJF_pct")]
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -73,15 +65,14 @@ def plot_edp_vs_lambda(rows: list[dict], path, beta: float = 0.5) -> Path:
     ax.set_title(f"beta = {beta}")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    _save(fig, path)
+    return Path(path)
 
 
 def plot_learning_curve(history: list[dict], path, references: dict | None = None) -> Path:
     """Mean EDP of the training episodes per iteration, with horizontal reference lines."""
-    plt = _plt()
+    from ..plot import _save, plt
+
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.plot([h["iteration"] for h in history], [h["mean_edp"] for h in history], label="Deep-EAS")
     for i, (name, v) in enumerate((references or {}).items()):
@@ -90,7 +81,5 @@ def plot_learning_curve(history: list[dict], path, references: dict | None = Non
     ax.set_ylabel("mean EDP (training episodes)")
     ax.legend()
     fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    _save(fig, path)
+    return Path(path)
