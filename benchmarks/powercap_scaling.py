@@ -54,7 +54,8 @@ def main(argv=None):
             s = solve_relaxed(dur[sl], js.tasks[sl], least[sl], w[sl], fed.total_nodes, budget,
                               hint=hint, options=CPOptions(time_limit=lim))
             cells += [s.status, f"{s.seconds:.2f}",
-                      f"{s.objective / base:.3f}" if np.isfinite(s.objective) else "-"]
+                      ("-" if not np.isfinite(s.objective) else
+                       f"{s.objective / base:.3f}" if base > 0 else "all start now")]
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
         print(lines[-1], flush=True)
     cpu = platform.processor() or platform.machine()
