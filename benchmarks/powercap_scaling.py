@@ -39,7 +39,7 @@ def main(argv=None):
     js = tr.jobset(start=40000, n_jobs=max(args.sizes), federation=fed, batch=False,
                    power="lognormal")
     dur = js.runtime * ((1 - js.sigma) / fed.speed.max() + js.sigma)
-    inc = js.power[:, None] * fed.power_busy[None, :] - fed.power_idle[None, :]
+    inc = np.maximum(js.power[:, None] * fed.power_busy[None, :] - fed.power_idle[None, :], 0.0)
     least = js.tasks * inc.min(axis=1)
     w = Queues().weights(js.requested)
     budget = fed.power_cap - fed.idle_power

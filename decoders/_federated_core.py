@@ -404,8 +404,13 @@ def objectives(jobs, plat, out):
 # must stay within ``plat.budget`` (cap less idle power).
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def node_increment(j, k, jobs, plat):
-    """Power one node of cluster ``k`` adds over idle while it runs job ``j``, W."""
-    return jobs.power[j] * plat.pbusy[k] - plat.pidle[k]
+    """Power one node of cluster ``k`` adds over idle while it runs job ``j``, W.
+
+    A busy node never draws less than idle (a factor below ``pidle / pbusy``
+    gives no increment), so the federation's power rises only when a job
+    starts and the budgets need checking only then.
+    """
+    return max(jobs.power[j] * plat.pbusy[k] - plat.pidle[k], 0.0)
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)

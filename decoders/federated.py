@@ -610,7 +610,7 @@ def power_inputs(tasks, power, nodes, power_busy, power_idle, power_cap=None, cl
 
 def _idle_least_power(tasks, power, nodes, power_busy, power_idle, budget):
     """Each job's least-power increment on an idle federation (inf where it does not fit)."""
-    inc = power[:, None] * power_busy[None, :] - power_idle[None, :]
+    inc = np.maximum(power[:, None] * power_busy[None, :] - power_idle[None, :], 0.0)
     J, K = inc.shape
     order = np.lexsort((np.broadcast_to(np.arange(K), (J, K)), inc), axis=1)
     rem = tasks.astype(np.int64).copy()

@@ -90,7 +90,7 @@ class _Power:
         self.capped = cap is not None or cluster_caps is not None
 
     def inc(self, j, k):
-        return self.power[j] * self.pbusy[k] - self.pidle[k]
+        return max(self.power[j] * self.pbusy[k] - self.pidle[k], 0.0)
 
     def used(self, running, alloc):
         per = [sum(alloc[r][k] * self.inc(r, k) for r in running) for k in range(self.K)]
@@ -851,7 +851,7 @@ def naive_power_profile(start, finish, alloc, power, pbusy, pidle, nodes):
     """Power of the federation and of each cluster just after every instant a job starts.
 
     Plain reading of docs/design.md §11: every node draws ``pidle`` while idle
-    and ``power[j] * pbusy[k]`` while it runs job ``j`` on cluster ``k``; a job
+    and ``max(power[j] * pbusy[k], pidle[k])`` while it runs job ``j`` on cluster ``k``; a job
     occupies its nodes on ``[start, finish)``. Power only rises when a job
     starts, so its maxima are at start instants. Returns a list of
     ``(time, total, per_cluster)``.
@@ -863,7 +863,7 @@ def naive_power_profile(start, finish, alloc, power, pbusy, pidle, nodes):
         for j in range(J):
             if start[j] <= t < finish[j]:
                 for k in range(K):
-                    per[k] += alloc[j][k] * (power[j] * pbusy[k] - pidle[k])
+                    per[k] += alloc[j][k] * max(power[j] * pbusy[k] - pidle[k], 0.0)
         out.append((t, sum(per), per))
     return out
 

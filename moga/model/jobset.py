@@ -127,7 +127,7 @@ class JobSet:
         Priority class of each job (0 = highest), with the value functions.
     power : ndarray of float64
         Power factor of each job (> 0): on cluster k a node running it draws
-        ``power * power_busy[k]`` W (docs/design.md §11). All 1.0 unless given
+        ``max(power * power_busy[k], power_idle[k])`` W (docs/design.md §11). All 1.0 unless given
         (the MOGA study's model); :func:`draw_power` draws them.
     requested : ndarray of float64
         Requested (wall-clock limit) time in s (> 0), what dispatchers that

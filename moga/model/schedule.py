@@ -142,7 +142,8 @@ class Schedule:
 def power_profile(start, finish, alloc, power, fed: Federation):
     """``(times, watts)``: the step function of a schedule's power on ``fed`` (see
     :meth:`Schedule.power_profile`)."""
-    inc = alloc * (np.asarray(power)[:, None] * fed.power_busy[None, :] - fed.power_idle[None, :])
+    inc = alloc * np.maximum(np.asarray(power)[:, None] * fed.power_busy[None, :]
+                             - fed.power_idle[None, :], 0.0)
     per_job = inc.sum(axis=1)
     times = np.concatenate([start, finish])
     delta = np.concatenate([per_job, -per_job])

@@ -133,7 +133,7 @@ def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Dis
     tierank[np.lexsort((np.arange(J), tie))] = np.arange(J)
     # Relaxed durations: on the fastest cluster; relaxed power: the least increment per node.
     dur = js.runtime * ((1.0 - js.sigma) / fed.speed.max() + js.sigma)
-    inc = js.power[:, None] * fed.power_busy[None, :] - fed.power_idle[None, :]
+    inc = np.maximum(js.power[:, None] * fed.power_busy[None, :] - fed.power_idle[None, :], 0.0)
     least = js.tasks * inc.min(axis=1)
     budget = math.inf if fed.power_cap is None else fed.power_cap - fed.idle_power
     total = fed.total_nodes
