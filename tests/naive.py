@@ -993,12 +993,12 @@ def naive_milp_brute_force(release, p, nodes, rtj, capacity, threshold=None):
 def naive_serial_schedule(order, duration, nodes, power, node_capacity, power_capacity,
                           running_end=(), running_nodes=(), running_power=()):
     """Each job in turn at the earliest start among 0 and the ends so far from which every
-    integer instant of its duration has room for its nodes and power (integer time, durations
-    and power rounded up)."""
+    integer instant of its duration has room for its nodes and power (integer time; durations
+    and waiting jobs' power rounded up, running jobs' power down)."""
     dur = [max(1, math.ceil(v)) for v in duration]
     pw = [math.ceil(max(v, 0.0)) for v in power]
     cap_p = math.floor(power_capacity) if math.isfinite(power_capacity) else math.inf
-    busy = [(0, math.ceil(e), int(n), math.ceil(max(p, 0.0)))
+    busy = [(0, math.ceil(e), int(n), math.floor(max(p, 0.0)))
             for e, n, p in zip(running_end, running_nodes, running_power, strict=True)
             if math.ceil(e) > 0]
     start = [0] * len(dur)

@@ -223,6 +223,14 @@ def test_serial_schedule_equals_its_twin(seed):
         naive_serial_schedule(order, dur, nodes, power, capn, capp, *run)
 
 
+def test_cp_always_has_a_solution_when_what_runs_fits():
+    # Three running jobs draw 9.9 W of a 10 W budget: rounded up to whole watts they would
+    # take 12 and leave the model infeasible from its start.
+    sol = solve_relaxed([2], [1], [0.5], [1.0], 8, 10.0, running_end=[5, 5, 5],
+                        running_nodes=[1, 1, 1], running_power=[3.3, 3.3, 3.3])
+    assert sol.status == "OPTIMAL" and sol.start is not None
+
+
 def test_cp_counts_running_jobs():
     # One running job holds all nodes for 5 s: the waiting job cannot start before.
     sol = solve_relaxed([2], [3], [10], [1.0], 3, 100.0, running_end=[5], running_nodes=[3],

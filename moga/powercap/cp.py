@@ -6,7 +6,8 @@ cluster boundaries are relaxed away) and power is a second pooled resource
 whose capacity is the cap less idle power; jobs already running hold their
 nodes and power until their predicted finish. The objective is the weighted
 queue time ``sum_i w_i (s_i - q_i)``. Times are integer seconds from now,
-power integer watts (demands rounded up, capacity down), weights integers
+power integer watts (waiting jobs' demands rounded up, the running jobs' and
+the capacity down, so that what runs now always fits), weights integers
 (scaled by :data:`WEIGHT_SCALE`).
 
 OR-Tools is imported when a model is first solved, so the rest of moga
@@ -99,7 +100,7 @@ def serial_schedule(order, duration, nodes, power, node_capacity, power_capacity
         use_p[lo:hi] += p
 
     for e, n, p in zip(ends[keep], np.asarray(running_nodes)[keep],
-                       np.ceil(np.maximum(np.asarray(running_power, dtype=float), 0.0))[keep],
+                       np.floor(np.maximum(np.asarray(running_power, dtype=float), 0.0))[keep],
                        strict=True):
         add(0, int(e), int(n), int(p))
     start = np.zeros(dur.shape[0], dtype=np.int64)
@@ -157,7 +158,9 @@ def solve_relaxed(duration, nodes, power, weight, node_capacity, power_capacity,
     w = np.maximum(1, np.round(np.asarray(weight, dtype=float) * WEIGHT_SCALE)).astype(np.int64)
     r_end = np.maximum(0, np.ceil(np.asarray(running_end, dtype=float))).astype(np.int64)
     r_nodes = np.asarray(running_nodes, dtype=np.int64)
-    r_pw = np.ceil(np.maximum(np.asarray(running_power, dtype=float), 0.0)).astype(np.int64)
+    # Running jobs' power rounds down: rounded up, their sum could exceed the capacity
+    # (which rounds down) although the real draw fits, leaving no solution at all.
+    r_pw = np.floor(np.maximum(np.asarray(running_power, dtype=float), 0.0)).astype(np.int64)
     if np.any(nodes > node_capacity):
         raise ValueError("a job needs more nodes than the federation has")
     horizon = int(dur.sum() + (r_end.max() if r_end.size else 0))
