@@ -1058,3 +1058,184 @@ def naive_deepeas_esjf(arrival, n, mu, d, N, K, energy, Q, B):
     edp = [n[j] * energy[machine[j]] * d[j][machine[j]] / mstar[j]
            * (finish[j] - arrival[j]) / mstar[j] for j in range(J)]
     return machine, start, finish, edp
+
+
+def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, read, interval,
+                   improved=False, rtj_threshold=1.5, batch_thresholds=(3.0, 1.3, 10.0, 2.0)):
+    """Reference of the real-time simulator (docs/design.md §12), from scratch at each event.
+
+    No heaps and no running counters: the next event is the least of the arrivals, planned
+    ends, checkpoint-write ends and held starts still to come; free nodes are recounted from
+    the jobs' states at every decision. Same policy as :func:`moga.realtime.simulate`.
+    Returns ``(start, finish, n_preempted)`` lists.
+    """
+    J = len(submit)
+    st = ["future"] * J          # future, waiting, running, writing, held, done
+    saved = [0.0] * J
+    seg_start, seg_read, end = [0.0] * J, [0.0] * J, [0.0] * J
+    start, finish, npre = [None] * J, [None] * J, [0] * J
+    write_end = [0.0] * J        # writing victim: when its JIT write ends
+    hold_start = [0.0] * J       # held RTJ: when it starts
+    claim = {}                   # writing victim -> held RTJ
+    taken = {}                   # held RTJ -> nodes it holds (free ones, then its victims')
+
+    def plan(j, s):
+        if rtj[j]:
+            return 0.0, s + runtime[j]
+        rem = runtime[j] - saved[j]
+        r = read[j] if saved[j] > 0 else 0.0
+        nw = max(0, math.ceil(rem / interval[j]) - 1) if math.isfinite(interval[j]) else 0
+        return r, s + r + rem + nw * write[j]
+
+    def used():
+        # Running jobs, victims writing their checkpoints, and what held RTJs hold.
+        return sum(nodes[j] for j in range(J) if st[j] in ("running", "writing")) + \
+            sum(taken.values())
+
+    def begin(j, t):
+        seg_read[j], end[j] = plan(j, t)
+        seg_start[j] = t
+        st[j] = "running"
+        if start[j] is None:
+            start[j] = t
+
+    def cut(j, t):
+        e, r = t - seg_start[j], seg_read[j]
+        if e <= r:
+            return e, 0.0, 0.0, (write[j] if kind == "jit" else 0.0)
+        e2 = e - r
+        if kind == "none" or (kind in ("sys", "app") and not math.isfinite(interval[j])):
+            return r, 0.0, e2, 0.0
+        if kind == "jit":
+            return r, e2, 0.0, write[j]
+        k = math.floor(e2 / (interval[j] + write[j]))
+        o = e2 - k * (interval[j] + write[j])
+        return r, k * interval[j], min(o, interval[j]), 0.0
+
+    def active_ends():
+        out = [(end[j], j) for j in range(J) if st[j] == "running"]
+        out += [(write_end[j], j) for j in range(J) if st[j] == "writing"]
+        out += [(hold_start[j] + runtime[j], j) for j in range(J) if st[j] == "held"]
+        return sorted(out)
+
+    def reservation(need, t, free):
+        avail, shadow = free, t
+        for e, j in active_ends():
+            if avail >= need:
+                break
+            avail += nodes[j]
+            shadow = e
+        return shadow, avail - need
+
+    def projected(b, t):
+        r, kept, _, jit = cut(b, t)
+        total = 0.0 if kind == "none" else saved[b] + kept
+        back = read[b] if total > 0 else 0.0
+        return (t + jit + back + runtime[b] - total - submit[b]) / runtime[b]
+
+    def victims(j, t, free):
+        need = nodes[j] - free
+        c = []
+        for b in range(J):
+            if st[b] != "running" or rtj[b]:
+                continue
+            if improved and projected(b, t) > batch_thresholds[cls[b]]:
+                continue
+            c.append((nodes[b], cut(b, t)[2] * nodes[b], b))
+        fit = [x for x in c if x[0] >= need]
+        if fit:
+            return [min(fit)[2]]
+        chosen, got = [], 0
+        for x in sorted(c, key=lambda x: (-x[0], x[1], x[2])):
+            if got >= need:
+                break
+            chosen.append(x)
+            got += x[0]
+        if got < need:
+            return []
+        for x in sorted(chosen, key=lambda x: (x[0], -x[1], -x[2])):
+            if got - x[0] >= need:
+                chosen.remove(x)
+                got -= x[0]
+        return [x[2] for x in chosen]
+
+    def preempt(j, t, free):
+        if improved:
+            shadow, _ = reservation(nodes[j], t, free)
+            if (shadow + runtime[j] - submit[j]) / runtime[j] <= rtj_threshold:
+                return False
+        vs = victims(j, t, free)
+        if not vs:
+            return False
+        wait = 0.0
+        for b in vs:
+            _, kept, _, jit = cut(b, t)
+            saved[b] = 0.0 if kind == "none" else saved[b] + kept
+            npre[b] += 1
+            wait = max(wait, jit)
+            if jit > 0:
+                st[b], write_end[b], claim[b] = "writing", t + jit, j
+            else:
+                st[b] = "waiting"
+        if wait > 0:
+            st[j], hold_start[j] = "held", t + wait
+            taken[j] = max(0, nodes[j] - sum(nodes[b] for b in vs))
+        else:
+            begin(j, t)
+        return True
+
+    def schedule(t):
+        waiting = [j for j in range(J) if st[j] == "waiting"]
+        key = (lambda j: (submit[j], j)) if scheme == "baseline" else \
+            (lambda j: (not rtj[j], submit[j], j))
+        order = sorted(waiting, key=key)
+        head, i = None, 0
+        while i < len(order):
+            j = order[i]
+            free = N - used()
+            if nodes[j] <= free:
+                begin(j, t)
+            elif not (rtj[j] and scheme == "preempt" and preempt(j, t, free)):
+                head = j
+                break
+            i += 1
+        if head is None:
+            return
+        free = N - used()
+        shadow, extra = reservation(nodes[head], t, free)
+        for j in order[i + 1:]:
+            if free <= 0:
+                break
+            if nodes[j] > free:
+                continue
+            if plan(j, t)[1] <= shadow:
+                begin(j, t)
+                free -= nodes[j]
+            elif nodes[j] <= extra:
+                begin(j, t)
+                free -= nodes[j]
+                extra -= nodes[j]
+
+    t = None
+    while any(s != "done" for s in st):
+        times = [submit[j] for j in range(J) if st[j] == "future"]
+        times += [end[j] for j in range(J) if st[j] == "running"]
+        times += [write_end[j] for j in range(J) if st[j] == "writing"]
+        times += [hold_start[j] for j in range(J) if st[j] == "held"]
+        t = min(times)
+        for j in range(J):
+            if st[j] == "future" and submit[j] <= t:
+                st[j] = "waiting"
+            elif st[j] == "running" and end[j] <= t:
+                st[j], finish[j] = "done", t
+                saved[j] = runtime[j]
+        for b in range(J):
+            if st[b] == "writing" and write_end[b] <= t:
+                st[b] = "waiting"  # back in the queue; its nodes go to the held RTJ
+                taken[claim.pop(b)] += nodes[b]
+        for j in range(J):
+            if st[j] == "held" and hold_start[j] <= t:
+                del taken[j]
+                begin(j, t)
+        schedule(t)
+    return start, finish, npre

@@ -10,7 +10,7 @@ import pytest
 from conftest import SHARED_TRACES
 from hypothesis import given
 from hypothesis import strategies as st
-from naive import naive_check_realtime, naive_milp_brute_force
+from naive import naive_check_realtime, naive_milp_brute_force, naive_realtime
 
 import moga
 from moga.realtime import (
@@ -122,6 +122,22 @@ def test_every_schedule_passes_the_independent_checker(rj, scheme, kind, improve
     if scheme != "preempt":
         assert r.n_preempted.sum() == 0
     assert np.all(r.n_preempted[rj.rtj] == 0)
+
+
+@given(rj=workloads(max_jobs=18), scheme=st.sampled_from(["baseline", "highpq", "preempt"]),
+       kind=st.sampled_from(CHECKPOINTS), improved=st.booleans(),
+       interval=st.sampled_from([3.0, 30.0, 3600.0]))
+def test_simulator_equals_its_plain_twin(rj, scheme, kind, improved, interval):
+    ck = Checkpointing(kind, sys_interval=interval, app_overhead=0.3)
+    r = simulate(rj, scheme, ck, improved)
+    w, rd, iv = ck.costs(rj)
+    start, finish, npre = naive_realtime(
+        rj.submit.tolist(), rj.runtime.tolist(), rj.nodes.tolist(), rj.rtj.tolist(),
+        rj.cls.tolist(), rj.machine.nodes, scheme, kind, w.tolist(), rd.tolist(), iv.tolist(),
+        improved)
+    np.testing.assert_allclose(r.start, start, rtol=1e-12)
+    np.testing.assert_allclose(r.finish, finish, rtol=1e-12)
+    assert r.n_preempted.tolist() == npre
 
 
 def test_preemption_brings_rtj_slowdown_near_one():
