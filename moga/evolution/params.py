@@ -35,8 +35,12 @@ class GAParams:
     ----------
     pop_size, n_gen : int
         Population size and number of generations.
-    prob_order_crossover, prob_blacklist_crossover : float
-        Probability that a mating crosses the order / blacklist parts.
+    prob_order_crossover, prob_blacklist_crossover : float or None
+        Probability that a mating crosses the order / blacklist parts. None
+        (default): the algorithm's own value, 0.5 for MOGA (:func:`moga.run`;
+        with neighbourhood mating, a child of two close parents that copies one
+        and mutates it is as likely to land on the front as a crossed one, and
+        cheaper to make good) and 0.9 for GA-MF and the value GA, as published.
     blacklist_crossover : {"uniform", "blend"}
     order_crossover : {"ox1", "prefix"}
         OX1 or the one-point order crossover (:class:`ScheduleCrossover`).
@@ -57,12 +61,21 @@ class GAParams:
         submit order.
     seed_levels : tuple of float
         Blacklist levels of that seeding grid.
+    mating_neighbours : int
+        MOGA only: the second parent of a mating is one of the first parent's
+        ``mating_neighbours`` nearest individuals in objective space
+        (:class:`~moga.evolution.mating.NeighbourSelection`); 0 restores
+        NSGA-II's independent binary tournaments.
+    archive_size : int
+        MOGA only: the run keeps the best ``archive_size`` non-dominated points
+        it has evaluated (:class:`~moga.evolution.archive.ParetoArchive`) and
+        returns them as its front; 0 returns NSGA-II's final first front.
     """
 
     pop_size: int = 100
     n_gen: int = 200
-    prob_order_crossover: float = 0.9
-    prob_blacklist_crossover: float = 0.9
+    prob_order_crossover: float | None = None
+    prob_blacklist_crossover: float | None = None
     blacklist_crossover: str = "uniform"
     order_crossover: str = "prefix"
     blend_alpha: float = 0.5
@@ -73,9 +86,12 @@ class GAParams:
     seeded: bool = True
     seed_levels: tuple = (0.0, 0.5, 1.0)
     seed_heuristics: bool = True
+    archive_size: int = 200
+    mating_neighbours: int = 10
 
     def __post_init__(self):
-        for name, low in (("pop_size", 2), ("n_gen", 1)):
+        for name, low in (("pop_size", 2), ("n_gen", 1), ("archive_size", 0),
+                          ("mating_neighbours", 0)):
             v = getattr(self, name)
             # A float (10.0 from a TOML file) is refused: pymoo needs a true int.
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
@@ -84,7 +100,7 @@ class GAParams:
         for name in ("prob_order_crossover", "prob_blacklist_crossover", "blend_alpha",
                      "order_mutation_rate", "blacklist_mutation_rate", "cluster_rate"):
             v = getattr(self, name)
-            if v is None and name.endswith("_rate"):
+            if v is None and (name.endswith("_rate") or name.startswith("prob_")):
                 continue
             if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) \
                     or not math.isfinite(v):
@@ -113,9 +129,15 @@ class GAParams:
         # The operators validate the rest; build them once to fail early with their messages.
         self.operators()
 
-    def operators(self):
-        """``(crossover, mutation)`` configured by these parameters."""
-        return (ScheduleCrossover(self.prob_order_crossover, self.prob_blacklist_crossover,
+    def operators(self, crossover_prob: float = 0.9):
+        """``(crossover, mutation)`` configured by these parameters.
+
+        ``crossover_prob`` is the algorithm's default for crossover
+        probabilities left at None.
+        """
+        po, pb = (crossover_prob if p is None else p
+                  for p in (self.prob_order_crossover, self.prob_blacklist_crossover))
+        return (ScheduleCrossover(po, pb,
                                   self.blacklist_crossover, self.blend_alpha,
                                   order=self.order_crossover),
                 ScheduleMutation(self.order_mutation_rate, self.blacklist_mutation_rate,

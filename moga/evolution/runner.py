@@ -18,6 +18,8 @@ from ..metrics import normalized_hypervolume
 from ..model.jobset import JobSet
 from ..model.platform import Federation
 from ..results import SearchResult
+from .archive import ParetoArchive
+from .mating import NeighbourSelection
 from .operators import ScheduleDuplicateElimination, ScheduleSampling
 from .params import GAParams, check_seed
 from .problem import SchedulingProblem, _use_blacklist
@@ -26,6 +28,8 @@ __all__ = ["GAParams", "RunResult", "run", "HV_FACTOR"]
 
 #: The hypervolume reference point is this factor times the submit-order objectives.
 HV_FACTOR = 1.1
+#: MOGA's crossover probabilities when :class:`GAParams` leaves them at None.
+MOGA_CROSSOVER_PROB = 0.5
 
 
 @dataclass(kw_only=True)
@@ -101,15 +105,22 @@ class _Stagnation(Termination):
 
 
 class _History(Callback):
-    def __init__(self, reference, t0, on_generation=None):
+    def __init__(self, reference, t0, on_generation=None, archive=None):
         super().__init__()
         self.reference = reference
         self.t0 = t0
         self.rows = []
         self.on_generation = on_generation
+        self.archive = archive
 
     def notify(self, algorithm):
-        F = algorithm.opt.get("F")
+        if self.archive is not None:
+            # The offspring just evaluated (the initial population at generation 1).
+            off = algorithm.off if algorithm.off is not None else algorithm.pop
+            self.archive.update(off.get("F"), off.get("X"))
+            F = self.archive.F
+        else:
+            F = algorithm.opt.get("F")
         hv = normalized_hypervolume(F, self.reference, HV_FACTOR)
         self.rows.append((algorithm.n_gen, algorithm.evaluator.n_eval, hv, len(F),
                           time.perf_counter() - self.t0))
@@ -200,9 +211,13 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         raise ValueError(f"the submit-order objectives must be > 0 to normalise, got {reference}")
     problem.decode_seconds, problem.n_decoded = 0.0, 0
 
-    crossover, mutation = params.operators()
+    crossover, mutation = params.operators(crossover_prob=MOGA_CROSSOVER_PROB)
+    extra = {}
+    if params.mating_neighbours:
+        extra["selection"] = NeighbourSelection(params.mating_neighbours)
     algorithm = NSGA2(
         pop_size=params.pop_size,
+        **extra,
         sampling=ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
                                   initial=initial, heuristics=params.seed_heuristics),
         crossover=crossover,
@@ -210,7 +225,13 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         eliminate_duplicates=ScheduleDuplicateElimination(),
     )
     t0 = time.perf_counter()
-    history = _History(reference, t0, on_generation)
+    archive = None
+    if params.archive_size:
+        if params.archive_size < 2 * len(objectives):
+            raise ValueError(f"archive_size must be 0 or >= {2 * len(objectives)} (two points "
+                             f"per objective), got {params.archive_size}")
+        archive = ParetoArchive(params.archive_size, reference)
+    history = _History(reference, t0, on_generation, archive)
     stops = [MaximumGenerationTermination(params.n_gen)]
     if time_limit is not None:
         stops.append(TimeBasedTermination(float(time_limit)))
@@ -222,7 +243,10 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                    callback=history, verbose=verbose, progress=progress, save_history=False)
     wall = time.perf_counter() - t0
 
-    F, X = np.atleast_2d(res.F), np.atleast_2d(res.X)
+    if archive is not None:
+        F, X = archive.F, archive.X
+    else:
+        F, X = np.atleast_2d(res.F), np.atleast_2d(res.X)
     # One chromosome per distinct objective vector, sorted by the first objective.
     _, first = np.unique(F, axis=0, return_index=True)
     idx = first[np.lexsort(F[first].T[::-1])]

@@ -1,0 +1,121 @@
+"""A bounded archive of the best non-dominated individuals a run has seen.
+
+NSGA-II keeps at most ``pop_size`` individuals and, once its first front
+outgrows the population, truncates it by crowding distance alone: a
+non-dominated point can be dropped and later be dominated by nothing the
+population still holds, so the final population may be worse than something
+the run once evaluated (a seeded heuristic's point, for instance). The archive
+keeps every non-dominated objective vector seen, up to ``capacity``; beyond
+that it drops, one at a time, the point whose exclusive hypervolume
+contribution is smallest (the extremes of each objective are never dropped),
+which is the subset that keeps the most hypervolume greedily.
+"""
+
+from __future__ import annotations
+
+import moocore
+import numpy as np
+
+__all__ = ["ParetoArchive"]
+
+
+class ParetoArchive:
+    """Non-dominated objective vectors with their chromosomes, at most ``capacity`` of them.
+
+    Parameters
+    ----------
+    capacity : int
+        Most points kept (>= 2 per objective, so that the extremes fit).
+    scale : array_like (m,)
+        Positive objective scales; contributions are computed on ``F / scale``
+        so that objectives in joules and in seconds weigh alike.
+
+    Attributes
+    ----------
+    F : ndarray (n, m)
+        The archived objective vectors, one per distinct vector.
+    X : ndarray (n, n_var)
+        Their chromosomes (the first one seen for each vector).
+    """
+
+    def __init__(self, capacity: int, scale):
+        scale = np.asarray(scale, dtype=float)
+        if scale.ndim != 1 or scale.size < 1 or np.any(~np.isfinite(scale)) or np.any(scale <= 0):
+            raise ValueError(f"scale must be positive finite numbers, got {scale}")
+        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) \
+                or capacity < 2 * scale.size:
+            raise ValueError(f"capacity must be an integer >= {2 * scale.size} "
+                             f"(two per objective), got {capacity!r}")
+        self.capacity = int(capacity)
+        self.scale = scale
+        self.F = np.empty((0, scale.size))
+        self.X = None
+
+    def __len__(self) -> int:
+        return len(self.F)
+
+    def update(self, F, X) -> None:
+        """Merge candidates ``F`` (n, m) with chromosomes ``X`` (n, n_var)."""
+        F = np.atleast_2d(np.asarray(F, dtype=float))
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        if F.shape[1] != self.scale.size or len(F) != len(X):
+            raise ValueError(f"F must be (n, {self.scale.size}) with one row of X per row, "
+                             f"got F {F.shape} and X {X.shape}")
+        if len(F) == 0:
+            return
+        n_old = len(self.F)
+        allF = np.vstack([self.F, F])
+        # Archived points come first, so an equal vector keeps its archived chromosome.
+        _, first = np.unique(allF, axis=0, return_index=True)
+        idx = np.sort(first)
+        idx = idx[np.asarray(moocore.is_nondominated(allF[idx], keep_weakly=False))]
+        if len(idx) > self.capacity:
+            idx = idx[_truncate(allF[idx] / self.scale, self.capacity)]
+        # Only the kept chromosomes are copied: X rows can be long (J * (K + 1) values).
+        old, new = idx[idx < n_old], idx[idx >= n_old] - n_old
+        self.F = allF[idx]
+        self.X = X[new] if self.X is None else np.vstack([self.X[old], X[new]])
+
+
+def _truncate(G, capacity) -> np.ndarray:
+    """Indices of ``capacity`` points of the non-dominated set ``G`` kept by dropping, one
+    at a time, the least exclusive-hypervolume contributor (extremes protected)."""
+    n, m = G.shape
+    alive = np.ones(n, dtype=bool)
+    protected = np.zeros(n, dtype=bool)
+    protected[np.argmin(G, axis=0)] = True
+    ref = G.max(axis=0) + 0.1 * np.maximum(np.ptp(G, axis=0), 1e-12)
+    if m == 2:
+        # Sorted by the first objective, the second decreases: a point's
+        # contribution is the rectangle its two neighbours leave it.
+        order = np.argsort(G[:, 0], kind="stable")
+        S = G[order]
+        prev = np.arange(-1, n - 1)
+        nxt = np.arange(1, n + 1)
+
+        def contribution(i):
+            right = S[nxt[i], 0] if nxt[i] < n else ref[0]
+            up = S[prev[i], 1] if prev[i] >= 0 else ref[1]
+            return (right - S[i, 0]) * (up - S[i, 1])
+
+        contrib = np.array([contribution(i) for i in range(n)])
+        contrib[protected[order]] = np.inf
+        for _ in range(n - capacity):
+            i = int(np.argmin(contrib))
+            alive[order[i]] = False
+            contrib[i] = np.inf
+            p, q = prev[i], nxt[i]
+            if p >= 0:
+                nxt[p] = q
+            if q < n:
+                prev[q] = p
+            for j in (p, q):
+                if 0 <= j < n and np.isfinite(contrib[j]):
+                    contrib[j] = contribution(j)
+        return np.flatnonzero(alive)
+    while alive.sum() > capacity:
+        idx = np.flatnonzero(alive)
+        c = np.asarray(moocore.hv_contributions(G[idx], ref=ref), dtype=float)
+        c[protected[idx]] = np.inf
+        alive[idx[int(np.argmin(c))]] = False
+    return np.flatnonzero(alive)
