@@ -1239,3 +1239,69 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
                 begin(j, t)
         schedule(t)
     return start, finish, npre
+
+
+def naive_hypervolume_2d(points, ref):
+    """Area dominated by ``points`` (minimisation) and bounded by ``ref``: sum of the
+    vertical strips between consecutive first-objective values."""
+    pts = sorted((float(a), float(b)) for a, b in points if a < ref[0] and b < ref[1])
+    area = 0.0
+    for i, (a, _) in enumerate(pts):
+        right = pts[i + 1][0] if i + 1 < len(pts) else ref[0]
+        best = min(b for x, b in pts if x <= a)
+        area += (right - a) * (ref[1] - best)
+    return area
+
+
+def naive_archive(batches, capacity, scale, hv=None):
+    """The archive after merging ``batches`` (a list of (F, X)) one by one.
+
+    Keep the distinct, non-dominated vectors (the first chromosome seen for each);
+    above ``capacity``, drop one at a time the point whose removal loses the least
+    hypervolume (``hv(points, ref)``, by default the 2-D one above), never a point
+    with the smallest value of an objective; ties go to the point with the smaller
+    first objective. The reference point, fixed for one merge, lies 10% of the spread
+    beyond the worst value of the merged points.
+    """
+    hv = hv or naive_hypervolume_2d
+    kept = []
+    for F, X in batches:
+        for f, x in zip(F, X, strict=True):
+            f = tuple(float(v) for v in f)
+            if any(g == f for g, _ in kept):
+                continue
+            kept.append((f, x))
+        kept = [(f, x) for f, x in kept
+                if not any(all(a <= b for a, b in zip(g, f, strict=True)) and g != f
+                           for g, _ in kept)]
+        G = [tuple(v / s for v, s in zip(f, scale, strict=True)) for f, _ in kept]
+        m = len(G[0])
+        worst = [max(g[d] for g in G) for d in range(m)]
+        spread = [max(worst[d] - min(g[d] for g in G), 1e-12) for d in range(m)]
+        ref = [worst[d] + 0.1 * spread[d] for d in range(m)]
+        while len(kept) > capacity:
+            G = [tuple(v / s for v, s in zip(f, scale, strict=True)) for f, _ in kept]
+            extremes = {min(range(len(G)), key=lambda i, d=d: G[i][d]) for d in range(m)}
+            total = hv(G, ref)
+            loss = [(total - hv(G[:i] + G[i + 1:], ref), G[i][0], i)
+                    for i in range(len(G)) if i not in extremes]
+            _, _, drop = min(loss)
+            kept.pop(drop)
+    return kept
+
+
+def naive_nearest_neighbours(F, k):
+    """Each row's ``k`` nearest other rows, objectives scaled to [0, 1] (ties: lower index)."""
+    F = [list(map(float, f)) for f in F]
+    n, m = len(F), len(F[0])
+    k = max(1, min(k, n - 1))
+    lo = [min(f[d] for f in F) for d in range(m)]
+    hi = [max(f[d] for f in F) for d in range(m)]
+    G = [[(f[d] - lo[d]) / (hi[d] - lo[d] if hi[d] > lo[d] else 1.0) for d in range(m)]
+         for f in F]
+    out = []
+    for i in range(n):
+        dist = sorted((sum((G[i][d] - G[j][d]) ** 2 for d in range(m)), j)
+                      for j in range(n) if j != i)
+        out.append([j for _, j in dist[:k]])
+    return out

@@ -1,0 +1,146 @@
+"""The run's archive and its neighbourhood mating equal their plain-Python twins."""
+
+from __future__ import annotations
+
+import moocore
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from naive import naive_archive, naive_hypervolume_2d, naive_nearest_neighbours
+from pymoo.core.population import Population
+
+import moga
+from moga.evolution.archive import ParetoArchive
+from moga.evolution.mating import NeighbourSelection, nearest_neighbours
+
+
+def _front(rng, n, m=2):
+    """``n`` random points, many of them non-dominated (on a noisy simplex)."""
+    w = rng.dirichlet(np.ones(m), n)
+    return w + 0.05 * rng.random((n, m))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), capacity=st.integers(4, 12),
+       sizes=st.lists(st.integers(1, 15), min_size=1, max_size=4))
+def test_archive_equals_its_twin_in_two_objectives(seed, capacity, sizes):
+    rng = np.random.default_rng(seed)
+    scale = np.array([2.0, 0.5])
+    batches = []
+    for n in sizes:
+        F = _front(rng, n) * scale
+        if n > 2:
+            F[1] = F[0]  # an equal vector: the first chromosome seen is kept
+        batches.append((F, rng.random((n, 3))))
+    arch = ParetoArchive(capacity, scale)
+    for F, X in batches:
+        arch.update(F, X)
+    twin = naive_archive(batches, capacity, scale)
+    got = sorted((tuple(f), tuple(x)) for f, x in zip(arch.F, arch.X, strict=True))
+    want = sorted((f, tuple(x)) for f, x in twin)
+    assert got == want
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), capacity=st.integers(6, 10))
+def test_archive_equals_its_twin_in_three_objectives(seed, capacity):
+    rng = np.random.default_rng(seed)
+    F = _front(rng, 25, 3)
+
+    def hv(points, ref):
+        return float(moocore.hypervolume(np.array(points), ref=np.array(ref)))
+
+    arch = ParetoArchive(capacity, np.ones(3))
+    X = np.arange(25.0)[:, None]
+    arch.update(F, X)
+    twin = naive_archive([(F, X)], capacity, np.ones(3), hv=hv)
+    assert sorted(map(tuple, arch.F)) == sorted(f for f, _ in twin)
+
+
+def test_two_dimensional_hypervolume_twin_agrees_with_moocore():
+    rng = np.random.default_rng(3)
+    F = _front(rng, 30)
+    ref = np.array([1.2, 1.2])
+    assert naive_hypervolume_2d(F, ref) == pytest.approx(
+        float(moocore.hypervolume(F, ref=ref)), rel=1e-12)
+
+
+def test_archive_keeps_the_extremes_and_refuses_bad_input():
+    arch = ParetoArchive(4, [1.0, 1.0])
+    F = np.array([[0.0, 1.0], [0.1, 0.5], [0.2, 0.45], [0.5, 0.2], [0.55, 0.19], [1.0, 0.0]])
+    arch.update(F, np.arange(6.0)[:, None])
+    assert len(arch) == 4
+    assert {0.0, 1.0} <= set(arch.F[:, 0])
+    with pytest.raises(ValueError, match="capacity"):
+        ParetoArchive(3, [1.0, 1.0])
+    with pytest.raises(ValueError, match="scale"):
+        ParetoArchive(10, [1.0, 0.0])
+    with pytest.raises(ValueError, match="one row of X"):
+        arch.update(F, np.zeros((2, 1)))
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 25), k=st.integers(1, 30))
+def test_nearest_neighbours_equal_their_twin(seed, n, k):
+    rng = np.random.default_rng(seed)
+    F = np.round(rng.random((n, 2)) * 8) / 8  # coarse values: ties in distance happen
+    assert nearest_neighbours(F, k).tolist() == naive_nearest_neighbours(F, k)
+
+
+def test_neighbour_selection_pairs_a_tournament_winner_with_a_neighbour():
+    rng = np.random.default_rng(0)
+    F = _front(rng, 40)
+    pop = Population.new(F=F)
+    rank = rng.integers(0, 3, 40)
+    crowd = rng.random(40)
+    for i, ind in enumerate(pop):
+        ind.set("rank", rank[i])
+        ind.set("crowding", crowd[i])
+    sel = NeighbourSelection(5)
+    P = sel._do(None, pop, 200, 2, random_state=np.random.default_rng(7))
+    # The same draws, by hand.
+    rs = np.random.default_rng(7)
+    a, b = rs.integers(0, 40, 200), rs.integers(0, 40, 200)
+    pick = rs.integers(0, 5, 200)
+    nb = naive_nearest_neighbours(F, 5)
+    for s in range(200):
+        x, y = a[s], b[s]
+        y_wins = rank[y] < rank[x] or (rank[y] == rank[x] and crowd[y] > crowd[x])
+        first = y if y_wins else x
+        assert P[s].tolist() == [first, nb[first][pick[s]]]
+    with pytest.raises(ValueError, match="neighbours"):
+        NeighbourSelection(0)
+
+
+@pytest.fixture(scope="module")
+def small():
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(n_jobs=80, federation=fed)
+    return js, fed
+
+
+def test_archive_front_weakly_dominates_the_final_population(small):
+    js, fed = small
+    # The archive only watches the search: both runs evolve the same populations.
+    plain = moga.run(js, fed, pop_size=20, n_gen=15, seed=4, params={"archive_size": 0})
+    kept = moga.run(js, fed, pop_size=20, n_gen=15, seed=4, params={"archive_size": 10_000})
+    for f in plain.F:
+        assert np.any(np.all(kept.F <= f, axis=1))
+    assert kept.hv >= plain.hv
+    # Nothing is ever dropped below capacity, so the hypervolume never falls.
+    assert np.all(np.diff(kept.history["hv"]) >= 0)
+    small_arch = moga.run(js, fed, pop_size=20, n_gen=15, seed=4, params={"archive_size": 6})
+    assert len(small_arch.F) <= 6
+    with pytest.raises(ValueError, match="archive_size"):
+        moga.run(js, fed, pop_size=20, n_gen=2, params={"archive_size": 3})
+
+
+def test_crossover_probabilities_default_per_algorithm():
+    p = moga.GAParams()
+    assert p.prob_order_crossover is None and "prob_order_crossover" not in p.to_dict()
+    cx, _ = p.operators()
+    assert (cx.prob_order, cx.prob_blacklist) == (0.9, 0.9)
+    cx, _ = p.operators(crossover_prob=0.5)
+    assert (cx.prob_order, cx.prob_blacklist) == (0.5, 0.5)
+    cx, _ = p.replace(prob_order_crossover=0.7).operators(crossover_prob=0.5)
+    assert (cx.prob_order, cx.prob_blacklist) == (0.7, 0.5)
