@@ -205,6 +205,90 @@ def test_seeded_moga_front_covers_the_heuristics_in_release_mode(default_fed):
         assert np.any(np.all(r.F <= point * (1 + 1e-12), axis=1)), name
 
 
+def test_allocation_blacklist_allows_exactly_the_allocation():
+    from moga.evolution.seeding import allocation_blacklist
+
+    nodes = np.array([1, 3, 7, 48, 96])
+    alloc = np.array([[0, 1, 2, 48, 95], [1, 3, 7, 0, 1]])
+    bl = allocation_blacklist(alloc, nodes)
+    np.testing.assert_array_equal(nodes - np.floor(bl * nodes), alloc)
+    with pytest.raises(ValueError, match="alloc"):
+        allocation_blacklist(alloc[:, :3], nodes)
+    with pytest.raises(ValueError, match="alloc entries"):
+        allocation_blacklist(alloc + 1, nodes)
+
+
+def _seed_matches_or_starts_a_job_earlier(js, fed, name, model):
+    """Decode heuristic ``name``'s allocation seed in order against the heuristic itself:
+    the same schedule, or the first job (in the seed's order) whose start differs starts
+    *earlier* than the heuristic started it (a job EASY held back for a reservation)."""
+    from moga.baselines import heuristic
+    from moga.evolution.seeding import heuristic_seeds
+
+    order, bl = heuristic_seeds(js, fed, model, names=(name,))[name]
+    h = heuristic(js, fed, name, model)
+    s = moga.evaluate(js, fed, order, bl, model=model)
+    if np.array_equal(s.start, h.start):
+        np.testing.assert_array_equal(s.alloc, h.alloc)
+        assert (s.makespan, s.energy) == (h.makespan, h.energy)
+        return True
+    differ = order[s.start[order] != h.start[order]]
+    assert s.start[differ[0]] < h.start[differ[0]]
+    return False
+
+
+@pytest.mark.parametrize("name", ["EASY", "EASY-greenest", "FCFS-greenest"])
+@pytest.mark.parametrize("model", ["fluid", "at_start"])
+def test_allocation_seeds_reproduce_the_heuristics_on_the_bundled_month(default_fed, name,
+                                                                        model):
+    tr = moga.load_default()
+    exact = [_seed_matches_or_starts_a_job_earlier(
+        tr.jobset(start=start, n_jobs=500, federation=default_fed, batch=batch), default_fed,
+        name, model) for start in (0, 1500) for batch in (True, False)]
+    assert all(exact), exact
+
+
+def test_allocation_seeds_match_or_start_a_job_earlier_on_random_instances():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from moga.model.jobset import JobSet
+    from moga.model.platform import Federation
+
+    seen = {True: 0, False: 0}
+
+    @given(seed=st.integers(0, 2**32 - 1), J=st.integers(2, 25),
+           name=st.sampled_from(["EASY", "EASY-greenest", "FCFS-greenest"]),
+           model=st.sampled_from(["fluid", "at_start"]))
+    def check(seed, J, name, model):
+        rng = np.random.default_rng(seed)
+        nodes = rng.integers(1, 6, 3)
+        fed = Federation.from_clusters([
+            {"name": n, "nodes": int(c), "speed": v, "power_busy": p, "power_idle": 10.0,
+             "link": 50.0}
+            for n, c, v, p in zip("abc", nodes, (1.6, 1.0, 0.8), (290.0, 70.0, 40.0),
+                                  strict=True)])
+        js = JobSet.from_arrays(release=np.sort(rng.integers(0, 30, J)).astype(float),
+                                tasks=rng.integers(1, int(fed.nodes.sum()) + 1, J),
+                                runtime=rng.integers(1, 40, J).astype(float),
+                                sigma=rng.uniform(0, 1, J), bw=rng.uniform(0, 40, J))
+        seen[_seed_matches_or_starts_a_job_earlier(js, fed, name, model)] += 1
+
+    check()
+    assert seen[True] > 0
+
+
+def test_seeded_moga_front_covers_every_heuristic_in_batch_mode(default_fed):
+    from moga.baselines import heuristic
+
+    js = moga.load_default().jobset(start=1500, n_jobs=400, federation=default_fed)
+    r = moga.run(js, default_fed, pop_size=40, n_gen=3, seed=2)
+    for name in ("FCFS", "EASY", "FCFS-greenest", "EASY-greenest"):
+        h = heuristic(js, default_fed, name)
+        point = np.array([h.makespan, h.energy])
+        assert np.any(np.all(r.F <= point * (1 + 1e-12), axis=1)), name
+
+
 def test_old_keywords_still_work_with_a_warning(setup):
     js, fed = setup
     with pytest.warns(DeprecationWarning, match="use_blacklist"):

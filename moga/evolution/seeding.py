@@ -14,11 +14,29 @@ with the empty blacklist and with uniform grid blacklists
 ``least-work``      smallest ``tasks x runtime`` first; ``most-work``: largest
 ==================  ==========================================================
 
-Ties keep the submit order. Under the in-order decoder a start order decodes
-to a schedule at least as early for every job up to the first one that starts
-earlier than in the heuristic's schedule, not to the same schedule (a job that
-fits earlier starts earlier); ``moga.run(..., backfill="easy")`` searches over
-EASY queue orders instead, where the submit order gives EASY exactly.
+Ties keep the submit order. Under the in-order decoder a start order alone
+decodes to a schedule at least as early for every job up to the first one that
+starts earlier than in the heuristic's schedule, not to the same schedule (a
+job that fits earlier starts earlier, on other clusters or nodes than the
+heuristic gave it). :func:`heuristic_seeds` therefore also pairs the start
+orders of the heuristics that the empty blacklist does not reproduce
+(``EASY``, ``EASY-greenest``, ``FCFS-greenest``) with their *allocation
+blacklists* (:func:`allocation_blacklist`): job j may use exactly the nodes
+the heuristic gave it on each cluster, and none elsewhere. Decoded in order,
+such a seed gives the heuristic's schedule unless some job can start before
+its heuristic start time on those nodes, which only EASY's reservation can
+have forbidden; but with run times known exactly, a job that the head's
+reservation keeps waiting stays waiting until that head starts (the shadow
+time stays put and the spare nodes only shrink), so the head comes first in
+the start order and the in-order decoder, which never starts a job before
+its predecessor, cannot start the job earlier either. Where finish times move
+after a start (the fluid model's link saturation, power caps), the first
+job whose start differs starts earlier than in the heuristic. The tests check
+both statements; every monthly job-set of the shared traces that
+``benchmarks/quality.py`` measures was reproduced exactly. With the run's archive, a seed that reproduces a
+heuristic puts its point, or a better one, on the final front.
+``moga.run(..., backfill="easy")`` searches over EASY queue orders instead,
+where the submit order gives EASY exactly.
 """
 
 from __future__ import annotations
@@ -29,15 +47,66 @@ from ..model.jobset import JobSet
 from ..model.platform import Federation
 from ..model.schedule import evaluate
 
-__all__ = ["HEURISTIC_ORDERS", "heuristic_orders"]
+__all__ = ["HEURISTIC_ORDERS", "ALLOCATION_SEEDS", "heuristic_orders", "heuristic_seeds",
+           "allocation_blacklist"]
 
 #: Names of the seeded orders, in the order they enter the population.
 HEURISTIC_ORDERS = ("FCFS", "EASY", "EASY-greenest", "SJF", "LJF", "widest", "narrowest",
                     "least-work", "most-work")
+#: Heuristics seeded with their allocation blacklists: name -> (backfill, rule).
+ALLOCATION_SEEDS = {"EASY": ("easy", "fastest"), "EASY-greenest": ("easy", "greenest"),
+                    "FCFS-greenest": ("none", "greenest")}
 
 
 def _by(key, submit_rank):
     return np.lexsort((submit_rank, key)).astype(np.int64)
+
+
+def allocation_blacklist(alloc, nodes) -> np.ndarray:
+    """The blacklist that allows job j exactly ``alloc[j, k]`` nodes of cluster k.
+
+    ``floor(beta * N_k)`` nodes are barred (docs/design.md §5), so
+    ``beta = (N_k - x + 1/2) / N_k`` bars ``N_k - x`` of them whatever the
+    rounding of the division; an unused cluster gets 1 (all barred).
+
+    Parameters
+    ----------
+    alloc : array_like of int, shape (J, K)
+        Tasks of each job on each cluster (a :class:`~moga.Schedule`'s ``alloc``).
+    nodes : array_like of int, shape (K,)
+
+    Returns
+    -------
+    ndarray, shape (J, K)
+    """
+    alloc = np.asarray(alloc)
+    nodes = np.asarray(nodes, dtype=float)
+    if alloc.ndim != 2 or alloc.shape[1] != nodes.size:
+        raise ValueError(f"alloc must be (J, {nodes.size}), got shape {alloc.shape}")
+    if np.any(alloc < 0) or np.any(alloc > nodes):
+        raise ValueError("alloc entries must lie in [0, nodes of their cluster]")
+    return np.where(alloc > 0, np.minimum(1.0, (nodes - alloc + 0.5) / nodes), 1.0)
+
+
+def heuristic_seeds(js: JobSet, fed: Federation, model: str = "fluid",
+                    names=tuple(ALLOCATION_SEEDS)) -> dict:
+    """``{name: (order, blacklist)}``: start order and allocation blacklist of each heuristic.
+
+    See the module docstring; ``names`` are keys of :data:`ALLOCATION_SEEDS`.
+    """
+    J = len(js)
+    rank = np.empty(J, dtype=np.int64)
+    rank[np.lexsort((np.arange(J), js.release))] = np.arange(J)
+    submit = np.lexsort((np.arange(J), js.release)).astype(np.int64)
+    out = {}
+    for name in names:
+        if name not in ALLOCATION_SEEDS:
+            raise ValueError(f"unknown allocation seed {name!r}; choose from "
+                             f"{list(ALLOCATION_SEEDS)}")
+        backfill, rule = ALLOCATION_SEEDS[name]
+        s = evaluate(js, fed, submit, None, model=model, backfill=backfill, rule=rule)
+        out[name] = (_by(s.start, rank), allocation_blacklist(s.alloc, fed.nodes))
+    return out
 
 
 def heuristic_orders(js: JobSet, fed: Federation, model: str = "fluid",
