@@ -49,7 +49,14 @@ class ParetoArchive:
         self.capacity = int(capacity)
         self.scale = scale
         self.F = np.empty((0, scale.size))
-        self.X = None
+        # One independent row per point: a merge copies only the new points' rows
+        # (a row of a 55,000-job set holds 275,000 values).
+        self._rows = []
+
+    @property
+    def X(self) -> np.ndarray | None:
+        """The archived chromosomes, one row per point of ``F`` (None while empty)."""
+        return np.vstack(self._rows) if self._rows else None
 
     def __len__(self) -> int:
         return len(self.F)
@@ -71,10 +78,9 @@ class ParetoArchive:
         idx = idx[np.asarray(moocore.is_nondominated(allF[idx], keep_weakly=False))]
         if len(idx) > self.capacity:
             idx = idx[_truncate(allF[idx] / self.scale, self.capacity)]
-        # Only the kept chromosomes are copied: X rows can be long (J * (K + 1) values).
         old, new = idx[idx < n_old], idx[idx >= n_old] - n_old
         self.F = allF[idx]
-        self.X = X[new] if self.X is None else np.vstack([self.X[old], X[new]])
+        self._rows = [self._rows[i] for i in old] + [X[i].copy() for i in new]
 
 
 def _truncate(G, capacity) -> np.ndarray:
