@@ -68,10 +68,8 @@ class ScheduleSampling(Sampling):
     Parameters
     ----------
     seeded : bool
-        Include seeded individuals (at most half the population): first the
-        start orders of EASY, EASY-greenest and FCFS-greenest with their
-        allocation blacklists (:func:`moga.evolution.seeding.heuristic_seeds`),
-        then every seed order with the empty blacklist, then the FCFS and EASY orders with
+        Include seeded individuals (at most half the population): first every
+        seed order with the empty blacklist, then the FCFS and EASY orders with
         the uniform blacklists of :func:`seed_blacklists`, then the other seed
         orders with them (each group in a random order drawn from the run's
         seed).
@@ -105,17 +103,6 @@ class ScheduleSampling(Sampling):
 
         return heuristic_orders(js, fed, model=getattr(problem, "model", "fluid"))
 
-    def seed_allocations(self, problem, J, K):
-        """``{name: (order, blacklist)}``: heuristics' start orders with their allocation
-        blacklists (:func:`moga.evolution.seeding.heuristic_seeds`); empty without a
-        blacklist part, a job-set or heuristic seeding."""
-        js, fed = getattr(problem, "jobset", None), getattr(problem, "federation", None)
-        if not self.heuristics or K == 0 or js is None or fed is None:
-            return {}
-        from .seeding import heuristic_seeds
-
-        return heuristic_seeds(js, fed, model=getattr(problem, "model", "fluid"))
-
     def _do(self, problem, n_samples, *args, random_state=None, **kwargs):
         J, K = _dims(problem)
         rows = []
@@ -133,21 +120,20 @@ class ScheduleSampling(Sampling):
                 speed = problem.federation.speed if hasattr(problem, "federation") else np.ones(K)
                 bls = seed_blacklists(J, speed, self.levels)
             names = list(orders)
-            allocated = [(o, bl) for o, bl in self.seed_allocations(problem, J, K).values()]
-            first = allocated + [(orders[n], bls[0]) for n in names]
+            first = [(n, 0) for n in names]
             main = [n for n in names if n in ("FCFS", "EASY")]
             rest = [n for n in names if n not in main]
             tiers = [first]
             for group in (main, rest):
-                pairs = [(orders[n], bls[b]) for n in group for b in range(1, len(bls))]
+                pairs = [(n, b) for n in group for b in range(1, len(bls))]
                 tiers.append([pairs[i] for i in random_state.permutation(len(pairs))])
             picked = [pair for tier in tiers for pair in tier]
             n_seed = min(len(picked), max(1, n_samples // 2), n_left)
             picked = picked[:n_seed]
             seeds = np.empty((n_seed, J + J * K))
-            for i, (order, bl) in enumerate(picked):
-                seeds[i, :J] = order
-                seeds[i, J:] = bl.reshape(-1)
+            for i, (n, b) in enumerate(picked):
+                seeds[i, :J] = orders[n]
+                seeds[i, J:] = bls[b].reshape(-1)
             rows.append(seeds)
         n_rand = n_samples - sum(len(r) for r in rows)
         if n_rand > 0:

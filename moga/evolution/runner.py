@@ -231,6 +231,16 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
             raise ValueError(f"archive_size must be 0 or >= {2 * len(objectives)} (two points "
                              f"per objective), got {params.archive_size}")
         archive = ParetoArchive(params.archive_size, reference)
+        if params.seeded and params.seed_heuristics and use_blacklist:
+            # The heuristics' schedules, reproduced by their allocation seeds, go to
+            # the archive only: in the population they crowd the search (the default
+            # run's median fell from 89.9% to 86.8% of the reference front).
+            from .seeding import heuristic_seeds
+
+            seeds = heuristic_seeds(jobset, federation, model)
+            Xs = np.array([np.concatenate([o.astype(float), bl.reshape(-1)])
+                           for o, bl in seeds.values()])
+            archive.update(problem.decode(Xs)[0], Xs)
     history = _History(reference, t0, on_generation, archive)
     stops = [MaximumGenerationTermination(params.n_gen)]
     if time_limit is not None:

@@ -29,12 +29,18 @@ have forbidden; but with run times known exactly, a job that the head's
 reservation keeps waiting stays waiting until that head starts (the shadow
 time stays put and the spare nodes only shrink), so the head comes first in
 the start order and the in-order decoder, which never starts a job before
-its predecessor, cannot start the job earlier either. Where finish times move
-after a start (the fluid model's link saturation, power caps), the first
-job whose start differs starts earlier than in the heuristic. The tests check
-both statements; every monthly job-set of the shared traces that
-``benchmarks/quality.py`` measures was reproduced exactly. With the run's archive, a seed that reproduces a
-heuristic puts its point, or a better one, on the final front.
+its predecessor, cannot start the job earlier either. Where that reasoning
+fails (finish times that move after a start), the first job whose start
+differs starts earlier than in the heuristic: the tests check this, and
+exactness on the bundled month; every monthly job-set of the shared traces
+that ``benchmarks/quality.py`` measures was reproduced exactly.
+
+:func:`moga.run` decodes these seeds once and puts them in its archive, not
+in its population: the final front then weakly dominates each of these
+heuristics wherever its seed reproduces it, and the search is not crowded by
+three restrictive blacklists (in the population they lowered the default
+run's median from 89.9% to 86.8% of the reference front, 1,000-job sets of
+``benchmarks/quality.py``, 5 seeds).
 ``moga.run(..., backfill="easy")`` searches over EASY queue orders instead,
 where the submit order gives EASY exactly.
 """
