@@ -77,7 +77,9 @@ def test_compare_table_and_csv(setup):
     assert names == list(HEURISTICS) + ["MOGA", "MOGA without blacklist", "random search", "GA-MF"]
     fcfs = c.rows[0]
     assert fcfs["hv"] == pytest.approx(0.01)  # the reference schedule itself
-    assert c.info["n_evals_budget"] <= 40
+    # MOGA's evaluations: pop x gen at most, plus the heuristics' allocation seeds that
+    # its archive starts with; random search gets the same budget.
+    assert c.info["n_evals_budget"] <= 40 + 3
     lines = c.to_csv().splitlines()
     assert lines[0].startswith("algorithm,kind,makespan_h") and len(lines) == 9
     assert "mean BSLD" in c.table()
