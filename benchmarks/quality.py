@@ -21,11 +21,17 @@ Two parts (a benchmark, not a test; runs in parallel processes):
     (seed 1). The table counts the baseline points MOGA's front weakly
     dominates and compares the hypervolumes (objectives divided by FCFS's).
 
+``ablation``
+    The default run on the convergence job-sets with this optimiser's parts
+    switched off one by one (:data:`ABLATION`), ``--seeds`` seeds, against
+    the stored reference fronts (which it does not change).
+
 Writes ``results/quality.md`` and ``results/quality.json``::
 
     python benchmarks/quality.py                      # both parts, stored references
     python benchmarks/quality.py --reference          # recompute the reference fronts too
     python benchmarks/quality.py --part convergence --seeds 5
+    python benchmarks/quality.py --part ablation
 
 Traces are found through ``moga.resolve_trace`` (``MOGA_TRACES``).
 """
@@ -61,6 +67,16 @@ COVERAGE = (
     ("LCG", "LCG.swf.gz", 1, 1, None),
 )
 BASELINES = ("FCFS", "EASY", "FCFS-greenest", "EASY-greenest", "GA-MF")
+#: The ablation's variants: (label, GA parameters), from the previous optimiser to today's.
+ABLATION = (
+    ("random mating, crossover 0.9, no archive (the previous optimiser)",
+     {"mating_neighbours": 0, "prob_order_crossover": 0.9, "prob_blacklist_crossover": 0.9,
+      "archive_size": 0}),
+    ("+ neighbourhood mating",
+     {"prob_order_crossover": 0.9, "prob_blacklist_crossover": 0.9, "archive_size": 0}),
+    ("+ crossover probability 0.5", {"archive_size": 0}),
+    ("+ archive with the heuristics' allocation seeds (the default)", {}),
+)
 
 
 def _threads():
@@ -82,12 +98,12 @@ def _jobset(trace_file, n_jobs=1000, start=0, days=None, window=None, max_procs=
 
 def _moga_task(args):
     """One MOGA run: ``(name, kind, seed, F, hv, wall, reference objectives)``."""
-    name, trace_file, start, seed, n_gen, kind = args
+    name, trace_file, start, seed, n_gen, kind, *params = args
     _threads()
     import moga
 
     js, fed = _jobset(trace_file, start=start)
-    r = moga.run(js, fed, seed=seed, n_gen=n_gen)
+    r = moga.run(js, fed, seed=seed, n_gen=n_gen, params=params[0] if params else None)
     return name, kind, seed, r.F, r.hv, r.wall_time, r.reference
 
 
@@ -156,14 +172,36 @@ def convergence(args, pool):
     return rows
 
 
+def ablation(args, pool):
+    from moga.metrics import normalized_hypervolume
+
+    tasks = [(name, trace_file, start, 1 + s, 200, label, params)
+             for label, params in ABLATION for name, trace_file, start in CONVERGENCE
+             for s in range(args.seeds)]
+    runs = list(pool.map(_moga_task, tasks))
+    refs = {name: np.loadtxt(STORE / f"reference_{name}.csv", delimiter=",", skiprows=1,
+                             ndmin=2) for name, _, _ in CONVERGENCE}
+    rows = []
+    for label, params in ABLATION:
+        mine = [r for r in runs if r[1] == label]
+        pct = {name: [100 * r[4] / normalized_hypervolume(refs[name], r[6])
+                      for r in mine if r[0] == name] for name, _, _ in CONVERGENCE}
+        rows.append({"variant": label, "params": params, "pct": pct,
+                     "median": float(np.median([p for v in pct.values() for p in v])),
+                     "wall_s": float(np.median([r[5] for r in mine]))})
+        print(f"{label}: median {rows[-1]['median']:.1f}%", flush=True)
+    return rows
+
+
 def coverage(args, pool):
     return list(pool.map(_coverage_task, COVERAGE))
 
 
-def report(conv, cov, args) -> str:
+def report(conv, cov, args, abl=()) -> str:
     lines = ["# MOGA's solution quality", "",
-             "`python benchmarks/quality.py` (convergence: `--seeds` default runs per job-set; "
-             "reference fronts in `results/quality/`, recomputed with `--reference`). "
+             "`python benchmarks/quality.py` (convergence and coverage; `--part ablation` "
+             "adds the ablation; reference fronts in `results/quality/`, restarted from long "
+             "runs with `--reference`). "
              "Federation `default@auto` (the default preset sized to each trace's MaxProcs), "
              "fluid model, batch mode.", ""]
     if conv:
@@ -189,6 +227,19 @@ def report(conv, cov, args) -> str:
         lines += ["", f"Median over job-sets and seeds: {np.median(allp):.1f}% of the reference "
                   f"with the default 200 generations, {np.median(allm):.1f}% with "
                   f"{conv[0]['matched_gen']} generations (goal: 95%).", ""]
+    if abl:
+        names = list(abl[0]["pct"])
+        lines += ["## Ablation: what each part of the optimiser adds", "",
+                  "The default run (pop 100 x 200 generations) on the convergence job-sets, "
+                  "parts switched off one by one; hv % of the stored reference fronts, median "
+                  "over the seeds of each job-set and over all runs.", "",
+                  "| variant | " + " | ".join(names) + " | median | wall s |",
+                  "|---|" + "---|" * len(names) + "---|---|"]
+        for r in abl:
+            lines.append(f"| {r['variant']} | "
+                         + " | ".join(f"{np.median(r['pct'][n]):.1f}%" for n in names)
+                         + f" | {r['median']:.1f}% | {r['wall_s']:.1f} |")
+        lines.append("")
     if cov:
         lines += ["## Coverage: baseline points MOGA's front weakly dominates", "",
                   "One monthly job-set per trace (LCG: one day), MOGA and the ablation pop 100 x "
@@ -212,7 +263,8 @@ def report(conv, cov, args) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["convergence", "coverage", "both"], default="both")
+    ap.add_argument("--part", choices=["convergence", "coverage", "ablation", "both"],
+                    default="both", help="both: convergence and coverage")
     ap.add_argument("--reference", action="store_true",
                     help="recompute the reference fronts from long runs")
     ap.add_argument("--ref-gen", type=int, default=3000, help="generations of a long run")
@@ -227,6 +279,7 @@ def main(argv=None):
     with ProcessPoolExecutor(args.workers) as pool:
         conv = convergence(args, pool) if args.part in ("convergence", "both") else []
         cov = coverage(args, pool) if args.part in ("coverage", "both") else []
+        abl = ablation(args, pool) if args.part == "ablation" else []
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     old = {}
@@ -234,9 +287,10 @@ def main(argv=None):
         old = json.loads((out / "quality.json").read_text())
     record = {"convergence": conv or old.get("convergence", []),
               "coverage": cov or old.get("coverage", []),
+              "ablation": abl or old.get("ablation", []),
               "wall_s": time.perf_counter() - t0}
     (out / "quality.json").write_text(json.dumps(record, indent=1, default=float) + "\n")
-    text = report(record["convergence"], record["coverage"], args)
+    text = report(record["convergence"], record["coverage"], args, record["ablation"])
     (out / "quality.md").write_text(text + "\n")
     print(text)
 
