@@ -111,9 +111,13 @@ def workloads(draw, max_jobs=25):
     return tag_realtime(js, m, draw(st.sampled_from([0.0, 0.1, 0.3, 0.6])), seed=1)
 
 
-@given(rj=workloads(), scheme=st.sampled_from(["baseline", "highpq", "preempt"]),
-       kind=st.sampled_from(CHECKPOINTS), improved=st.booleans(),
-       interval=st.sampled_from([3.0, 30.0, 3600.0]))
+#: Simulator settings every property test draws: scheme, checkpointing, heuristic, interval.
+SETTINGS = dict(scheme=st.sampled_from(["baseline", "highpq", "preempt"]),
+                kind=st.sampled_from(CHECKPOINTS), improved=st.booleans(),
+                interval=st.sampled_from([3.0, 30.0, 3600.0]))
+
+
+@given(rj=workloads(), **SETTINGS)
 def test_every_schedule_passes_the_independent_checker(rj, scheme, kind, improved, interval):
     ck = Checkpointing(kind, sys_interval=interval, app_overhead=0.3)
     r = simulate(rj, scheme, ck, improved)
@@ -124,9 +128,7 @@ def test_every_schedule_passes_the_independent_checker(rj, scheme, kind, improve
     assert np.all(r.n_preempted[rj.rtj] == 0)
 
 
-@given(rj=workloads(max_jobs=18), scheme=st.sampled_from(["baseline", "highpq", "preempt"]),
-       kind=st.sampled_from(CHECKPOINTS), improved=st.booleans(),
-       interval=st.sampled_from([3.0, 30.0, 3600.0]))
+@given(rj=workloads(max_jobs=18), **SETTINGS)
 def test_simulator_equals_its_plain_twin(rj, scheme, kind, improved, interval):
     ck = Checkpointing(kind, sys_interval=interval, app_overhead=0.3)
     r = simulate(rj, scheme, ck, improved)

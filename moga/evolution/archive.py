@@ -61,6 +61,18 @@ class ParetoArchive:
     def __len__(self) -> int:
         return len(self.F)
 
+    def admits(self, F) -> np.ndarray:
+        """Mask of the rows of ``F`` that :meth:`update` could keep: those no archived
+        vector weakly dominates (an equal vector keeps its archived chromosome).
+
+        Lets a caller fetch the chromosomes of these rows only.
+        """
+        F = np.atleast_2d(np.asarray(F, dtype=float))
+        if len(self.F) == 0:
+            return np.ones(len(F), dtype=bool)
+        covered = np.all(self.F[None, :, :] <= F[:, None, :], axis=2).any(axis=1)
+        return ~covered
+
     def update(self, F, X) -> None:
         """Merge candidates ``F`` (n, m) with chromosomes ``X`` (n, n_var)."""
         F = np.atleast_2d(np.asarray(F, dtype=float))

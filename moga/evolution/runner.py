@@ -117,7 +117,12 @@ class _History(Callback):
         if self.archive is not None:
             # The offspring just evaluated (the initial population at generation 1).
             off = algorithm.off if algorithm.off is not None else algorithm.pop
-            self.archive.update(off.get("F"), off.get("X"))
+            F = off.get("F")
+            # Only candidates the archive may keep: gathering every offspring's X
+            # copies the whole generation (100 rows of J * (K + 1) values).
+            new = np.flatnonzero(self.archive.admits(F))
+            if new.size:
+                self.archive.update(F[new], off[new].get("X"))
             F = self.archive.F
         else:
             F = algorithm.opt.get("F")

@@ -62,9 +62,8 @@ __all__ = ["HEURISTIC_ORDERS", "ALLOCATION_SEEDS", "heuristic_orders", "heuristi
 #: Names of the seeded orders, in the order they enter the population.
 HEURISTIC_ORDERS = ("FCFS", "EASY", "EASY-greenest", "SJF", "LJF", "widest", "narrowest",
                     "least-work", "most-work")
-#: Heuristics seeded with their allocation blacklists: name -> (backfill, rule).
-ALLOCATION_SEEDS = {"EASY": ("easy", "fastest"), "EASY-greenest": ("easy", "greenest"),
-                    "FCFS-greenest": ("none", "greenest")}
+#: Heuristics (of :data:`moga.baselines.HEURISTICS`) seeded with their allocation blacklists.
+ALLOCATION_SEEDS = ("EASY", "EASY-greenest", "FCFS-greenest")
 
 
 def _by(key, submit_rank):
@@ -98,24 +97,29 @@ def allocation_blacklist(alloc, nodes) -> np.ndarray:
 
 
 def heuristic_seeds(js: JobSet, fed: Federation, model: str = "fluid",
-                    names=tuple(ALLOCATION_SEEDS)) -> dict:
+                    names=ALLOCATION_SEEDS) -> dict:
     """``{name: (order, blacklist)}``: start order and allocation blacklist of each heuristic.
 
-    See the module docstring; ``names`` are keys of :data:`ALLOCATION_SEEDS`.
+    See the module docstring; ``names`` are among :data:`ALLOCATION_SEEDS`.
     """
-    J = len(js)
-    rank = np.empty(J, dtype=np.int64)
-    rank[np.lexsort((np.arange(J), js.release))] = np.arange(J)
-    submit = np.lexsort((np.arange(J), js.release)).astype(np.int64)
+    from ..baselines.heuristics import heuristic  # baselines import this package
+
+    rank = _submit_rank(js)
     out = {}
     for name in names:
         if name not in ALLOCATION_SEEDS:
             raise ValueError(f"unknown allocation seed {name!r}; choose from "
                              f"{list(ALLOCATION_SEEDS)}")
-        backfill, rule = ALLOCATION_SEEDS[name]
-        s = evaluate(js, fed, submit, None, model=model, backfill=backfill, rule=rule)
+        s = heuristic(js, fed, name, model)
         out[name] = (_by(s.start, rank), allocation_blacklist(s.alloc, fed.nodes))
     return out
+
+
+def _submit_rank(js: JobSet) -> np.ndarray:
+    """Each job's position in the submit order (release time, ties by position)."""
+    rank = np.empty(len(js), dtype=np.int64)
+    rank[np.lexsort((np.arange(len(js)), js.release))] = np.arange(len(js))
+    return rank
 
 
 def heuristic_orders(js: JobSet, fed: Federation, model: str = "fluid",
