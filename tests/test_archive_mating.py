@@ -144,3 +144,53 @@ def test_crossover_probabilities_default_per_algorithm():
     assert (cx.prob_order, cx.prob_blacklist) == (0.5, 0.5)
     cx, _ = p.replace(prob_order_crossover=0.7).operators(crossover_prob=0.5)
     assert (cx.prob_order, cx.prob_blacklist) == (0.7, 0.5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_pop=st.integers(4, 30),
+       n_off=st.integers(1, 40), neighbours=st.sampled_from([0, 3]),
+       rates=st.sampled_from([(None, None), (0.0, 0.0), (0.02, 0.0)]),
+       prob=st.sampled_from([0.0, 0.5, 1.0]))
+def test_array_mating_equals_pymoo_mating(small, seed, n_pop, n_off, neighbours, rates, prob):
+    """The array mating makes pymoo's children: same draws, same duplicates dropped."""
+    from pymoo.core.mating import Mating
+    from pymoo.operators.selection.tournament import TournamentSelection
+    from pymoo.operators.survival.rank_and_crowding import RankAndCrowding
+
+    from moga.evolution.mating import ArrayMating
+    from moga.evolution.operators import ScheduleDuplicateElimination, ScheduleMutation
+    from moga.evolution.problem import SchedulingProblem
+
+    js, fed = small
+    problem = SchedulingProblem(js, fed)
+    rng = np.random.default_rng(seed)
+    J, K = len(js), fed.n_clusters
+    # A small population with repeated chromosomes, so that children often duplicate.
+    X = np.hstack([np.argsort(rng.random((n_pop, J)), axis=1),
+                   np.round(rng.random((n_pop, J * K)), 1)]).astype(float)
+    X[n_pop // 2:] = X[: n_pop - n_pop // 2]
+    pop = Population.new(X=X, F=_front(rng, n_pop))
+    pop = RankAndCrowding().do(problem, pop, n_survive=n_pop)
+    if neighbours:
+        selection = NeighbourSelection(neighbours)
+    else:
+        from pymoo.algorithms.moo.nsga2 import binary_tournament
+
+        selection = TournamentSelection(func_comp=binary_tournament)
+    crossover, _ = moga.GAParams().operators(crossover_prob=prob)
+    mutation = ScheduleMutation(order_rate=rates[0], blacklist_rate=rates[1])
+    ref = Mating(selection, crossover, mutation, eliminate_duplicates=ScheduleDuplicateElimination(),
+                 n_max_iterations=5)
+    from pymoo.algorithms.moo.nsga2 import NSGA2
+
+    def children(mating):
+        # pymoo's tournament breaks crowding ties with the algorithm's own generator,
+        # which in a run is the one passed as random_state.
+        algorithm = NSGA2()
+        algorithm.random_state = np.random.default_rng(seed)
+        return mating.do(problem, pop, n_off, random_state=algorithm.random_state,
+                         algorithm=algorithm)
+
+    want = children(ref)
+    got = children(ArrayMating(selection, crossover, mutation, n_max_iterations=5))
+    np.testing.assert_array_equal(got.get("X"), want.get("X").reshape(-1, X.shape[1]))

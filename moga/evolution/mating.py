@@ -14,9 +14,10 @@ tournament (rank, then crowding distance) and the second among the
 from __future__ import annotations
 
 import numpy as np
+from pymoo.core.infill import InfillCriterion
 from pymoo.core.selection import Selection
 
-__all__ = ["NeighbourSelection", "nearest_neighbours"]
+__all__ = ["ArrayMating", "NeighbourSelection", "nearest_neighbours"]
 
 
 def nearest_neighbours(F, k: int) -> np.ndarray:
@@ -58,15 +59,127 @@ class NeighbourSelection(Selection):
     def _do(self, problem, pop, n_select, n_parents=2, random_state=None, **kwargs):
         if n_parents != 2:
             raise ValueError(f"neighbourhood mating needs 2 parents, got {n_parents}")
-        n = len(pop)
         rank = np.array([np.inf if v is None else v for v in pop.get("rank")], dtype=float)
         crowd = np.array([-np.inf if v is None else v for v in pop.get("crowding")],
                          dtype=float)
+        return self.pairs(rank, crowd, pop.get("F"), n_select, random_state)
+
+    def pairs(self, rank, crowding, F, n_select, random_state) -> np.ndarray:
+        """``n_select`` parent index pairs (n_select, 2) from arrays of rank, crowding, F."""
+        n = len(F)
         a = random_state.integers(0, n, n_select)
         b = random_state.integers(0, n, n_select)
         # Lower rank wins, then larger crowding distance, then the lower position.
-        b_wins = (rank[b] < rank[a]) | ((rank[b] == rank[a]) & (crowd[b] > crowd[a]))
+        b_wins = (rank[b] < rank[a]) | ((rank[b] == rank[a]) & (crowding[b] > crowding[a]))
         first = np.where(b_wins, b, a)
-        nb = nearest_neighbours(pop.get("F"), self.neighbours)
+        nb = nearest_neighbours(F, self.neighbours)
         second = nb[first, random_state.integers(0, nb.shape[1], n_select)]
         return np.column_stack([first, second])
+
+
+class ArrayMating(InfillCriterion):
+    """pymoo's mating (selection, crossover, mutation, duplicate removal) on plain arrays.
+
+    pymoo's :class:`~pymoo.core.mating.Mating` wraps every step's output in a
+    new ``Population`` of ``Individual`` objects and reads genes back one
+    individual at a time; on a 1,000-job set that bookkeeping cost about as
+    much as decoding the generation. This class makes the same random draws
+    in the same order, so a run is bit-identical to one with pymoo's mating,
+    but keeps the chromosomes in one array and builds one ``Population`` per
+    generation.
+
+    Parameters
+    ----------
+    selection : pymoo Selection
+        Returns parent indices (n_matings, 2).
+    crossover : ScheduleCrossover (or any two-parent, two-child pymoo Crossover)
+    mutation : pymoo Mutation
+    n_max_iterations : int
+        Rounds of mating allowed to replace children that duplicate a
+        chromosome already present (as in pymoo).
+
+    Notes
+    -----
+    Duplicates are exact: a child is dropped when its genes equal, bit for
+    bit (after ``-0.0 -> 0.0``), those of a member of the population, of an
+    earlier child of this generation, or of an earlier child in its batch.
+    """
+
+    def __init__(self, selection, crossover, mutation, n_max_iterations: int = 100):
+        super().__init__(n_max_iterations=n_max_iterations)
+        if crossover.n_parents != 2 or crossover.n_offsprings != 2:
+            raise ValueError("ArrayMating needs a crossover with 2 parents and 2 children, "
+                             f"got {crossover.n_parents} and {crossover.n_offsprings}")
+        self.selection, self.crossover, self.mutation = selection, crossover, mutation
+
+    def do(self, problem, pop, n_offsprings, random_state=None, n_max_iterations=None,
+           **kwargs):
+        """pymoo's interface: children of the ``Population`` ``pop`` as a new ``Population``."""
+        from pymoo.core.population import Population
+
+        def select(n_matings):
+            return self.selection.do(problem, pop, n_matings, n_parents=2, to_pop=False,
+                                     random_state=random_state, **kwargs)
+
+        X = np.ascontiguousarray(pop.get("X"), dtype=np.float64) + 0.0
+        X, _ = self.children(problem, X, n_offsprings, random_state, select, n_max_iterations,
+                             **kwargs)
+        return Population.new("X", X)
+
+    def children(self, problem, X, n_offsprings, random_state, select, n_max_iterations=None,
+                 hashes=None, **kwargs):
+        """Up to ``n_offsprings`` new chromosomes from the parents ``X``, and their row hashes.
+
+        ``X`` must hold no ``-0.0`` (``X + 0.0`` has none); ``hashes`` are
+        its rows' hashes if known. ``select(n_matings)`` gives the parent
+        index pairs (n_matings, 2).
+        """
+        from pymoo.core.variable import get
+
+        from .operators import _row_hashes
+
+        n_max = self.n_max_iterations if n_max_iterations is None else n_max_iterations
+        seen = _Seen(X, _row_hashes(X) if hashes is None else hashes)
+        kept, kept_h = [], []
+        for _ in range(n_max):
+            if len(kept) >= n_offsprings:
+                break
+            n_matings = -(-(n_offsprings - len(kept)) // 2)
+            parents = np.asarray(select(n_matings), dtype=np.int64)
+            P = np.stack([X[parents[:, 0]], X[parents[:, 1]]])  # (2, n_matings, n_var)
+            # pymoo's Crossover.do: one draw per mating against the operator's prob.
+            cross = random_state.random(n_matings) < get(self.crossover.prob, size=n_matings)
+            C = P
+            if cross.any():
+                Q = self.crossover._do(problem, P, random_state=random_state, **kwargs)
+                C = Q if cross.all() else np.where(cross[None, :, None], Q, P)
+            C = C.reshape(-1, X.shape[1])
+            # pymoo's Mutation.do: mutate all, keep those drawn under the operator's prob.
+            M = self.mutation._do(problem, C, random_state=random_state, **kwargs)
+            mut = random_state.random(len(C)) <= get(self.mutation.prob, size=len(C))
+            C = M if mut.all() else np.where(mut[:, None], M, C)
+            C = np.ascontiguousarray(C, dtype=np.float64)
+            C += 0.0  # -0.0 -> 0.0
+            for row, h in zip(C, _row_hashes(C), strict=True):
+                if seen.add(row, h):
+                    kept.append(row)
+                    kept_h.append(h)
+            del kept[n_offsprings:], kept_h[n_offsprings:]  # pymoo keeps the first ones, too
+        return np.array(kept).reshape(-1, X.shape[1]), np.array(kept_h, dtype=np.uint64)
+
+
+class _Seen:
+    """Chromosomes seen so far, looked up by row hash and compared in full."""
+
+    def __init__(self, X, hashes):
+        self.rows: dict = {}
+        for row, h in zip(X, hashes, strict=True):
+            self.rows.setdefault(int(h), []).append(row)
+
+    def add(self, row, h) -> bool:
+        """Record ``row``; False when an equal row was already there."""
+        same = self.rows.setdefault(int(h), [])
+        if any(np.array_equal(r, row) for r in same):
+            return False
+        same.append(row)
+        return True

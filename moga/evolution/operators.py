@@ -435,14 +435,39 @@ class ScheduleMutation(Mutation):
 
 @njit(cache=True)
 def _row_hashes(X):
-    """A 64-bit hash of the bits of each row of ``X`` (FNV-1a over 64-bit words, then mixed)."""
+    """A 64-bit hash of the bits of each row of ``X``.
+
+    Four interleaved FNV-1a-style lanes over the row's 64-bit words (four
+    independent multiply chains run about four times faster than one), then
+    mixed. Equal rows hash equal; callers compare rows in full on a match.
+    """
     n, m = X.shape
     bits = X.view(np.uint64)
+    prime = np.uint64(1099511628211)
     out = np.empty(n, dtype=np.uint64)
     for i in range(n):
-        h = np.uint64(14695981039346656037)
-        for j in range(m):
-            h = (h ^ bits[i, j]) * np.uint64(1099511628211)
+        h0 = np.uint64(14695981039346656037)
+        h1 = h0 ^ np.uint64(1)
+        h2 = h0 ^ np.uint64(2)
+        h3 = h0 ^ np.uint64(3)
+        j = 0
+        while j + 4 <= m:
+            h0 = (h0 ^ bits[i, j]) * prime
+            h1 = (h1 ^ bits[i, j + 1]) * prime
+            h2 = (h2 ^ bits[i, j + 2]) * prime
+            h3 = (h3 ^ bits[i, j + 3]) * prime
+            h0 ^= h0 >> np.uint64(29)
+            h1 ^= h1 >> np.uint64(29)
+            h2 ^= h2 >> np.uint64(29)
+            h3 ^= h3 >> np.uint64(29)
+            j += 4
+        while j < m:
+            h0 = (h0 ^ bits[i, j]) * prime
+            h0 ^= h0 >> np.uint64(29)
+            j += 1
+        h = h0
+        for lane in (h1, h2, h3):
+            h = (h ^ lane) * prime
             h ^= h >> np.uint64(29)
         out[i] = h
     return out

@@ -19,7 +19,8 @@ from ..model.jobset import JobSet
 from ..model.platform import Federation
 from ..results import SearchResult
 from .archive import ParetoArchive
-from .mating import NeighbourSelection
+from .engine import evolve
+from .mating import ArrayMating, NeighbourSelection
 from .operators import ScheduleDuplicateElimination, ScheduleSampling
 from .params import GAParams, check_seed
 from .problem import SchedulingProblem, _use_blacklist
@@ -28,6 +29,8 @@ __all__ = ["GAParams", "RunResult", "run", "HV_FACTOR"]
 
 #: The hypervolume reference point is this factor times the submit-order objectives.
 HV_FACTOR = 1.1
+#: True runs every search through pymoo's ``minimize`` (tests compare the two loops).
+_PYMOO_LOOP = False
 #: MOGA's crossover probabilities when :class:`GAParams` leaves them at None.
 MOGA_CROSSOVER_PROB = 0.5
 
@@ -90,47 +93,64 @@ class RunResult(SearchResult):
 
 
 class _Stagnation(Termination):
-    """Stop when the hypervolume gained less than ``tol`` (relative) over ``window`` generations."""
+    """pymoo's termination: the recorder's hypervolume stagnated (see ``_Recorder.stagnated``)."""
 
-    def __init__(self, history, window, tol):
+    def __init__(self, recorder, window, tol):
         super().__init__()
-        self.history, self.window, self.tol = history, int(window), float(tol)
+        self.recorder, self.window, self.tol = recorder, int(window), float(tol)
 
     def _update(self, algorithm):
-        rows = self.history.rows
-        if len(rows) <= self.window:
-            return 0.0
-        now, then = rows[-1][2], rows[-1 - self.window][2]
-        return 1.0 if now - then <= self.tol * max(now, 1e-300) else 0.0
+        return 1.0 if self.recorder.stagnated(self.window, self.tol) else 0.0
 
 
-class _History(Callback):
+class _Recorder:
+    """Per-generation history (and the archive's updates) of a run, whichever loop drives it."""
+
     def __init__(self, reference, t0, on_generation=None, archive=None):
-        super().__init__()
         self.reference = reference
         self.t0 = t0
         self.rows = []
         self.on_generation = on_generation
         self.archive = archive
 
-    def notify(self, algorithm):
+    def record(self, n_gen, n_evals, off_F, off_X, front_F):
+        """Record a generation: ``off_X`` (a callable giving the rows asked for) were just
+        decoded to ``off_F``; ``front_F`` is the population's front (used without archive)."""
         if self.archive is not None:
-            # The offspring just evaluated (the initial population at generation 1).
-            off = algorithm.off if algorithm.off is not None else algorithm.pop
-            F = off.get("F")
             # Only candidates the archive may keep: gathering every offspring's X
             # copies the whole generation (100 rows of J * (K + 1) values).
-            new = np.flatnonzero(self.archive.admits(F))
+            new = np.flatnonzero(self.archive.admits(off_F))
             if new.size:
-                self.archive.update(F[new], off[new].get("X"))
+                self.archive.update(off_F[new], off_X(new))
             F = self.archive.F
         else:
-            F = algorithm.opt.get("F")
+            F = front_F()
         hv = normalized_hypervolume(F, self.reference, HV_FACTOR)
-        self.rows.append((algorithm.n_gen, algorithm.evaluator.n_eval, hv, len(F),
-                          time.perf_counter() - self.t0))
+        self.rows.append((n_gen, n_evals, hv, len(F), time.perf_counter() - self.t0))
         if self.on_generation is not None:
-            self.on_generation(algorithm.n_gen, algorithm.evaluator.n_eval, hv)
+            self.on_generation(n_gen, n_evals, hv)
+
+    def stagnated(self, window, tol) -> bool:
+        """The hypervolume rose by at most ``tol`` (relative) over the last ``window`` rows."""
+        if len(self.rows) <= window:
+            return False
+        now, then = self.rows[-1][2], self.rows[-1 - window][2]
+        return now - then <= tol * max(now, 1e-300)
+
+
+class _History(Callback):
+    """pymoo's callback, feeding a :class:`_Recorder`."""
+
+    def __init__(self, recorder):
+        super().__init__()
+        self.recorder = recorder
+
+    def notify(self, algorithm):
+        # The offspring just evaluated (the initial population at generation 1).
+        off = algorithm.off if algorithm.off is not None else algorithm.pop
+        self.recorder.record(algorithm.n_gen, algorithm.evaluator.n_eval, off.get("F"),
+                             lambda rows: off[rows].get("X"),
+                             lambda: algorithm.opt.get("F"))
 
 
 def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
@@ -217,18 +237,9 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     problem.decode_seconds, problem.n_decoded = 0.0, 0
 
     crossover, mutation = params.operators(crossover_prob=MOGA_CROSSOVER_PROB)
-    extra = {}
-    if params.mating_neighbours:
-        extra["selection"] = NeighbourSelection(params.mating_neighbours)
-    algorithm = NSGA2(
-        pop_size=params.pop_size,
-        **extra,
-        sampling=ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
-                                  initial=initial, heuristics=params.seed_heuristics),
-        crossover=crossover,
-        mutation=mutation,
-        eliminate_duplicates=ScheduleDuplicateElimination(),
-    )
+    sampling = ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
+                                initial=initial, heuristics=params.seed_heuristics)
+    selection = NeighbourSelection(params.mating_neighbours) if params.mating_neighbours else None
     t0 = time.perf_counter()
     archive = None
     if params.archive_size:
@@ -246,22 +257,32 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
             Xs = np.array([np.concatenate([o.astype(float), bl.reshape(-1)])
                            for o, bl in seeds.values()])
             archive.update(problem.decode(Xs)[0], Xs)
-    history = _History(reference, t0, on_generation, archive)
-    stops = [MaximumGenerationTermination(params.n_gen)]
-    if time_limit is not None:
-        stops.append(TimeBasedTermination(float(time_limit)))
-    if stagnation is not None:
-        stops.append(_Stagnation(history, stagnation, stagnation_tol))
-    # copy_termination=False: the stagnation test reads this run's history.
-    res = minimize(problem, algorithm, TerminationCollection(*stops), seed=seed,
-                   copy_termination=False,
-                   callback=history, verbose=verbose, progress=progress, save_history=False)
+    history = _Recorder(reference, t0, on_generation, archive)
+
+    if selection is not None and not (verbose or progress or _PYMOO_LOOP):
+        # The array loop: the same run as pymoo's, without its per-individual bookkeeping.
+        def stop(n, elapsed):
+            return (n >= params.n_gen or (time_limit is not None and elapsed >= time_limit)
+                    or (stagnation is not None and history.stagnated(stagnation, stagnation_tol)))
+
+        def observe(n, n_evals, pop, off_F, off_X):
+            history.record(n, n_evals, off_F, lambda rows: off_X[rows],
+                           lambda: pop.F[pop.rank == 0])
+
+        pop = evolve(problem, pop_size=params.pop_size, sampling=sampling, selection=selection,
+                     crossover=crossover, mutation=mutation, seed=seed, stop=stop,
+                     observe=observe)
+        front_F, front_X = pop.F[pop.rank == 0], pop.X[pop.rank == 0]
+    else:
+        front_F, front_X = _run_pymoo(problem, params, sampling, selection, crossover,
+                                      mutation, seed, history, time_limit, stagnation,
+                                      stagnation_tol, verbose, progress)
     wall = time.perf_counter() - t0
 
     if archive is not None:
         F, X = archive.F, archive.X
     else:
-        F, X = np.atleast_2d(res.F), np.atleast_2d(res.X)
+        F, X = np.atleast_2d(front_F), np.atleast_2d(front_X)
     # One chromosome per distinct objective vector, sorted by the first objective.
     _, first = np.unique(F, axis=0, return_index=True)
     idx = first[np.lexsort(F[first].T[::-1])]
@@ -276,6 +297,31 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                      decode_time=problem.decode_seconds, n_evals=int(problem.n_decoded),
                      use_blacklist=use_blacklist, backfill=backfill,
                      info={"stopped_by": _stopped_by(hist, params.n_gen, time_limit, wall)})
+
+
+def _run_pymoo(problem, params, sampling, selection, crossover, mutation, seed, history,
+               time_limit, stagnation, stagnation_tol, verbose, progress):
+    """The run through pymoo's ``minimize`` (its display, progress bar and tournament)."""
+    algorithm = NSGA2(
+        pop_size=params.pop_size,
+        **({} if selection is None else {"selection": selection}),
+        sampling=sampling,
+        crossover=crossover,
+        mutation=mutation,
+        eliminate_duplicates=ScheduleDuplicateElimination(),
+    )
+    # The same mating on arrays: bit-identical children, a fraction of pymoo's bookkeeping.
+    algorithm.mating = ArrayMating(algorithm.mating.selection, crossover, mutation)
+    stops = [MaximumGenerationTermination(params.n_gen)]
+    if time_limit is not None:
+        stops.append(TimeBasedTermination(float(time_limit)))
+    if stagnation is not None:
+        stops.append(_Stagnation(history, stagnation, stagnation_tol))
+    # copy_termination=False: the stagnation test reads this run's history.
+    res = minimize(problem, algorithm, TerminationCollection(*stops), seed=seed,
+                   copy_termination=False, callback=_History(history), verbose=verbose,
+                   progress=progress, save_history=False)
+    return res.F, res.X
 
 
 def _stopped_by(hist, n_gen, time_limit, wall):
