@@ -123,6 +123,8 @@ class BatchDecode(NamedTuple):
     flowtime: np.ndarray
     n_relaxed: np.ndarray
     n_coalloc: np.ndarray
+    #: Each schedule's start order (P, J), when ``decode_batch(start_orders=True)``.
+    start_orders: np.ndarray | None = None
 
 
 def allocation_ranks(speed, power_busy):
@@ -502,20 +504,25 @@ def _decode(jobs, plat, order, blacklist, model, mode, st, out, weight, ties):
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _decode_batch(jobs, plat, orders, blacklists, model, mode, n_chunks, out_f, out_i):
+def _decode_batch(jobs, plat, orders, blacklists, model, mode, n_chunks, out_f, out_i,
+                  out_orders):
     """Decode a population in parallel; objectives into ``out_f`` (P, 3), counters into ``out_i`` (P, 2).
 
-    The population is cut into ``n_chunks`` contiguous chunks (one per thread),
-    and each chunk reuses one set of work arrays, which stay in cache from one
-    decode to the next.
+    When ``out_orders`` has P rows, row p receives the start order of
+    chromosome p's schedule: its jobs by start time, ties in the order of
+    ``orders[p]`` (pass shape (0, J) to skip it). The population is cut into
+    ``n_chunks`` contiguous chunks (one per thread), and each chunk reuses one
+    set of work arrays, which stay in cache from one decode to the next.
     """
     P, J = orders.shape
     K = plat.nodes.shape[0]
     no_w = np.zeros(0)
     no_r = np.zeros((2, 0), dtype=np.int64)
+    want_orders = out_orders.shape[0] == P
     for c in prange(n_chunks):
         st = new_state(J, K)
         out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
+        starts = np.empty(J)
         for p in range(c * P // n_chunks, (c + 1) * P // n_chunks):
             m, e, fl, nr, nc = _decode(jobs, plat, orders[p], blacklists[p], model, mode, st, out,
                                        no_w, no_r)
@@ -524,6 +531,12 @@ def _decode_batch(jobs, plat, orders, blacklists, model, mode, n_chunks, out_f, 
             out_f[p, 2] = fl
             out_i[p, 0] = nr
             out_i[p, 1] = nc
+            if want_orders:
+                for i in range(J):
+                    starts[i] = out.start[orders[p, i]]
+                by_start = np.argsort(starts, kind="mergesort")  # stable: ties keep the order
+                for i in range(J):
+                    out_orders[p, i] = orders[p, by_start[i]]
 
 
 # Steps of the event loop for a driver in Python (the hybrid CP dispatcher solves a
@@ -712,7 +725,7 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
 def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
                  orders, blacklists, model: str = "fluid", check: bool = True,
                  backfill: str = "none", rule: str = "fastest", power=None, power_cap=None,
-                 cluster_caps=None) -> BatchDecode:
+                 cluster_caps=None, start_orders: bool = False) -> BatchDecode:
     """Decode a population of chromosomes in parallel (Numba threads).
 
     Parameters
@@ -722,13 +735,18 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     blacklists : array_like of float, shape (P, J, K)
         One blacklist per individual, entries in [0, 1].
 
+    start_orders : bool
+        Also return each schedule's start order (its jobs by start time, ties
+        in the chromosome's order), shape (P, J).
+
     Other parameters are as in :func:`decode`.
 
     Returns
     -------
     BatchDecode
         ``makespan``, ``energy``, ``flowtime`` (float arrays, shape (P,)) and the
-        counters ``n_relaxed``, ``n_coalloc`` (int arrays, shape (P,)).
+        counters ``n_relaxed``, ``n_coalloc`` (int arrays, shape (P,));
+        ``start_orders`` (int64, (P, J)) when asked for, else None.
     """
     code, easy, rule_code = _options(model, backfill, rule)
     arrs = prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
@@ -749,6 +767,7 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     out_f = np.empty((P, 3))
     out_i = np.empty((P, 2), dtype=np.int64)
     n_chunks = max(1, min(P, get_num_threads()))
-    _decode_batch(jobs, plat, orders, blacklists, code, easy, n_chunks, out_f, out_i)
+    out_o = np.empty((P if start_orders else 0, J), dtype=np.int64)
+    _decode_batch(jobs, plat, orders, blacklists, code, easy, n_chunks, out_f, out_i, out_o)
     return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
-                       out_i[:, 0].copy(), out_i[:, 1].copy())
+                       out_i[:, 0].copy(), out_i[:, 1].copy(), out_o if start_orders else None)

@@ -148,3 +148,30 @@ def test_federated_easy_equals_its_plain_python_twin(inst, rule):
     np.testing.assert_array_equal(s.alloc, alloc)
     expected = np.array([np.nan if r is None else r for r in reservation])
     np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
+
+
+def naive_start_order(start, order):
+    """Jobs by start time, ties in the order of ``order`` (a plain sort of pairs)."""
+    pos = {int(j): i for i, j in enumerate(order)}
+    return sorted(range(len(start)), key=lambda j: (start[j], pos[j]))
+
+
+@given(inst=instances(release=True), model=st.sampled_from(["fluid", "at_start"]),
+       backfill=st.sampled_from(["none", "easy"]), seed=st.integers(0, 2**32 - 1))
+def test_batch_start_orders_equal_sorting_each_schedule(inst, model, backfill, seed):
+    js, fed, order, bl = inst
+    rng = np.random.default_rng(seed)
+    orders = np.array([order] + [rng.permutation(len(js)) for _ in range(3)])
+    bls = np.array([bl] + [rng.random(bl.shape) ** 2 for _ in range(3)])
+    from moga.model.schedule import evaluate_batch
+
+    got = evaluate_batch(js, fed, orders, bls, model=model, backfill=backfill,
+                         start_orders=True)
+    for p in range(len(orders)):
+        s = moga.evaluate(js, fed, orders[p], bls[p], model=model, backfill=backfill)
+        assert got.start_orders[p].tolist() == naive_start_order(s.start, orders[p])
+        assert got.makespan[p] == s.makespan
+    assert evaluate_batch(js, fed, orders, bls, model=model).start_orders is None
+    if backfill == "none":
+        # In order, a job never starts before the one ahead of it: the order is its own.
+        np.testing.assert_array_equal(got.start_orders, orders)

@@ -60,3 +60,73 @@ def test_survival_equals_pymoos_rank_and_crowding():
         np.testing.assert_array_equal(got.X, want.get("X"))
         np.testing.assert_array_equal(got.rank, want.get("rank"))
         np.testing.assert_array_equal(got.crowding, want.get("crowding").astype(float))
+
+
+def test_resequencer_takes_the_easy_start_order(small):
+    from moga.evolution.problem import SchedulingProblem
+    from moga.evolution.resequencing import Resequencer
+    from moga.model.schedule import evaluate
+
+    js, fed = small
+    problem = SchedulingProblem(js, fed)
+    J, K = len(js), fed.n_clusters
+    rng = np.random.default_rng(3)
+    C = np.hstack([np.array([rng.permutation(J) for _ in range(6)]),
+                   np.round(rng.random((6, J * K)) ** 3, 2)]).astype(float)
+    same = Resequencer(0.0)(problem, C, np.random.default_rng(0))
+    np.testing.assert_array_equal(same, C)
+    n0 = problem.n_decoded
+    out = Resequencer(1.0)(problem, C, np.random.default_rng(0))
+    assert problem.n_decoded == n0 + 6  # the EASY decodes count as evaluations
+    np.testing.assert_array_equal(out[:, J:], C[:, J:])  # blacklists untouched
+    for p in range(6):
+        s = evaluate(js, fed, C[p, :J].astype(int), C[p, J:].reshape(J, K), backfill="easy")
+        pos = np.empty(J, dtype=int)
+        pos[C[p, :J].astype(int)] = np.arange(J)
+        np.testing.assert_array_equal(out[p, :J], np.lexsort((pos, s.start)))
+        # Decoded in order, the new order is never later than EASY at its first difference.
+        t = evaluate(js, fed, out[p, :J].astype(int), C[p, J:].reshape(J, K))
+        first = np.flatnonzero(t.start != s.start)
+        if first.size:
+            j = out[p, :J].astype(int)[np.argmax(np.isin(out[p, :J].astype(int), first))]
+            assert t.start[j] < s.start[j]
+    # One draw per child, whatever the rate.
+    a, b = np.random.default_rng(9), np.random.default_rng(9)
+    Resequencer(0.5)(problem, C, a)
+    b.random(6)
+    assert a.random() == b.random()
+    for bad in (-0.1, 1.5, "x", True):
+        with pytest.raises(ValueError, match="rate"):
+            Resequencer(bad)
+    with pytest.raises(ValueError, match="resequence_rate"):
+        moga.GAParams(resequence_rate=2)
+
+
+def test_resequencing_is_off_under_the_easy_decoder(small, monkeypatch):
+    from moga.evolution import resequencing
+
+    js, fed = small
+    calls = []
+    monkeypatch.setattr(resequencing.Resequencer, "__call__",
+                        lambda self, problem, C, rs: calls.append(1) or C)
+    moga.run(js, fed, pop_size=10, n_gen=3, backfill="easy")
+    assert not calls
+    moga.run(js, fed, pop_size=10, n_gen=3)
+    assert calls
+
+
+def test_resequencing_chance_falls_with_the_jobset_size():
+    from moga.evolution.resequencing import SCALE_JOBS, Resequencer
+
+    class Stub:
+        def __init__(self, n_jobs):
+            self.n_jobs, self.rows = n_jobs, 0
+
+        def start_orders(self, X, backfill="easy"):
+            self.rows += len(X)
+            return np.zeros((len(X), self.n_jobs))
+
+    for J, share in ((SCALE_JOBS // 2, 1.0), (2 * SCALE_JOBS, 0.5)):
+        stub = Stub(J)
+        Resequencer(1.0)(stub, np.ones((2000, J + 1)), np.random.default_rng(1))
+        assert abs(stub.rows / 2000 - share) < 0.04

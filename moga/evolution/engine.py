@@ -85,7 +85,7 @@ def survive(X, F, n_survive: int, random_state, hashes=None) -> Population:
 
 
 def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, seed: int,
-           stop, observe=None, n_max_iterations: int = 100):
+           stop, observe=None, n_max_iterations: int = 100, improve=None):
     """Run NSGA-II and return its final :class:`Population`.
 
     Parameters
@@ -112,6 +112,8 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
         generation 1).
     n_max_iterations : int
         Rounds of mating allowed to replace duplicate children (pymoo's 100).
+    improve : callable, optional
+        Applied to the mutated children (see :class:`~moga.evolution.mating.ArrayMating`).
 
     Returns
     -------
@@ -120,7 +122,8 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
     """
     rs = np.random.default_rng(seed)
     t0 = time.time()
-    mating = ArrayMating(selection, crossover, mutation, n_max_iterations=n_max_iterations)
+    mating = ArrayMating(selection, crossover, mutation, n_max_iterations=n_max_iterations,
+                         improve=improve)
 
     # pymoo compares chromosomes with -0.0 read as 0.0; so does the array loop.
     X = np.ascontiguousarray(sampling._do(problem, pop_size, random_state=rs),

@@ -97,6 +97,11 @@ class ArrayMating(InfillCriterion):
     n_max_iterations : int
         Rounds of mating allowed to replace children that duplicate a
         chromosome already present (as in pymoo).
+    improve : callable, optional
+        ``improve(problem, C, random_state)`` returns the mutated children
+        ``C`` improved (MOGA's :class:`~moga.evolution.resequencing.Resequencer`);
+        applied before duplicates are removed. Without it the children are
+        pymoo's, bit for bit.
 
     Notes
     -----
@@ -105,8 +110,10 @@ class ArrayMating(InfillCriterion):
     earlier child of this generation, or of an earlier child in its batch.
     """
 
-    def __init__(self, selection, crossover, mutation, n_max_iterations: int = 100):
+    def __init__(self, selection, crossover, mutation, n_max_iterations: int = 100,
+                 improve=None):
         super().__init__(n_max_iterations=n_max_iterations)
+        self.improve = improve
         if crossover.n_parents != 2 or crossover.n_offsprings != 2:
             raise ValueError("ArrayMating needs a crossover with 2 parents and 2 children, "
                              f"got {crossover.n_parents} and {crossover.n_offsprings}")
@@ -158,6 +165,8 @@ class ArrayMating(InfillCriterion):
             M = self.mutation._do(problem, C, random_state=random_state, **kwargs)
             mut = random_state.random(len(C)) <= get(self.mutation.prob, size=len(C))
             C = M if mut.all() else np.where(mut[:, None], M, C)
+            if self.improve is not None:
+                C = self.improve(problem, C, random_state)
             C = np.ascontiguousarray(C, dtype=np.float64)
             C += 0.0  # -0.0 -> 0.0
             for row, h in zip(C, _row_hashes(C), strict=True):

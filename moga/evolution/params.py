@@ -70,6 +70,11 @@ class GAParams:
         MOGA only: the run keeps the best ``archive_size`` non-dominated points
         it has evaluated (:class:`~moga.evolution.archive.ParetoArchive`) and
         returns them as its front; 0 returns NSGA-II's final first front.
+    resequence_rate : float
+        MOGA only (in-order decoder): probability per child of taking its EASY
+        schedule's start order as its order, scaled down as 1,000 / J above
+        1,000 jobs (:class:`~moga.evolution.resequencing.Resequencer`); 0
+        turns it off.
     """
 
     pop_size: int = 100
@@ -88,6 +93,7 @@ class GAParams:
     seed_heuristics: bool = True
     archive_size: int = 200
     mating_neighbours: int = 10
+    resequence_rate: float = 0.02
 
     def __post_init__(self):
         for name, low in (("pop_size", 2), ("n_gen", 1), ("archive_size", 0),
@@ -105,6 +111,11 @@ class GAParams:
             if isinstance(v, bool) or not isinstance(v, (int, float, np.number)) \
                     or not math.isfinite(v):
                 raise ValueError(f"{name} must be a finite number, got {v!r}")
+        r = self.resequence_rate
+        if isinstance(r, bool) or not isinstance(r, (int, float, np.number)) \
+                or not 0.0 <= r <= 1.0:
+            raise ValueError(f"resequence_rate must lie in [0, 1], got {r!r}")
+        object.__setattr__(self, "resequence_rate", float(r))
         for name in ("seeded", "seed_heuristics"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")

@@ -24,6 +24,7 @@ from .mating import ArrayMating, NeighbourSelection
 from .operators import ScheduleDuplicateElimination, ScheduleSampling
 from .params import GAParams, check_seed
 from .problem import SchedulingProblem, _use_blacklist
+from .resequencing import Resequencer
 
 __all__ = ["GAParams", "RunResult", "run", "HV_FACTOR"]
 
@@ -240,6 +241,10 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     sampling = ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
                                 initial=initial, heuristics=params.seed_heuristics)
     selection = NeighbourSelection(params.mating_neighbours) if params.mating_neighbours else None
+    # Re-sequencing only makes sense for the in-order decoder (under EASY the order
+    # is a queue priority already).
+    improve = (Resequencer(params.resequence_rate)
+               if params.resequence_rate and backfill == "none" else None)
     t0 = time.perf_counter()
     archive = None
     if params.archive_size:
@@ -271,11 +276,11 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
 
         pop = evolve(problem, pop_size=params.pop_size, sampling=sampling, selection=selection,
                      crossover=crossover, mutation=mutation, seed=seed, stop=stop,
-                     observe=observe)
+                     observe=observe, improve=improve)
         front_F, front_X = pop.F[pop.rank == 0], pop.X[pop.rank == 0]
     else:
         front_F, front_X = _run_pymoo(problem, params, sampling, selection, crossover,
-                                      mutation, seed, history, time_limit, stagnation,
+                                      mutation, improve, seed, history, time_limit, stagnation,
                                       stagnation_tol, verbose, progress)
     wall = time.perf_counter() - t0
 
@@ -299,8 +304,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                      info={"stopped_by": _stopped_by(hist, params.n_gen, time_limit, wall)})
 
 
-def _run_pymoo(problem, params, sampling, selection, crossover, mutation, seed, history,
-               time_limit, stagnation, stagnation_tol, verbose, progress):
+def _run_pymoo(problem, params, sampling, selection, crossover, mutation, improve, seed,
+               history, time_limit, stagnation, stagnation_tol, verbose, progress):
     """The run through pymoo's ``minimize`` (its display, progress bar and tournament)."""
     algorithm = NSGA2(
         pop_size=params.pop_size,
@@ -311,7 +316,8 @@ def _run_pymoo(problem, params, sampling, selection, crossover, mutation, seed, 
         eliminate_duplicates=ScheduleDuplicateElimination(),
     )
     # The same mating on arrays: bit-identical children, a fraction of pymoo's bookkeeping.
-    algorithm.mating = ArrayMating(algorithm.mating.selection, crossover, mutation)
+    algorithm.mating = ArrayMating(algorithm.mating.selection, crossover, mutation,
+                                   improve=improve)
     stops = [MaximumGenerationTermination(params.n_gen)]
     if time_limit is not None:
         stops.append(TimeBasedTermination(float(time_limit)))

@@ -219,17 +219,19 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
 
 
 def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str = "fluid",
-                   backfill: str = "none", rule: str = "fastest") -> federated.BatchDecode:
+                   backfill: str = "none", rule: str = "fastest",
+                   start_orders: bool = False) -> federated.BatchDecode:
     """Decode a population in parallel: ``orders`` (P, J), ``blacklists`` (P, J, K).
 
     Options as in :func:`evaluate`; a federation with a power cap
     (:meth:`Federation.with_cap`) is honoured. Returns the objectives and counters per
-    individual (:class:`decoders.BatchDecode`).
+    individual (:class:`decoders.BatchDecode`), and with ``start_orders`` each
+    schedule's start order (jobs by start time, ties in the chromosome's order).
     """
     _check_types(js, fed)
     return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists, model=model,
                                   check=False, backfill=backfill, rule=rule,
-                                  **power_kwargs(js, fed))
+                                  start_orders=start_orders, **power_kwargs(js, fed))
 
 
 def power_kwargs(js: JobSet, fed: Federation) -> dict:
