@@ -130,12 +130,14 @@ def _add_workload_args(p: argparse.ArgumentParser, power: str = "none") -> None:
 
 
 def _add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
+    from .evolution.params import GAParams
+
     p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
                    help="execution model (default: fluid)")
     p.add_argument("--pop", type=_pos_int("--pop"), default=None,
                    help="population size (default 100)")
     p.add_argument("--gen", type=_pos_int("--gen"), default=None,
-                   help="generations (default 200)")
+                   help=f"generations (default {GAParams.n_gen})")
     p.add_argument("--seed", type=_seed, default=1, help="seed of the GA (default 1)")
     p.add_argument("--params", default=None, help="GA parameters as TOML (e.g. from moga tune)")
     p.add_argument("--out", default=out_default, help=f"output folder (default: {out_default})")

@@ -16,8 +16,9 @@ __all__ = ["Progress"]
 class Progress:
     """Count steps of a known total and show them."""
 
-    def __init__(self, total: int, enabled: bool = True, stream=None):
+    def __init__(self, total: int, enabled: bool = True, stream=None, every: int = 1):
         self.total, self.n, self.enabled = int(total), 0, bool(enabled)
+        self.every = max(1, int(every))  # off a terminal, print every ``every``-th step
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.t0 = time.perf_counter()
@@ -33,6 +34,8 @@ class Progress:
                f"{label}")
         if self.tty:
             self.stream.write("\r" + msg[:120].ljust(120))
+        elif self.n % self.every and self.n != self.total:
+            return
         else:
             self.stream.write(msg + "\n")
         self.stream.flush()

@@ -20,8 +20,8 @@ from .heuristics import HEURISTICS, heuristic, submit_order
 
 __all__ = ["Algorithm", "ALGORITHMS", "algorithm", "run_algorithm"]
 
-#: Evaluations random search gets when nothing else says (MOGA's default budget, 100 x 200).
-DEFAULT_RANDOM_EVALS = 20000
+#: Evaluations random search gets when nothing else says (MOGA's default budget, 100 x 400).
+DEFAULT_RANDOM_EVALS = GAParams().pop_size * GAParams().n_gen
 
 
 @dataclass(frozen=True)

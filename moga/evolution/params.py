@@ -78,7 +78,7 @@ class GAParams:
     """
 
     pop_size: int = 100
-    n_gen: int = 200
+    n_gen: int = 400
     prob_order_crossover: float | None = None
     prob_blacklist_crossover: float | None = None
     blacklist_crossover: str = "uniform"
@@ -93,7 +93,7 @@ class GAParams:
     seed_heuristics: bool = True
     archive_size: int = 200
     mating_neighbours: int = 10
-    resequence_rate: float = 0.02
+    resequence_rate: float = 0.03
 
     def __post_init__(self):
         for name, low in (("pop_size", 2), ("n_gen", 1), ("archive_size", 0),

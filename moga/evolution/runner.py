@@ -168,7 +168,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     jobset : JobSet
     federation : Federation
     pop_size, n_gen : int, optional
-        Population size and generations (default 100 and 200, or those of ``params``).
+        Population size and generations (default 100 and 400, or those of ``params``).
     seed : int
         Seed of every random draw: the same seed gives a bit-identical result.
     model : {"fluid", "at_start"}
@@ -179,8 +179,12 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     initial : array_like, optional
         Individuals (rows of ``X``) to put in the initial population (the old
         keyword ``extra`` still works, with a warning).
-    progress, verbose : bool
-        pymoo's progress bar and per-generation table.
+    progress : bool
+        A progress bar on stderr, one step per generation.
+    verbose : bool
+        pymoo's per-generation table. The run then goes through pymoo's own
+        loop, as it does with ``mating_neighbours=0`` (pymoo's tournament):
+        the same result, bit for bit, with more bookkeeping per generation.
     use_blacklist : bool
         False evolves the order alone, every job free to use every node: the
         ablation that shows what the blacklist buys (the old keyword
@@ -262,9 +266,20 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
             Xs = np.array([np.concatenate([o.astype(float), bl.reshape(-1)])
                            for o, bl in seeds.values()])
             archive.update(problem.decode(Xs)[0], Xs)
+    bar = None
+    if progress and not (verbose or selection is None or _PYMOO_LOOP):
+        from ..progress import Progress
+
+        bar = Progress(params.n_gen, every=max(1, params.n_gen // 10))
+        user_hook = on_generation
+
+        def on_generation(n, n_evals, hv):
+            bar.step(f"generation {n}, hv {hv:.4f}")
+            if user_hook is not None:
+                user_hook(n, n_evals, hv)
     history = _Recorder(reference, t0, on_generation, archive)
 
-    if selection is not None and not (verbose or progress or _PYMOO_LOOP):
+    if selection is not None and not (verbose or _PYMOO_LOOP):
         # The array loop: the same run as pymoo's, without its per-individual bookkeeping.
         def stop(n, elapsed):
             return (n >= params.n_gen or (time_limit is not None and elapsed >= time_limit)
@@ -278,6 +293,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                      crossover=crossover, mutation=mutation, seed=seed, stop=stop,
                      observe=observe, improve=improve)
         front_F, front_X = pop.F[pop.rank == 0], pop.X[pop.rank == 0]
+        if bar is not None:
+            bar.close()
     else:
         front_F, front_X = _run_pymoo(problem, params, sampling, selection, crossover,
                                       mutation, improve, seed, history, time_limit, stagnation,
