@@ -8,8 +8,9 @@ from .operators import (
 )
 from .params import GAParams
 from .problem import OBJECTIVES, ScheduleRepair, SchedulingProblem
+from .resequencing import Resequencer
 from .runner import HV_FACTOR, RunResult, run
 
 __all__ = ["GAParams", "HV_FACTOR", "OBJECTIVES", "RunResult", "ScheduleCrossover",
-           "ScheduleDuplicateElimination", "ScheduleMutation", "ScheduleRepair",
+           "Resequencer", "ScheduleDuplicateElimination", "ScheduleMutation", "ScheduleRepair",
            "ScheduleSampling", "SchedulingProblem", "run", "seed_blacklists"]

@@ -11,11 +11,13 @@ job that starts earlier than under EASY (the argument of
 blacklist, so the same energy preference at a shorter makespan.
 
 :class:`Resequencer` applies this to a random share of the children of every
-generation. Measured on the 1,000-job sets of ``benchmarks/quality.py`` (5
-seeds, 200 generations): re-sequencing about 2 children per generation
-raised the median from 89.9% to 94.8% of the reference hypervolume. An EASY
-decode costs about as much as 12-25 in-order decodes, which is why only a
-few children are re-sequenced; they count in the run's evaluations.
+generation. Measured on the 1,000-job sets of ``benchmarks/quality.py`` at
+equal wall time (about 10 s for two runs side by side, 10 seeds per set):
+without it, 500 generations reached a median of 92.8% of the reference
+hypervolume; re-sequencing 3% of the children for 350 generations, 95.9%
+(docs/design.md §7 has the other rates). An EASY decode costs about as much
+as 12-25 in-order decodes on 1,000 jobs, which is why only a few children
+are re-sequenced; they count in the run's evaluations.
 
 The EASY decoder scans its queue at every event, so on a batch job-set its
 cost grows about as J² where the in-order decoder's grows about as J (measured,
