@@ -7,7 +7,7 @@
   ``InversionMutation`` on the order, ``UniformCrossover`` and ``PM`` on the
   blacklist, pymoo's default pairwise duplicate elimination), for comparison;
 * the wall time of the default ``moga run`` (bundled month, pop 100,
-  200 generations), unless ``--quick``.
+  400 generations), unless ``--quick``.
 
 Writes ``results/bench_moga.json`` and ``results/bench_moga.md``::
 
@@ -133,8 +133,9 @@ def main(argv=None):
                      f"| {r['other_ms_per_generation']:.1f} | {100 * r['decode_share']:.0f}% |")
     if "default_run_s" in res:
         d = res["default_run"]
-        lines += ["", f"Default `moga run` (bundled month, {d['n_jobs']} jobs, pop 100, 200 "
-                  f"generations, {d['n_evals']} evaluations): {res['default_run_s']:.1f} s end to "
+        lines += ["", f"Default `moga run` (bundled month, {d['n_jobs']} jobs, pop "
+                  f"{d['params']['pop_size']}, {d['generations']} generations, "
+                  f"{d['n_evals']} evaluations): {res['default_run_s']:.1f} s end to "
                   f"end including start-up and plots ({d['wall_time_s']:.1f} s in the GA, "
                   f"{100 * d['decode_time_s'] / d['wall_time_s']:.0f}% of it decoding)."]
     lines.append("")

@@ -210,7 +210,7 @@ def ablation(args, pool):
     refs = {name: np.loadtxt(STORE / f"reference_{name}.csv", delimiter=",", skiprows=1,
                              ndmin=2) for name, _, _ in CONVERGENCE}
     rows = []
-    for label, params in ABLATION:
+    for label, params, _ in ABLATION:
         mine = [r for r in runs if r[1] == label]
         pct = {name: [100 * r[4] / normalized_hypervolume(refs[name], r[6])
                       for r in mine if r[0] == name] for name, _, _ in CONVERGENCE}
