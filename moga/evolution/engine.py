@@ -28,8 +28,8 @@ from pymoo.operators.survival.rank_and_crowding.metrics import get_crowding_func
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 from pymoo.util.randomized_argsort import randomized_argsort
 
-from .mating import ArrayMating, _Seen
-from .operators import _row_hashes
+from .mating import ArrayMating
+from .operators import SeenRows, _row_hashes
 
 __all__ = ["Population", "evolve", "survive"]
 
@@ -172,6 +172,6 @@ def _merge_survive(pop, X, F, hashes, n_survive, random_state) -> Population:
 
 def _first_occurrences(X, hashes) -> np.ndarray:
     """Indices of the rows of ``X`` not equal to an earlier row (pymoo's duplicate removal)."""
-    seen = _Seen(X[:0], hashes[:0])
+    seen = SeenRows(X[:0], hashes[:0])
     return np.array([i for i, (row, h) in enumerate(zip(X, hashes, strict=True))
                      if seen.add(row, h)], dtype=np.int64)

@@ -16,6 +16,9 @@ from __future__ import annotations
 import numpy as np
 from pymoo.core.infill import InfillCriterion
 from pymoo.core.selection import Selection
+from pymoo.core.variable import get
+
+from .operators import SeenRows, _row_hashes
 
 __all__ = ["ArrayMating", "NeighbourSelection", "nearest_neighbours"]
 
@@ -141,12 +144,8 @@ class ArrayMating(InfillCriterion):
         its rows' hashes if known. ``select(n_matings)`` gives the parent
         index pairs (n_matings, 2).
         """
-        from pymoo.core.variable import get
-
-        from .operators import _row_hashes
-
         n_max = self.n_max_iterations if n_max_iterations is None else n_max_iterations
-        seen = _Seen(X, _row_hashes(X) if hashes is None else hashes)
+        seen = SeenRows(X, _row_hashes(X) if hashes is None else hashes)
         kept, kept_h = [], []
         for _ in range(n_max):
             if len(kept) >= n_offsprings:
@@ -175,20 +174,3 @@ class ArrayMating(InfillCriterion):
                     kept_h.append(h)
             del kept[n_offsprings:], kept_h[n_offsprings:]  # pymoo keeps the first ones, too
         return np.array(kept).reshape(-1, X.shape[1]), np.array(kept_h, dtype=np.uint64)
-
-
-class _Seen:
-    """Chromosomes seen so far, looked up by row hash and compared in full."""
-
-    def __init__(self, X, hashes):
-        self.rows: dict = {}
-        for row, h in zip(X, hashes, strict=True):
-            self.rows.setdefault(int(h), []).append(row)
-
-    def add(self, row, h) -> bool:
-        """Record ``row``; False when an equal row was already there."""
-        same = self.rows.setdefault(int(h), [])
-        if any(np.array_equal(r, row) for r in same):
-            return False
-        same.append(row)
-        return True

@@ -478,32 +478,50 @@ class ScheduleDuplicateElimination(DuplicateElimination):
 
     Two chromosomes are duplicates when all their values are equal (the
     operators copy genes exactly, so equal genes are equal bit for bit). Rows
-    are hashed in one jitted pass and grouped by hash with one sort; rows that
-    share a hash are then compared in full, so a hash collision never drops an
-    individual.
+    are hashed in one jitted pass; only when some hash repeats are the genes
+    read and compared in full (:class:`SeenRows`), so a hash collision never
+    drops an individual.
     """
 
     def _do(self, pop, other, is_duplicate):
         n_other = 0 if other is None else len(other)
-        hashes = [_hashes(other)] if n_other else []
-        hashes.append(_hashes(pop))
-        h = np.concatenate(hashes)
-        order = np.argsort(h, kind="stable")
-        hs = h[order]
-        same = np.flatnonzero(hs[1:] == hs[:-1]) + 1  # sorted positions equal to their predecessor
-        if same.size == 0:
+        h_other = _hashes(other) if n_other else np.empty(0, dtype=np.uint64)
+        h_pop = _hashes(pop)
+        h = np.concatenate([h_other, h_pop])
+        if np.unique(h).size == h.size:  # no hash repeats: no duplicate, no genes to read
             return is_duplicate
-        X = np.vstack([other.get("X"), pop.get("X")]) if n_other else pop.get("X")
-        dup = np.zeros(h.size, dtype=bool)
-        for pos in same:  # only rows whose hash repeats: actual duplicates, or rare collisions
-            i = order[pos]
-            group_start = pos
-            while group_start > 0 and hs[group_start - 1] == hs[pos]:
-                group_start -= 1
-            earlier = order[group_start:pos]
-            dup[i] = any(not dup[e] and np.array_equal(X[e] + 0.0, X[i] + 0.0) for e in earlier)
-        is_duplicate |= dup[n_other:]
+        seen = SeenRows(_plain(other.get("X")) if n_other else np.empty((0, 0)), h_other)
+        for i, (row, hi) in enumerate(zip(_plain(pop.get("X")), h_pop, strict=True)):
+            if not seen.add(row, hi):
+                is_duplicate[i] = True
         return is_duplicate
+
+
+class SeenRows:
+    """Chromosomes seen so far, looked up by row hash and compared in full.
+
+    The one duplicate check of the package: a row is new unless a row seen
+    before has the same hash and equal genes, so a hash collision never
+    drops an individual.
+    """
+
+    def __init__(self, X, hashes):
+        self.rows: dict = {}
+        for row, h in zip(X, hashes, strict=True):
+            self.rows.setdefault(int(h), []).append(row)
+
+    def add(self, row, h) -> bool:
+        """Record ``row``; False when an equal row was already there."""
+        same = self.rows.setdefault(int(h), [])
+        if any(np.array_equal(r, row) for r in same):
+            return False
+        same.append(row)
+        return True
+
+
+def _plain(X) -> np.ndarray:
+    """``X`` as contiguous float64 with ``-0.0`` read as ``0.0`` (as the hashes see it)."""
+    return np.ascontiguousarray(X, dtype=np.float64) + 0.0
 
 
 def _hashes(pop) -> np.ndarray:
@@ -517,7 +535,7 @@ def _hashes(pop) -> np.ndarray:
     kept = pop.get("moga_hash")
     missing = [i for i, v in enumerate(kept) if v is None]
     if missing:
-        X = np.ascontiguousarray(pop[missing].get("X"), dtype=np.float64) + 0.0  # -0.0 -> 0.0
+        X = _plain(pop[missing].get("X"))
         for i, v in zip(missing, _row_hashes(X), strict=True):
             pop[i].set("moga_hash", v)
             kept[i] = v

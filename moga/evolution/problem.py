@@ -98,21 +98,7 @@ class SchedulingProblem(Problem):
 
     def decode(self, X):
         """Batch-decode ``X`` (P, n_var); returns the objective matrix (P, n_obj) and counters."""
-        orders, bls = self.split(np.atleast_2d(X))
-        t0 = time.perf_counter()
-        try:
-            b = evaluate_batch(self.jobset, self.federation, orders, bls, model=self.model,
-                               backfill=self.backfill)
-        except ValueError as e:
-            if "not a permutation" not in str(e):
-                raise
-            # The decoder has checked the orders already; say what to do about it.
-            raise ValueError(
-                f"{e} (pymoo's stock operators do not keep the order part a permutation): use "
-                "MOGA's operators (moga.evolution.operators) or pass "
-                "repair=moga.evolution.ScheduleRepair() to the algorithm") from None
-        self.decode_seconds += time.perf_counter() - t0
-        self.n_decoded += orders.shape[0]
+        b = self._batch(X, self.backfill)
         cols = {"makespan": b.makespan, "energy": b.energy, "flowtime": b.flowtime,
                 "makespan+flowtime": b.makespan + b.flowtime}
         return np.column_stack([cols[o] for o in self.objectives]), b
@@ -124,13 +110,26 @@ class SchedulingProblem(Problem):
         :class:`~moga.evolution.resequencing.Resequencer`. The decodes count
         in ``n_decoded`` and ``decode_seconds``.
         """
+        return self._batch(X, backfill, start_orders=True).start_orders
+
+    def _batch(self, X, backfill, start_orders=False):
+        """One timed, counted batch decode of the rows of ``X``."""
         orders, bls = self.split(np.atleast_2d(X))
         t0 = time.perf_counter()
-        b = evaluate_batch(self.jobset, self.federation, orders, bls, model=self.model,
-                           backfill=backfill, start_orders=True)
+        try:
+            b = evaluate_batch(self.jobset, self.federation, orders, bls, model=self.model,
+                               backfill=backfill, start_orders=start_orders)
+        except ValueError as e:
+            if "not a permutation" not in str(e):
+                raise
+            # The decoder has checked the orders already; say what to do about it.
+            raise ValueError(
+                f"{e} (pymoo's stock operators do not keep the order part a permutation): use "
+                "MOGA's operators (moga.evolution.operators) or pass "
+                "repair=moga.evolution.ScheduleRepair() to the algorithm") from None
         self.decode_seconds += time.perf_counter() - t0
         self.n_decoded += orders.shape[0]
-        return b.start_orders
+        return b
 
     def _evaluate(self, X, out, *args, **kwargs):
         F, b = self.decode(X)
