@@ -12,8 +12,8 @@ and with the same random generator. A run with :func:`evolve` is therefore
 bit-identical to ``pymoo.optimize.minimize`` with ``NSGA2`` and the same
 operators and seed; ``tests/test_engine.py`` checks this on many runs.
 
-pymoo's loop stays in use where its extras are asked for (the per-generation
-table, the progress bar) and where the mating is pymoo's own tournament
+pymoo's loop stays in use where its per-generation table is asked for
+(``verbose=True``) and where the mating is pymoo's own tournament
 (``GAParams.mating_neighbours = 0``); see :func:`moga.run`.
 """
 
