@@ -194,21 +194,34 @@ def _place_or_relax(j, relaxed, jobs, plat, st, alloc):
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def _enqueue(t, jobs, st):
-    """Arrivals up to ``t`` join the waiting queue ``wq`` at their place (``pos_of``)."""
+    """Arrivals up to ``t`` join the waiting queue ``wq`` at their place (``pos_of``).
+
+    The arrivals are heap-sorted by place (in ``sh_t``/``sh_j``, free between
+    shadow computations) and merged into the queue from its back, so a batch
+    of m arrivals into a queue of n costs O(m log m + n), not O(m n): a batch
+    job-set queues all its jobs at once.
+    """
     J = jobs.release.shape[0]
     wq, pos_of = st.wq, st.pos_of
     nq = st.evi[E_NQ]
     arrived = st.evi[E_CURSOR]
+    m = 0
     while arrived < J and jobs.release[st.by_release[arrived]] <= t:
         j = st.by_release[arrived]
-        q = nq
-        while q > 0 and pos_of[wq[q - 1]] > pos_of[j]:
-            wq[q] = wq[q - 1]
-            q -= 1
-        wq[q] = j
-        nq += 1
+        m = heap_push(st.sh_t, st.sh_j, m, -float(pos_of[j]), j)  # latest place on top
         arrived += 1
-    st.evi[E_NQ] = nq
+    q = nq - 1
+    w = nq + m - 1
+    while m > 0:
+        j = st.sh_j[0]
+        m = heap_pop(st.sh_t, st.sh_j, m)
+        while q >= 0 and pos_of[wq[q]] > pos_of[j]:
+            wq[w] = wq[q]
+            w -= 1
+            q -= 1
+        wq[w] = j
+        w -= 1
+    st.evi[E_NQ] = arrived - st.evi[E_CURSOR] + nq
     st.evi[E_CURSOR] = arrived
 
 
@@ -279,12 +292,20 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             if np.isnan(out.reserve[head]):
                 out.reserve[head] = shadow
         # Backfill: later queued jobs that fit now and do not delay the head's reservation.
+        # A job's slowdown is at least min(1, 1 / fastest speed) (SP >= 1 / P_max, SC >= 1);
+        # the margin keeps this lower bound below the slowdown computed in floats.
+        sd_min = 1.0
+        for k in range(K):
+            sd_min = min(sd_min, 1.0 / plat.speed[k])
+        sd_min *= 1.0 - 1e-9
         q = hq + 1
         while q < nq and free_total > 0:
             j = wq[q]
             q += 1
             if tasks[j] > free_total:
                 continue
+            if t + jobs.runtime[j] * sd_min > shadow and not _room_possible(j, head, tasks, st):
+                continue  # cannot end by the reservation nor leave the head room: skip placing it
             relaxed = allowance(j, blacklist, jobs, plat, allow)
             if not fits(tasks[j], free, allow):
                 continue
@@ -317,6 +338,24 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             st.started[j] = 1
             free_total -= tasks[j]
     return _dequeue_started(jobs, st)
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _room_possible(j, head, tasks, st):
+    """Could some allocation of ``j`` leave the head its nodes at the reservation?
+
+    The room ``sum_k min(free_s[k] - hold[k] - x_k, allow_h[k])`` that the
+    backfill rule tests is at most ``sum_k min(free_s[k] - hold[k], allow_h[k])``
+    and at most ``sum_k (free_s[k] - hold[k]) - tasks[j]`` whatever ``j``'s
+    allocation ``x``; False when either bound is below the head's width.
+    """
+    room0 = 0
+    spare = -tasks[j]
+    for k in range(st.free.shape[0]):
+        a = st.free_s[k] - st.hold[k]
+        room0 += min(a, st.allow_h[k])
+        spare += a
+    return room0 >= tasks[head] and spare >= tasks[head]
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -359,9 +398,10 @@ def _shadow(t, head, jobs, plat, st, alloc, capped):
     for k in range(K + 1):
         st.pks[k] = st.pk[k]
         st.hold_p[k] = 0.0
-    n_sh = 0
-    for i in range(st.evi[E_NH]):
-        n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[i], st.hj[i])
+    n_sh = st.evi[E_NH]
+    for i in range(n_sh):  # a copy of a heap is a heap
+        sh_t[i] = st.ht[i]
+        sh_j[i] = st.hj[i]
     for i in range(st.evi[E_NCL]):
         n_sh = heap_push(sh_t, sh_j, n_sh, st.fin[st.cl[i]], st.cl[i])
     shadow = t
