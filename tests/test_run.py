@@ -155,6 +155,15 @@ def test_time_limit_and_stagnation_stop_a_run(setup):
             moga.run(js, fed, pop_size=10, n_gen=2, **bad)
 
 
+def test_a_run_that_cannot_make_a_new_child_says_so(setup):
+    js, fed = setup
+    # Three jobs without a blacklist have 6 orders: the population soon holds them all.
+    r = moga.run(js.take([0, 1, 2]), fed, pop_size=10, n_gen=200, use_blacklist=False,
+                 stagnation=500)
+    assert r.history["n_gen"][-1] < 200
+    assert r.info["stopped_by"] == "no new child"
+
+
 def test_easy_start_order_in_order_reproduces_easy_in_release_mode_only(default_fed):
     from moga.baselines import heuristic
 

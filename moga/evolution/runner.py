@@ -209,7 +209,10 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         same as passing ``federation.with_cap(power_cap)``. A federation that
         already has caps keeps them. The job-set's ``power`` factors apply.
 
-    The run ends at whichever comes first: ``n_gen``, the time limit, stagnation.
+    The run ends at whichever comes first: ``n_gen``, the time limit, stagnation,
+    or (as in pymoo) 100 rounds of mating without a child unlike the population's
+    chromosomes; ``info["stopped_by"]`` says which (``"generations"``,
+    ``"time limit"``, ``"stagnation"``, ``"no new child"``).
 
     Returns
     -------
@@ -318,7 +321,10 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                      reference=reference, ref_point=HV_FACTOR * reference, wall_time=wall,
                      decode_time=problem.decode_seconds, n_evals=int(problem.n_decoded),
                      use_blacklist=use_blacklist, backfill=backfill,
-                     info={"stopped_by": _stopped_by(hist, params.n_gen, time_limit, wall)})
+                     info={"stopped_by": _stopped_by(
+                         hist, params.n_gen, time_limit, wall,
+                         stagnation is not None and history.stagnated(stagnation,
+                                                                      stagnation_tol))})
 
 
 def _run_pymoo(problem, params, sampling, selection, crossover, mutation, improve, seed,
@@ -347,12 +353,17 @@ def _run_pymoo(problem, params, sampling, selection, crossover, mutation, improv
     return res.F, res.X
 
 
-def _stopped_by(hist, n_gen, time_limit, wall):
+def _stopped_by(hist, n_gen, time_limit, wall, stagnated):
+    """Why the run ended: the first stop rule that holds, in the order they are asked."""
     if len(hist["n_gen"]) and hist["n_gen"][-1] >= n_gen:
         return "generations"
     if time_limit is not None and wall >= time_limit:
         return "time limit"
-    return "stagnation"
+    if stagnated:
+        return "stagnation"
+    # NSGA-II (pymoo's loop and the array loop alike) ends early when 100 rounds of
+    # mating make no child unlike every chromosome already in the population.
+    return "no new child"
 
 
 def _submit_individual(jobset, federation=None):
