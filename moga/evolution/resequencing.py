@@ -19,12 +19,14 @@ hypervolume; re-sequencing 3% of the children for 350 generations, 95.9%
 as 12-25 in-order decodes on 1,000 jobs, which is why only a few children
 are re-sequenced; they count in the run's evaluations.
 
-The EASY decoder scans its queue at every event, so on a batch job-set its
-cost grows about as J² where the in-order decoder's grows about as J (measured,
-one decode: 1,000 jobs 3 ms against 0.14 ms; 7,077 jobs 242 ms against 6.5
-ms). The chance of re-sequencing a child is therefore ``rate`` up to
-:data:`SCALE_JOBS` jobs and ``rate * SCALE_JOBS / J`` beyond, which keeps the
-share of a generation's time spent on it about the same at every size.
+The EASY decoder scans its queue at every event, so on a batch job-set it
+costs more in-order decodes the larger the set (``benchmarks/bench_backfill.py``;
+on chromosomes of a 30-generation run, one thread: 1,000 jobs about 2-3 ms
+against 0.14 ms; one month of CTC-SP2, 7,077 jobs, 82 ms against 0.96 ms;
+METACENTRUM, 12,172 jobs, 311 ms against 1.3 ms). The chance of re-sequencing
+a child is therefore ``rate`` up to :data:`SCALE_JOBS` jobs and
+``rate * SCALE_JOBS / J`` beyond, which keeps the share of a generation's
+time spent on it at or below its share on 1,000 jobs on those sets.
 """
 
 from __future__ import annotations
