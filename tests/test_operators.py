@@ -126,6 +126,54 @@ def test_sampling_seeds_submit_order_and_grid(problem):
         assert any(np.array_equal(b, g) for g in grid)
 
 
+def _naive_ranks(F):
+    """Non-domination rank of each row of ``F`` by repeated peeling (minimisation)."""
+    F = np.asarray(F)
+    rank = np.full(len(F), -1)
+    r = 0
+    while (rank < 0).any():
+        left = np.flatnonzero(rank < 0)
+        for i in left:
+            if not any(np.all(F[j] <= F[i]) and np.any(F[j] < F[i]) for j in left):
+                rank[i] = r
+        r += 1
+    return rank
+
+
+@pytest.mark.parametrize("n", [10, 40])
+def test_selected_seeds_are_the_best_ranked_candidates(problem, n):
+    """select=True keeps whole non-domination fronts of all seed pairs, best first."""
+    J, K = problem.n_jobs, problem.n_clusters
+    sampling = ScheduleSampling(select=True)
+    X = sampling.do(problem, n, random_state=np.random.default_rng(3)).get("X")
+    _valid(problem, X)
+    orders = sampling.seed_orders(problem, J)
+    grid = seed_blacklists(J, problem.federation.speed)
+    names = list({o.tobytes(): name for name, o in reversed(orders.items())}.values())
+    cand = np.array([np.concatenate([orders[m], b.reshape(-1)]) for m in names for b in grid])
+    F = np.array([[s.makespan, s.energy] for s in (
+        moga.evaluate(problem.jobset, problem.federation, c[:J].astype(int), c[J:].reshape(J, K))
+        for c in cand)])
+    rank = _naive_ranks(F)
+    seeded = X[:n // 2]
+    picked = [int(np.flatnonzero(np.all(cand == row, axis=1))[0]) for row in seeded]
+    assert len(set(picked)) == n // 2
+    worst = rank[picked].max()
+    # Every candidate of a better front than the worst one kept is kept.
+    assert set(np.flatnonzero(rank < worst)) <= set(picked)
+    # The other half is random, as without selection.
+    assert not any(np.all(cand == row, axis=1).any() for row in X[n // 2:])
+    again = sampling.do(problem, n, random_state=np.random.default_rng(3)).get("X")
+    np.testing.assert_array_equal(X, again)
+
+
+def test_seed_selection_counts_its_decodes(problem):
+    fresh = SchedulingProblem(problem.jobset, problem.federation)
+    ScheduleSampling(select=True).do(fresh, 10, random_state=np.random.default_rng(0))
+    n_orders = len({o.tobytes() for o in ScheduleSampling().seed_orders(fresh, fresh.n_jobs).values()})
+    assert fresh.n_decoded == n_orders * 27
+
+
 def test_sampling_with_initial_individuals(problem):
     J, K = problem.n_jobs, problem.n_clusters
     extra = join(np.arange(J)[::-1], np.full((J, K), 0.25))

@@ -72,7 +72,7 @@ class ScheduleSampling(Sampling):
         seed order with the empty blacklist, then the FCFS and EASY orders with
         the uniform blacklists of :func:`seed_blacklists`, then the other seed
         orders with them (each group in a random order drawn from the run's
-        seed).
+        seed); or, with ``select``, the best of all these pairs.
     levels : sequence of float
         Blacklist levels of that seeding grid.
     heuristics : bool
@@ -81,17 +81,28 @@ class ScheduleSampling(Sampling):
         ``federation`` (the submit order alone otherwise).
     initial : array_like, optional
         More individuals (rows of ``X``) to include first, e.g. heuristic orders.
+    select : bool
+        Pick the seeded individuals by NSGA-II's survival (rank, then crowding
+        distance; ties drawn from the run's generator) among every seed order
+        with every blacklist of the grid, all decoded with ``problem.decode``
+        (they count as evaluations), instead of the fixed precedence above.
+        Needs a problem with ``decode``.
 
     Random individuals have a uniformly random order and blacklist entries
     uniform in [0, 1].
     """
 
+    #: Candidate seeds decoded per batch when ``select`` is on (bounds the memory
+    #: of the candidate rows on large job-sets).
+    SELECT_CHUNK = 64
+
     def __init__(self, seeded: bool = True, levels=(0.0, 0.5, 1.0), initial=None,
-                 heuristics: bool = True):
+                 heuristics: bool = True, select: bool = False):
         super().__init__()
         self.seeded = seeded
         self.levels = tuple(levels)
         self.heuristics = heuristics
+        self.select = bool(select)
         self.initial = None if initial is None else np.atleast_2d(np.asarray(initial, dtype=float))
 
     def seed_orders(self, problem, J):
@@ -119,27 +130,51 @@ class ScheduleSampling(Sampling):
             else:
                 speed = problem.federation.speed if hasattr(problem, "federation") else np.ones(K)
                 bls = seed_blacklists(J, speed, self.levels)
-            names = list(orders)
-            first = [(n, 0) for n in names]
-            main = [n for n in names if n in ("FCFS", "EASY")]
-            rest = [n for n in names if n not in main]
-            tiers = [first]
-            for group in (main, rest):
-                pairs = [(n, b) for n in group for b in range(1, len(bls))]
-                tiers.append([pairs[i] for i in random_state.permutation(len(pairs))])
-            picked = [pair for tier in tiers for pair in tier]
-            n_seed = min(len(picked), max(1, n_samples // 2), n_left)
-            picked = picked[:n_seed]
-            seeds = np.empty((n_seed, J + J * K))
-            for i, (n, b) in enumerate(picked):
-                seeds[i, :J] = orders[n]
-                seeds[i, J:] = bls[b].reshape(-1)
-            rows.append(seeds)
+            n_seed = min(max(1, n_samples // 2), n_left)
+            if self.select and hasattr(problem, "decode"):
+                rows.append(self._selected(problem, orders, bls, n_seed, random_state))
+            else:
+                names = list(orders)
+                first = [(n, 0) for n in names]
+                main = [n for n in names if n in ("FCFS", "EASY")]
+                rest = [n for n in names if n not in main]
+                tiers = [first]
+                for group in (main, rest):
+                    pairs = [(n, b) for n in group for b in range(1, len(bls))]
+                    tiers.append([pairs[i] for i in random_state.permutation(len(pairs))])
+                picked = [pair for tier in tiers for pair in tier]
+                rows.append(_seed_rows(orders, bls, picked[:n_seed]))
         n_rand = n_samples - sum(len(r) for r in rows)
         if n_rand > 0:
             orders = np.argsort(random_state.random((n_rand, J)), axis=1).astype(float)
             rows.append(np.hstack([orders, random_state.random((n_rand, J * K))]))
         return np.vstack(rows)[:n_samples]
+
+    def _selected(self, problem, orders, bls, n_seed, random_state):
+        """The ``n_seed`` best seed pairs (order x grid blacklist) by NSGA-II's survival."""
+        from .engine import survive  # engine imports this module
+
+        distinct, seen = [], set()
+        for name, order in orders.items():  # two heuristics can give the same order
+            key = np.asarray(order).tobytes()
+            if key not in seen:
+                seen.add(key)
+                distinct.append(name)
+        pairs = [(n, b) for n in distinct for b in range(len(bls))]
+        F = np.vstack([problem.decode(_seed_rows(orders, bls, pairs[i:i + self.SELECT_CHUNK]))[0]
+                       for i in range(0, len(pairs), self.SELECT_CHUNK)])
+        keep = survive(np.arange(len(pairs))[:, None], F, n_seed, random_state).X[:, 0]
+        return _seed_rows(orders, bls, [pairs[i] for i in keep])
+
+
+def _seed_rows(orders, bls, pairs) -> np.ndarray:
+    """Chromosomes of ``(order name, blacklist index)`` pairs."""
+    J = len(next(iter(orders.values())))
+    rows = np.empty((len(pairs), J + bls[0].size))
+    for i, (n, b) in enumerate(pairs):
+        rows[i, :J] = orders[n]
+        rows[i, J:] = bls[b].reshape(-1)
+    return rows
 
 
 class ScheduleCrossover(Crossover):

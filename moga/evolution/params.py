@@ -61,6 +61,11 @@ class GAParams:
         submit order.
     seed_levels : tuple of float
         Blacklist levels of that seeding grid.
+    select_seeds : bool
+        MOGA only: the seeded half of the first population is picked by
+        NSGA-II's survival among every seed order with every grid blacklist,
+        all decoded (about 250 evaluations on 4 clusters), instead of a fixed
+        precedence (:class:`~moga.evolution.operators.ScheduleSampling`).
     mating_neighbours : int
         MOGA only: the second parent of a mating is one of the first parent's
         ``mating_neighbours`` nearest individuals in objective space
@@ -91,6 +96,7 @@ class GAParams:
     seeded: bool = True
     seed_levels: tuple = (0.0, 0.5, 1.0)
     seed_heuristics: bool = True
+    select_seeds: bool = True
     archive_size: int = 200
     mating_neighbours: int = 10
     resequence_rate: float = 0.03
@@ -116,7 +122,7 @@ class GAParams:
                 or not 0.0 <= r <= 1.0:
             raise ValueError(f"resequence_rate must lie in [0, 1], got {r!r}")
         object.__setattr__(self, "resequence_rate", float(r))
-        for name in ("seeded", "seed_heuristics"):
+        for name in ("seeded", "seed_heuristics", "select_seeds"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.order_crossover, str):

@@ -1,0 +1,134 @@
+"""Benchmark of EASY backfilling against in-order decoding on batch job-sets (not a test).
+
+MOGA's re-sequencing (:mod:`moga.evolution.resequencing`) decodes a few
+children per generation with EASY backfilling, so its cost per generation is
+set by how much dearer an EASY decode is than an in-order one. In a batch
+job-set every job waits from time 0, and EASY scans the whole queue for
+backfill candidates at every event. This benchmark measures, on one thread:
+
+* milliseconds per decode with ``backfill="easy"`` and ``backfill="none"`` on
+  batch job-sets of growing size: the first 1,000 jobs and one month of the
+  bundled HPC2N excerpt, and one month of each shared trace that is present
+  (``moga.resolve_trace``; missing ones are skipped and reported);
+* their ratio, on random chromosomes (random orders, 30% of blacklist entries
+  drawn in [0, 1]) and on the submit order with an empty blacklist.
+
+Writes ``results/bench_backfill.json`` and ``results/bench_backfill.md``::
+
+    python benchmarks/bench_backfill.py            # about two minutes
+    python benchmarks/bench_backfill.py --quick    # fewer repetitions
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+import moga
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Shared traces measured when present: (name, file, max_procs).
+TRACES = (
+    ("CTC-SP2", "CTC-SP2-1996-3.1-cln.swf.gz", None),
+    ("METACENTRUM", "METACENTRUM-2009-2.swf.gz", None),
+    ("CEA-Curie", "CEA-Curie-2011-2.1-cln.swf.gz", None),
+)
+
+
+def _jobsets(skipped):
+    """(label, job-set, federation) of growing size; traces not found go to ``skipped``."""
+    tr = moga.load_default()
+    fed = moga.Federation.load("default@auto", auto_nodes=tr.auto_nodes)
+    yield "HPC2N excerpt, first 1,000 jobs", tr.jobset(n_jobs=1000, federation=fed), fed
+    yield "HPC2N excerpt, one month", tr.jobset(start=tr.windows(days=30)[0], days=30,
+                                                 federation=fed), fed
+    for name, file, max_procs in TRACES:
+        try:
+            path = moga.resolve_trace(file)
+        except FileNotFoundError:
+            skipped.append(name)
+            continue
+        tr = moga.load_swf(path, max_procs=max_procs)
+        fed = moga.Federation.load("default@auto", auto_nodes=tr.auto_nodes)
+        yield f"{name}, one month", tr.jobset(start=tr.windows(days=30)[1], days=30,
+                                               federation=fed), fed
+
+
+def _ms(js, fed, orders, bls, backfill, repeat):
+    """Median milliseconds per decode of ``orders``/``bls`` (each decoded ``repeat`` times)."""
+    times = []
+    for o, b in zip(orders, bls, strict=True):
+        for _ in range(repeat):
+            t = time.perf_counter()
+            moga.evaluate(js, fed, o, b, backfill=backfill)
+            times.append(time.perf_counter() - t)
+    return float(np.median(times) * 1e3)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--chromosomes", type=int, default=4, help="random chromosomes per job-set")
+    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--out", default=str(ROOT / "results"))
+    args = ap.parse_args(argv)
+    numba.set_num_threads(1)
+    skipped = []
+    rows = []
+    for label, js, fed in _jobsets(skipped):
+        J, K = len(js), fed.n_clusters
+        rng = np.random.default_rng(0)
+        orders = [rng.permutation(J) for _ in range(args.chromosomes)]
+        bls = [rng.uniform(0, 1, (J, K)) * (rng.uniform(size=(J, K)) < 0.3)
+               for _ in range(args.chromosomes)]
+        submit = [np.lexsort((np.arange(J), js.release))]
+        empty = [np.zeros((J, K))]
+        moga.evaluate(js, fed, backfill="easy")  # compile / load the cache
+        moga.evaluate(js, fed)
+        rep = 1 if args.quick or J > 5000 else 3
+        row = {"jobset": label, "n_jobs": J, "nodes": int(fed.nodes.sum())}
+        for kind, o, b in (("random", orders, bls), ("submit", submit, empty)):
+            easy = _ms(js, fed, o, b, "easy", rep)
+            none = _ms(js, fed, o, b, "none", 3 * rep)
+            row[kind] = {"easy_ms": easy, "in_order_ms": none, "ratio": easy / none}
+        rows.append(row)
+        print(f"{label}: " + ", ".join(
+            f"{k} easy {row[k]['easy_ms']:.3g} ms, in order {row[k]['in_order_ms']:.3g} ms, "
+            f"x{row[k]['ratio']:.0f}" for k in ("random", "submit")), flush=True)
+
+    res = {"rows": rows, "skipped": skipped, "threads": 1, "machine": platform.machine(),
+           "python": platform.python_version(), "numba": numba.__version__}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench_backfill.json").write_text(json.dumps(res, indent=2) + "\n")
+    lines = [
+        "# EASY backfilling against in-order decoding (batch job-sets)",
+        "",
+        "`python benchmarks/bench_backfill.py`: federation `default@auto` sized to each "
+        f"trace, fluid model, batch mode, one Numba thread, numba {res['numba']}, Python "
+        f"{res['python']} ({res['machine']}). Medians per decode; random chromosomes: "
+        f"{args.chromosomes} random orders with 30% of blacklist entries drawn in [0, 1].",
+        "",
+        "| job-set | jobs | nodes | random: EASY ms | in order ms | ratio "
+        "| submit order: EASY ms | in order ms | ratio |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        a, s = r["random"], r["submit"]
+        lines.append(f"| {r['jobset']} | {r['n_jobs']:,} | {r['nodes']:,} | {a['easy_ms']:.3g} | "
+                     f"{a['in_order_ms']:.3g} | {a['ratio']:.0f} | {s['easy_ms']:.3g} | "
+                     f"{s['in_order_ms']:.3g} | {s['ratio']:.0f} |")
+    if skipped:
+        lines += ["", "Not found (skipped): " + ", ".join(skipped) + "."]
+    (out / "bench_backfill.md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {out / 'bench_backfill.md'}")
+
+
+if __name__ == "__main__":
+    main()
