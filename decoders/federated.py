@@ -271,8 +271,10 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     neither end by the reservation (its slowdown is at least
     ``min(1, 1 / fastest speed)``) nor leave the head its nodes
     (:func:`_room_possible`) is skipped before its allocation is computed.
-    The skip changes no schedule; on one month of CEA-Curie (21,911 jobs) it
-    cut a random chromosome's EASY decode from minutes to about a second.
+    The skip changes no schedule; with the queue merge of :func:`_enqueue` and
+    the heap copy of :func:`_shadow`, it cut a random chromosome's EASY decode
+    of one CEA-Curie month (21,911 jobs) from minutes to under a second
+    (``benchmarks/bench_backfill.py``).
     """
     K = st.free.shape[0]
     tasks = jobs.tasks
