@@ -28,7 +28,9 @@ tuples built once per decode (they hold views, nothing is copied):
     order). Per cluster: ``free`` nodes, ``load`` (link traffic of running
     co-allocated jobs), ``allow`` (the current job's allowance), and for
     EASY ``allow_h`` (the head's allowance), ``free_s`` (free nodes at the
-    reservation), ``hold`` (nodes promised past the reservation). Power,
+    reservation), ``hold`` (nodes promised past the reservation). EASY's
+    backfill scan reads every job's allowance from ``allow_j`` (J, K) and
+    ``relaxed_j`` (J,), filled once per decode by :func:`allowances`. Power,
     shape (K + 1: per cluster, then overall): ``pk`` (busy increment of the
     running jobs), ``pks`` (of the jobs still running at EASY's
     reservation), ``hold_p`` (of the jobs promised past it) and ``pkh``
@@ -60,15 +62,15 @@ from numba import njit
 from ._kernels import FINISH_RTOL, SHIFT_RTOL, heap_pop, heap_push, link_traffic, slowdown
 
 __all__ = ["Jobs", "Platform", "State", "Out", "new_state", "reset_events", "place", "least_power",
-           "power_fits", "is_capped", "idle_federation", "node_increment", "E_NH", "E_NCL",
-           "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC", "E_RELAXED", "E_CURSOR", "E_NQ"]
+           "allowances", "power_fits", "is_capped", "idle_federation", "node_increment", "E_NH",
+           "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC", "E_RELAXED", "E_CURSOR", "E_NQ"]
 
 Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power")
 Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow "
                                   "budget")
 State = namedtuple("State", "fin sd ht hj cl coal started wq sh_t sh_j by_release pos_of "
                             "free load allow allow_h free_s hold evi evf "
-                            "pk pks hold_p pkh xs rk free_h")
+                            "pk pks hold_p pkh xs rk free_h allow_j relaxed_j")
 Out = namedtuple("Out", "start finish alloc reserve")
 
 #: Indices of the loop's integer scalars in ``State.evi``.
@@ -89,12 +91,13 @@ def reset_events(st):
 def new_state(J, K):
     """Fresh work arrays for decodes of J jobs on K clusters (reusable from decode to decode)."""
     f = np.empty((4, J))
-    i = np.empty((8, J), dtype=np.int64)
+    i = np.empty((9, J), dtype=np.int64)
     c = np.empty((8, K), dtype=np.int64)
     p = np.zeros((4, K + 1))
     return State(f[0], f[1], f[2], i[0], i[1], i[2], i[3], i[4], f[3], i[5], i[6], i[7],
                  c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(9, dtype=np.int64),
-                 np.full(1, np.inf), p[0], p[1], p[2], p[3], c[5], c[6], c[7])
+                 np.full(1, np.inf), p[0], p[1], p[2], p[3], c[5], c[6], c[7],
+                 np.empty((J, K), dtype=np.int64), i[8])
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -236,6 +239,18 @@ def allowance(j, blacklist, jobs, plat, allow):
             allow[k] = nodes[k]
         return True
     return False
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def allowances(blacklist, jobs, plat, st):
+    """Every job's :func:`allowance` into ``st.allow_j`` and ``st.relaxed_j`` (1 when void).
+
+    EASY tests most queued jobs at every event and few of them fit: reading
+    the allowance from this table instead of recomputing it (K floors) makes
+    the test a K-term sum.
+    """
+    for j in range(blacklist.shape[0]):
+        st.relaxed_j[j] = allowance(j, blacklist, jobs, plat, st.allow_j[j])
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)

@@ -67,6 +67,7 @@ from ._federated_core import (
     Out,
     Platform,
     allowance,
+    allowances,
     commit_start,
     fits,
     idle_federation,
@@ -270,11 +271,14 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     backfill scan is the decoder's inner loop: a candidate that provably can
     neither end by the reservation (its slowdown is at least
     ``min(1, 1 / fastest speed)``) nor leave the head its nodes
-    (:func:`_room_possible`) is skipped before its allocation is computed.
+    (:func:`_room_bounds`) is skipped before its allocation is computed.
     The skip changes no schedule; with the queue merge of :func:`_enqueue` and
     the heap copy of :func:`_shadow`, it cut a random chromosome's EASY decode
     of one CEA-Curie month (21,911 jobs) from minutes to under a second
-    (``benchmarks/bench_backfill.py``).
+    (``benchmarks/bench_backfill.py``). On evolved chromosomes most of the
+    candidates that remain are kept off the free nodes by their blacklists;
+    their allowance comes from the table of :func:`allowances`, so that test
+    is a K-term sum.
     """
     K = st.free.shape[0]
     tasks = jobs.tasks
@@ -308,17 +312,26 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         for k in range(K):
             sd_min = min(sd_min, 1.0 / plat.speed[k])
         sd_min *= 1.0 - 1e-9
+        need = tasks[head]
+        room0, spare0 = _room_bounds(st)
+        allow_j = st.allow_j
         q = hq + 1
         while q < nq and free_total > 0:
             j = wq[q]
             q += 1
             if tasks[j] > free_total:
                 continue
-            if t + jobs.runtime[j] * sd_min > shadow and not _room_possible(j, head, tasks, st):
+            if t + jobs.runtime[j] * sd_min > shadow and (room0 < need
+                                                           or spare0 - tasks[j] < need):
                 continue  # cannot end by the reservation nor leave the head room: skip placing it
-            relaxed = allowance(j, blacklist, jobs, plat, allow)
-            if not fits(tasks[j], free, allow):
-                continue
+            avail = 0
+            for k in range(K):
+                avail += min(free[k], allow_j[j, k])
+            if avail < tasks[j]:
+                continue  # what fits(tasks[j], free, allowance of j) would say
+            for k in range(K):
+                allow[k] = allow_j[j, k]
+            relaxed = st.relaxed_j[j]
             if not place(j, jobs, plat, st, alloc, allow):
                 continue
             predicted = t + jobs.runtime[j] * slowdown(jobs.sigma[j], jobs.bw[j], tasks[j], alloc,
@@ -329,7 +342,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 room = 0
                 for k in range(K):
                     room += min(st.free_s[k] - st.hold[k] - alloc[j, k], st.allow_h[k])
-                ok = room >= tasks[head]
+                ok = room >= need
                 if ok and capped:
                     ok = _head_power_after(head, j, jobs, plat, st, alloc)
             if not ok:
@@ -343,6 +356,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                         d = alloc[j, k] * node_increment(j, k, jobs, plat)
                         st.hold_p[k] += d
                         st.hold_p[K] += d
+                room0, spare0 = _room_bounds(st)
             st.evi[E_RELAXED] += relaxed
             commit_start(j, t, fluid, jobs, plat, st, out)
             st.started[j] = 1
@@ -351,21 +365,23 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _room_possible(j, head, tasks, st):
-    """Could some allocation of ``j`` leave the head its nodes at the reservation?
+def _room_bounds(st):
+    """Bounds on the head's room at the reservation if a backfilled job ran past it.
 
     The room ``sum_k min(free_s[k] - hold[k] - x_k, allow_h[k])`` that the
-    backfill rule tests is at most ``sum_k min(free_s[k] - hold[k], allow_h[k])``
-    and at most ``sum_k (free_s[k] - hold[k]) - tasks[j]`` whatever ``j``'s
-    allocation ``x``; False when either bound is below the head's width.
+    backfill rule tests for a job of allocation ``x`` is at most ``room0 =
+    sum_k min(free_s[k] - hold[k], allow_h[k])`` and at most ``spare0 - tasks``
+    with ``spare0 = sum_k (free_s[k] - hold[k])``; a job for which either bound
+    is below the head's width cannot leave the head its nodes. Both change
+    only when ``hold`` does. Returns ``(room0, spare0)``.
     """
     room0 = 0
-    spare = -tasks[j]
+    spare0 = 0
     for k in range(st.free.shape[0]):
         a = st.free_s[k] - st.hold[k]
         room0 += min(a, st.allow_h[k])
-        spare += a
-    return room0 >= tasks[head] and spare >= tasks[head]
+        spare0 += a
+    return room0, spare0
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -533,6 +549,8 @@ def _decode(jobs, plat, order, blacklist, model, mode, st, out, weight, ties):
     J = order.shape[0]
     fluid = model == 0
     _init(jobs, plat, st, out, order, mode != 0)
+    if mode == 1:
+        allowances(blacklist, jobs, plat, st)
     t = 0.0
     while st.evi[E_STARTED] < J:
         t = release_due(t + FINISH_RTOL * abs(t), t, fluid, jobs, plat, st, out)
