@@ -90,7 +90,8 @@ ABLATION = (
      200),
     ("+ re-sequencing (rate 0.03)", dict(_FIXED_SEEDS), 200),
     ("+ 400 generations", dict(_FIXED_SEEDS), None),
-    ("+ seeds picked by survival (the default)", {}, None),
+    ("+ seeds picked by survival", {"fit_seeds": False}, None),
+    ("+ grid blacklists fitted to wide jobs (the default)", {}, None),
 )
 
 

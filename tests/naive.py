@@ -1305,3 +1305,19 @@ def naive_nearest_neighbours(F, k):
                       for j in range(n) if j != i)
         out.append([j for _, j in dist[:k]])
     return out
+
+
+def naive_fitted_row(row, tasks, nodes, greenest):
+    """One job's blacklist row fitted to its width: if void, open its barred clusters
+    in ``greenest`` order, one node at a time, until the allowance holds the job.
+    Returns the allowance per cluster (the nodes it may use), or None when the row
+    was not void."""
+    import math
+
+    allow = [n - math.floor(b * n) for b, n in zip(row, nodes, strict=True)]
+    if sum(allow) >= tasks:
+        return None
+    for k in greenest:
+        while sum(allow) < tasks and allow[k] < nodes[k]:
+            allow[k] += 1
+    return allow

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from naive import naive_order_crossover
+from naive import naive_fitted_row, naive_order_crossover
 from pymoo.core.population import Population
 
 import moga
@@ -16,6 +16,7 @@ from moga.evolution.operators import (
     ScheduleMutation,
     ScheduleSampling,
     _order_crossover_into,
+    fitted_blacklists,
     seed_blacklists,
 )
 from moga.evolution.problem import SchedulingProblem, join, split
@@ -26,6 +27,17 @@ def problem():
     fed = moga.Federation.preset()
     js = moga.load_default().jobset(n_jobs=60, federation=fed)
     return SchedulingProblem(js, fed)
+
+
+@pytest.fixture(scope="module")
+def wide_problem(problem):
+    """The fixture's job-set with every fifth job 150 tasks wide (wider than the 96-node
+    slowest cluster, so grid blacklists void their rows)."""
+    js = problem.jobset
+    tasks = js.tasks.copy()
+    tasks[::5] = 150
+    wide = moga.JobSet.from_arrays(js.release, tasks, js.runtime, js.sigma, js.bw)
+    return SchedulingProblem(wide, problem.federation)
 
 
 def _valid(problem, X):
@@ -140,15 +152,17 @@ def _naive_ranks(F):
     return rank
 
 
-@pytest.mark.parametrize("n", [10, 40])
-def test_selected_seeds_are_the_best_ranked_candidates(problem, n):
+@pytest.mark.parametrize("n, wide", [(10, False), (40, False), (40, True)])
+def test_selected_seeds_are_the_best_ranked_candidates(problem, wide_problem, n, wide):
     """select=True keeps whole non-domination fronts of all seed pairs, best first."""
+    problem = wide_problem if wide else problem
     J, K = problem.n_jobs, problem.n_clusters
     sampling = ScheduleSampling(select=True)
     X = sampling.do(problem, n, random_state=np.random.default_rng(3)).get("X")
     _valid(problem, X)
     orders = sampling.seed_orders(problem, J)
     grid = seed_blacklists(J, problem.federation.speed)
+    grid = np.concatenate([grid, ScheduleSampling._fitted(problem, grid)])
     names = list({o.tobytes(): name for name, o in reversed(orders.items())}.values())
     cand = np.array([np.concatenate([orders[m], b.reshape(-1)]) for m in names for b in grid])
     F = np.array([[s.makespan, s.energy] for s in (
@@ -167,11 +181,50 @@ def test_selected_seeds_are_the_best_ranked_candidates(problem, n):
     np.testing.assert_array_equal(X, again)
 
 
-def test_seed_selection_counts_its_decodes(problem):
+@pytest.mark.parametrize("wide, fit", [(False, True), (True, True), (True, False)])
+def test_seed_selection_counts_its_decodes(problem, wide_problem, wide, fit):
+    problem = wide_problem if wide else problem
     fresh = SchedulingProblem(problem.jobset, problem.federation)
-    ScheduleSampling(select=True).do(fresh, 10, random_state=np.random.default_rng(0))
+    ScheduleSampling(select=True, fit=fit).do(fresh, 10, random_state=np.random.default_rng(0))
     n_orders = len({o.tobytes() for o in ScheduleSampling().seed_orders(fresh, fresh.n_jobs).values()})
-    assert fresh.n_decoded == n_orders * 27
+    grid = seed_blacklists(fresh.n_jobs, fresh.federation.speed)
+    n_fitted = len(ScheduleSampling._fitted(fresh, grid))
+    assert (n_fitted > 0) == wide  # only wide jobs can void a grid blacklist
+    assert fresh.n_decoded == n_orders * (27 + n_fitted * fit)
+
+
+@given(seed=st.integers(0, 2**32 - 1), J=st.integers(1, 12), K=st.integers(1, 4),
+       n_bl=st.integers(1, 4))
+def test_fitted_blacklists_equal_their_plain_python_twin(seed, J, K, n_bl):
+    rng = np.random.default_rng(seed)
+    nodes = rng.integers(1, 40, K)
+    tasks = rng.integers(1, nodes.sum() + 1, J)
+    # Blacklists on a coarse grid, so that some rows are void and some are not.
+    bls = rng.integers(0, 5, (n_bl, J, K)) / 4.0
+    greenest = rng.permutation(K)
+    fitted = fitted_blacklists(bls, tasks, nodes, greenest)
+    voiding = [b for b in bls
+               if any(naive_fitted_row(b[j], tasks[j], nodes, greenest) is not None for j in range(J))]
+    assert fitted.shape == (len(voiding), J, K)
+    for b, f in zip(voiding, fitted, strict=True):
+        assert np.all((f >= 0) & (f <= b))  # a fitted row only opens clusters
+        allow = nodes - np.floor(f * nodes).astype(int)
+        for j in range(J):
+            want = naive_fitted_row(b[j], tasks[j], nodes, greenest)
+            if want is None:
+                np.testing.assert_array_equal(f[j], b[j])
+            else:
+                assert allow[j].tolist() == want and allow[j].sum() == tasks[j]
+
+
+def test_fitted_blacklists_open_the_greenest_barred_cluster_first():
+    # Clusters of 10, 20 and 30 nodes, greenest first: 2, 1, 0. The grid row bars
+    # clusters 0 and 1; a 35-task job needs 5 more nodes than cluster 2's 30.
+    row = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0]])
+    out = fitted_blacklists(row[None], [35, 30], [10, 20, 30], [2, 1, 0])
+    allow = np.array([10, 20, 30]) - np.floor(out[0] * [10, 20, 30])
+    assert allow.tolist() == [[0, 5, 30], [0, 0, 30]]
+    assert fitted_blacklists(row[None], [30, 1], [10, 20, 30], [2, 1, 0]).shape == (0, 2, 3)
 
 
 def test_sampling_with_initial_individuals(problem):

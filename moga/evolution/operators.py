@@ -20,7 +20,7 @@ from pymoo.core.mutation import Mutation
 from pymoo.core.sampling import Sampling
 
 __all__ = ["ScheduleSampling", "ScheduleCrossover", "ScheduleMutation",
-           "ScheduleDuplicateElimination", "seed_blacklists", "ORDER_MOVES"]
+           "ScheduleDuplicateElimination", "seed_blacklists", "fitted_blacklists", "ORDER_MOVES"]
 
 
 def _dims(problem):
@@ -62,6 +62,53 @@ def seed_blacklists(n_jobs: int, speed, levels=(0.0, 0.5, 1.0)) -> np.ndarray:
     return out
 
 
+def fitted_blacklists(blacklists, tasks, nodes, greenest) -> np.ndarray:
+    """The blacklists that void some job's, each fitted to its jobs' widths.
+
+    A job whose allowance ``sum_k N_k - floor(beta_jk N_k)`` is below its
+    width has a void blacklist and may run anywhere, the fastest clusters
+    first: a uniform blacklist that bars the fast clusters sends every job too
+    wide for the slow ones there, the most power-hungry nodes. The fitted copy
+    opens such a job's barred clusters in ``greenest`` order, each fully or
+    just as far as the job still needs, so that its allowance equals its
+    width; other jobs' rows are unchanged.
+
+    Parameters
+    ----------
+    blacklists : ndarray, shape (B, J, K)
+    tasks : array_like of int, shape (J,)
+    nodes : array_like of int, shape (K,)
+    greenest : array_like of int, shape (K,)
+        Clusters by energy per unit of work, least first (the greenest
+        allocation rule's order).
+
+    Returns
+    -------
+    ndarray, shape (B', J, K)
+        One fitted copy per blacklist that voids some job's (B' <= B).
+    """
+    tasks = np.asarray(tasks, dtype=np.int64)
+    nodes = np.asarray(nodes, dtype=np.int64)
+    out = []
+    for bl in np.asarray(blacklists, dtype=float):
+        allow = nodes - np.floor(bl * nodes).astype(np.int64)
+        short = tasks - allow.sum(axis=1)
+        if not (short > 0).any():
+            continue
+        fitted = bl.copy()
+        for k in greenest:
+            n = int(nodes[k])
+            barred = n - allow[:, k]
+            whole = (short > 0) & (short >= barred) & (barred > 0)
+            part = (short > 0) & (short < barred)
+            fitted[whole, k] = 0.0
+            # beta = (N - a + 1/2) / N bars exactly N - a nodes, leaving allowance a.
+            fitted[part, k] = (n - (allow[part, k] + short[part]) + 0.5) / n
+            short = np.where(whole, short - barred, np.where(part, 0, short))
+        out.append(fitted)
+    return np.array(out).reshape(len(out), *np.shape(blacklists)[1:])
+
+
 class ScheduleSampling(Sampling):
     """Initial population: given individuals, seeded individuals, then random ones.
 
@@ -84,9 +131,13 @@ class ScheduleSampling(Sampling):
     select : bool
         Pick the seeded individuals by NSGA-II's survival (rank, then crowding
         distance; ties drawn from the run's generator) among every seed order
-        with every blacklist of the grid, all decoded with ``problem.decode``
-        (they count as evaluations), instead of the fixed precedence above.
-        Needs a problem with ``decode``.
+        with every blacklist of the grid and every fitted copy of those that
+        void some job's (:func:`fitted_blacklists`; needs the federation's
+        ``power_busy``), all decoded with ``problem.decode`` (they count as
+        evaluations), instead of the fixed precedence above. Needs a problem
+        with ``decode``.
+    fit : bool
+        With ``select``: include the fitted copies of the grid blacklists.
 
     Random individuals have a uniformly random order and blacklist entries
     uniform in [0, 1].
@@ -97,8 +148,9 @@ class ScheduleSampling(Sampling):
     SELECT_CHUNK = 64
 
     def __init__(self, seeded: bool = True, levels=(0.0, 0.5, 1.0), initial=None,
-                 heuristics: bool = True, select: bool = False):
+                 heuristics: bool = True, select: bool = False, fit: bool = True):
         super().__init__()
+        self.fit = bool(fit)
         self.seeded = seeded
         self.levels = tuple(levels)
         self.heuristics = heuristics
@@ -132,6 +184,8 @@ class ScheduleSampling(Sampling):
                 bls = seed_blacklists(J, speed, self.levels)
             n_seed = min(max(1, n_samples // 2), n_left)
             if self.select and hasattr(problem, "decode"):
+                if self.fit:
+                    bls = np.concatenate([bls, self._fitted(problem, bls)])
                 rows.append(self._selected(problem, orders, bls, n_seed, random_state))
             else:
                 names = list(orders)
@@ -149,6 +203,17 @@ class ScheduleSampling(Sampling):
             orders = np.argsort(random_state.random((n_rand, J)), axis=1).astype(float)
             rows.append(np.hstack([orders, random_state.random((n_rand, J * K))]))
         return np.vstack(rows)[:n_samples]
+
+    @staticmethod
+    def _fitted(problem, bls):
+        """:func:`fitted_blacklists` of the grid on ``problem``'s job-set (none without one)."""
+        js, fed = getattr(problem, "jobset", None), getattr(problem, "federation", None)
+        if js is None or fed is None or bls.shape[2] == 0:
+            return bls[:0]
+        from decoders.federated import allocation_ranks
+
+        greenest = allocation_ranks(fed.speed, fed.power_busy)[1]
+        return fitted_blacklists(bls, js.tasks, fed.nodes, greenest)
 
     def _selected(self, problem, orders, bls, n_seed, random_state):
         """The ``n_seed`` best seed pairs (order x grid blacklist) by NSGA-II's survival."""

@@ -63,9 +63,17 @@ class GAParams:
         Blacklist levels of that seeding grid.
     select_seeds : bool
         MOGA only: the seeded half of the first population is picked by
-        NSGA-II's survival among every seed order with every grid blacklist,
-        all decoded (about 250 evaluations on 4 clusters), instead of a fixed
-        precedence (:class:`~moga.evolution.operators.ScheduleSampling`).
+        NSGA-II's survival among every seed order with every grid blacklist
+        and every fitted copy of the grid blacklists that void some job's
+        (:func:`~moga.evolution.operators.fitted_blacklists`, unless
+        ``fit_seeds`` is off), all decoded (about 250 to 500 evaluations on 4
+        clusters), instead of a fixed precedence
+        (:class:`~moga.evolution.operators.ScheduleSampling`).
+    fit_seeds : bool
+        With ``select_seeds``: also offer the fitted copies of the grid
+        blacklists, in which a job too wide for its allowance is given just
+        enough nodes on its greenest barred clusters instead of a void
+        blacklist (which lets it run anywhere, the fastest nodes first).
     mating_neighbours : int
         MOGA only: the second parent of a mating is one of the first parent's
         ``mating_neighbours`` nearest individuals in objective space
@@ -97,6 +105,7 @@ class GAParams:
     seed_levels: tuple = (0.0, 0.5, 1.0)
     seed_heuristics: bool = True
     select_seeds: bool = True
+    fit_seeds: bool = True
     archive_size: int = 200
     mating_neighbours: int = 10
     resequence_rate: float = 0.03
@@ -122,7 +131,7 @@ class GAParams:
                 or not 0.0 <= r <= 1.0:
             raise ValueError(f"resequence_rate must lie in [0, 1], got {r!r}")
         object.__setattr__(self, "resequence_rate", float(r))
-        for name in ("seeded", "seed_heuristics", "select_seeds"):
+        for name in ("seeded", "seed_heuristics", "select_seeds", "fit_seeds"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.order_crossover, str):

@@ -247,7 +247,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     crossover, mutation = params.operators(crossover_prob=MOGA_CROSSOVER_PROB)
     sampling = ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
                                 initial=initial, heuristics=params.seed_heuristics,
-                                select=params.select_seeds)
+                                select=params.select_seeds, fit=params.fit_seeds)
     selection = NeighbourSelection(params.mating_neighbours) if params.mating_neighbours else None
     # Re-sequencing only makes sense for the in-order decoder (under EASY the order
     # is a queue priority already).
