@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 
 def choice_code(kind: str, value, choices: dict) -> int:
@@ -115,27 +116,47 @@ def check_width(tasks, nodes):
         )
 
 
+@njit(cache=True)
+def _to_permutations(orders, out):
+    """Copy ``orders`` (P, J) into the int64 ``out``; ``(row, problem)`` of the first bad row.
+
+    ``problem`` is 0 when every row is a permutation of ``range(J)`` (row -1),
+    1 for a value that is not an integer, 2 for a row that is not a permutation.
+    """
+    P, J = orders.shape
+    seen = np.zeros(J, dtype=np.int64)
+    for p in range(P):
+        for i in range(J):
+            v = orders[p, i]
+            if not abs(v) < 2.0**62:  # NaN, inf and huge values are no positions
+                return p, 1
+            k = np.int64(v)
+            if k != v:
+                return p, 1
+            if k < 0 or k >= J or seen[k] == p + 1:
+                return p, 2
+            seen[k] = p + 1
+            out[p, i] = k
+    return -1, 0
+
+
 def check_orders(orders, J):
     orders = np.asarray(orders)
     if orders.ndim != 2 or orders.shape[1] != J:
         raise ValueError(f"order must have length {J} (one entry per job), got shape {orders.shape[1:]}")
-    if orders.dtype.kind == "f":
-        if not np.all(orders == np.round(orders)):
-            raise ValueError("order must hold integer job positions")
-    elif orders.dtype.kind not in "iu":
+    if orders.dtype.kind not in "iuf":
         raise ValueError(f"order must be integer, got dtype {orders.dtype}")
-    orders = np.ascontiguousarray(orders, dtype=np.int64)
-    in_range = (orders >= 0) & (orders < J)
-    seen = np.zeros(orders.shape, dtype=bool)
-    rows = np.broadcast_to(np.arange(orders.shape[0])[:, None], orders.shape)
-    seen[rows[in_range], orders[in_range]] = True
-    ok = seen.all(axis=1)
-    if not ok.all():
-        p = int(np.flatnonzero(~ok)[0])
+    # One jitted pass checks and converts (the GA decodes a population per generation).
+    source = np.ascontiguousarray(orders, dtype=np.float64 if orders.dtype.kind == "f" else np.int64)
+    out = np.empty(orders.shape, dtype=np.int64)
+    p, problem = _to_permutations(source, out)
+    if problem == 1:
+        raise ValueError("order must hold integer job positions")
+    if problem == 2:
         raise ValueError(
             f"order{'' if orders.shape[0] == 1 else f' #{p}'} is not a permutation of range({J})"
         )
-    return orders
+    return out
 
 
 def check_blacklists(blacklists, J, K):

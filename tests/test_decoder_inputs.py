@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import decoders
 import moga
@@ -120,3 +122,39 @@ def test_a_stale_kernel_cache_is_dropped(tmp_path, monkeypatch):
         assert not list(d.glob("*.nbi"))
         assert (d / _cache._STAMP).read_text().strip() == _cache.source_digest()
     assert _cache.drop_stale_cache() == 0  # up to date: nothing more to drop
+
+
+def _naive_order_problem(row, J):
+    """The plain reading of an order row: None when it is a permutation of range(J), else
+    what is wrong with it ("integer" or "permutation")."""
+    import math
+
+    for v in row:
+        if not math.isfinite(v) or v != int(v):
+            return "integer"
+    return None if sorted(int(v) for v in row) == list(range(J)) else "permutation"
+
+
+@given(seed=st.integers(0, 2**32 - 1), J=st.integers(1, 12), P=st.integers(1, 5),
+       flaw=st.sampled_from(["none", "duplicate", "range", "fraction", "nan", "inf"]),
+       as_int=st.booleans())
+def test_order_check_equals_its_plain_python_twin(seed, J, P, flaw, as_int):
+    from decoders._validate import check_orders
+
+    rng = np.random.default_rng(seed)
+    orders = np.array([rng.permutation(J) for _ in range(P)], dtype=float)
+    p, i = rng.integers(P), rng.integers(J)
+    orders[p, i] = {"none": orders[p, i], "duplicate": orders[p, (i + 1) % J] if J > 1 else -1,
+                    "range": rng.choice([-1, J, J + 7]), "fraction": orders[p, i] + 0.5,
+                    "nan": np.nan, "inf": -np.inf}[flaw]
+    problems = [_naive_order_problem(row, J) for row in orders]
+    if as_int and flaw not in ("fraction", "nan", "inf"):
+        orders = orders.astype(np.int64)
+    bad = [q for q, w in enumerate(problems) if w is not None]
+    if not bad:
+        np.testing.assert_array_equal(check_orders(orders, J), orders.astype(np.int64))
+        return
+    message = ("order must hold integer job positions" if problems[bad[0]] == "integer"
+               else f"order{'' if P == 1 else f' #{bad[0]}'} is not a permutation")
+    with pytest.raises(ValueError, match=message):
+        check_orders(orders, J)
