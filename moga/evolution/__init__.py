@@ -4,6 +4,7 @@ from .operators import (
     ScheduleDuplicateElimination,
     ScheduleMutation,
     ScheduleSampling,
+    fitted_blacklists,
     seed_blacklists,
 )
 from .params import GAParams
@@ -13,4 +14,5 @@ from .runner import HV_FACTOR, RunResult, run
 
 __all__ = ["GAParams", "HV_FACTOR", "OBJECTIVES", "RunResult", "ScheduleCrossover",
            "Resequencer", "ScheduleDuplicateElimination", "ScheduleMutation", "ScheduleRepair",
-           "ScheduleSampling", "SchedulingProblem", "run", "seed_blacklists"]
+           "ScheduleSampling", "SchedulingProblem", "fitted_blacklists", "run",
+           "seed_blacklists"]
