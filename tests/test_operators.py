@@ -225,6 +225,10 @@ def test_fitted_blacklists_open_the_greenest_barred_cluster_first():
     allow = np.array([10, 20, 30]) - np.floor(out[0] * [10, 20, 30])
     assert allow.tolist() == [[0, 5, 30], [0, 0, 30]]
     assert fitted_blacklists(row[None], [30, 1], [10, 20, 30], [2, 1, 0]).shape == (0, 2, 3)
+    with pytest.raises(ValueError, match="greenest must be an order of the 3 clusters"):
+        fitted_blacklists(row[None], [35, 30], [10, 20, 30], [2, 1])
+    with pytest.raises(ValueError, match=r"blacklists must have shape \(B, 2, 3\)"):
+        fitted_blacklists(row, [35, 30], [10, 20, 30], [2, 1, 0])
 
 
 def test_sampling_with_initial_individuals(problem):

@@ -87,10 +87,17 @@ def fitted_blacklists(blacklists, tasks, nodes, greenest) -> np.ndarray:
     ndarray, shape (B', J, K)
         One fitted copy per blacklist that voids some job's (B' <= B).
     """
+    blacklists = np.asarray(blacklists, dtype=float)
     tasks = np.asarray(tasks, dtype=np.int64)
     nodes = np.asarray(nodes, dtype=np.int64)
+    if blacklists.ndim != 3 or blacklists.shape[1:] != (tasks.size, nodes.size):
+        raise ValueError(f"blacklists must have shape (B, {tasks.size}, {nodes.size}), "
+                         f"got {blacklists.shape}")
+    if sorted(np.asarray(greenest).tolist()) != list(range(nodes.size)):
+        raise ValueError(f"greenest must be an order of the {nodes.size} clusters, got "
+                         f"{list(greenest)}")
     out = []
-    for bl in np.asarray(blacklists, dtype=float):
+    for bl in blacklists:
         allow = nodes - np.floor(bl * nodes).astype(np.int64)
         short = tasks - allow.sum(axis=1)
         if not (short > 0).any():
@@ -106,7 +113,7 @@ def fitted_blacklists(blacklists, tasks, nodes, greenest) -> np.ndarray:
             fitted[part, k] = (n - (allow[part, k] + short[part]) + 0.5) / n
             short = np.where(whole, short - barred, np.where(part, 0, short))
         out.append(fitted)
-    return np.array(out).reshape(len(out), *np.shape(blacklists)[1:])
+    return np.array(out).reshape(len(out), *blacklists.shape[1:])
 
 
 class ScheduleSampling(Sampling):
