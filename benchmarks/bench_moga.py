@@ -115,6 +115,7 @@ def main(argv=None):
             res["default_run_s"] = time.perf_counter() - t0
             summary = json.loads((Path(tmp) / "run.json").read_text())
             res["default_run"] = {k: summary[k] for k in ("jobset", "n_jobs", "n_evals",
+                                                          "generations", "params",
                                                           "wall_time_s", "decode_time_s",
                                                           "front_size", "hv", "knee_change_pct")}
         print(f"default moga run: {res['default_run_s']:.1f} s", flush=True)
