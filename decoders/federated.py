@@ -282,7 +282,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     """
     K = st.free.shape[0]
     tasks = jobs.tasks
-    free, allow, alloc = st.free, st.allow, out.alloc
+    free, alloc = st.free, out.alloc
     capped = is_capped(plat)
     _enqueue(t, jobs, st)
     wq = st.wq
@@ -298,7 +298,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     if head >= 0:
         free_total = 0
         for k in range(K):
-            st.allow_h[k] = allow[k]
+            st.allow_h[k] = st.allow[k]
             free_total += free[k]
         shadow = np.nan
         if np.isnan(out.reserve[head]) or free_total > 0:
@@ -324,13 +324,9 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             if t + jobs.runtime[j] * sd_min > shadow and (room0 < need
                                                            or spare0 - tasks[j] < need):
                 continue  # cannot end by the reservation nor leave the head room: skip placing it
-            avail = 0
-            for k in range(K):
-                avail += min(free[k], allow_j[j, k])
-            if avail < tasks[j]:
-                continue  # what fits(tasks[j], free, allowance of j) would say
-            for k in range(K):
-                allow[k] = allow_j[j, k]
+            allow = allow_j[j]  # a view of the table: place() only reads the allowance
+            if not fits(tasks[j], free, allow):
+                continue
             relaxed = st.relaxed_j[j]
             if not place(j, jobs, plat, st, alloc, allow):
                 continue
