@@ -996,8 +996,9 @@ def naive_serial_schedule(order, duration, nodes, power, node_capacity, power_ca
     integer instant of its duration has room for its nodes and power (integer time; durations
     and waiting jobs' power rounded up, running jobs' power down)."""
     dur = [max(1, math.ceil(v)) for v in duration]
-    pw = [math.ceil(max(v, 0.0)) for v in power]
     cap_p = math.floor(power_capacity) if math.isfinite(power_capacity) else math.inf
+    # Whole watts, up; a job within the real capacity is clipped to the rounded one.
+    pw = [min(math.ceil(max(v, 0.0)), cap_p) for v in power]
     busy = [(0, math.ceil(e), int(n), math.floor(max(p, 0.0)))
             for e, n, p in zip(running_end, running_nodes, running_power, strict=True)
             if math.ceil(e) > 0]

@@ -231,6 +231,17 @@ def test_cp_always_has_a_solution_when_what_runs_fits():
     assert sol.status == "OPTIMAL" and sol.start is not None
 
 
+def test_cp_takes_a_job_that_fits_the_cap_within_a_watt():
+    # 1.566 W fits 1.958 W, but rounded (up to 2 W, the capacity down to 1 W) it would
+    # not: the job is clipped to the rounded capacity, not refused (hypothesis found it
+    # through the hybrid dispatcher on one 1-node cluster).
+    sol = solve_relaxed([3, 2], [1, 1], [1.566, 0.68], [1.0, 1.0], 1, 1.958)
+    assert sol.status == "OPTIMAL" and sol.start.tolist() == [2, 0]  # shorter first
+    assert serial_schedule([0, 1], [3, 2], [1, 1], [1.566, 0.68], 1, 1.958).tolist() == [0, 3]
+    with pytest.raises(ValueError, match="more power than the cap"):
+        solve_relaxed([3], [1], [2.5], [1.0], 1, 1.958)
+
+
 def test_cp_counts_running_jobs():
     # One running job holds all nodes for 5 s: the waiting job cannot start before.
     sol = solve_relaxed([2], [3], [10], [1.0], 3, 100.0, running_end=[5], running_nodes=[3],

@@ -68,6 +68,24 @@ class RelaxedSolution:
     seconds: float
 
 
+def _whole_watts(power, power_capacity):
+    """Job powers and the power capacity in whole watts: ``(pw, cap)`` (cap None without one).
+
+    Powers round up and the capacity down, so a rounded schedule never draws
+    more than the real capacity; a job that fits the real capacity but whose
+    rounded power exceeds the rounded one (both within a watt) is clipped to it
+    rather than refused. A ValueError when a job needs more than the capacity.
+    """
+    power = np.maximum(np.asarray(power, dtype=float), 0.0)
+    pw = np.ceil(power).astype(np.int64)
+    if not math.isfinite(power_capacity):
+        return pw, None
+    if np.any(power > power_capacity):
+        raise ValueError("a job needs more power than the cap leaves over idle power")
+    cap = int(math.floor(power_capacity))
+    return np.minimum(pw, cap), cap
+
+
 def serial_schedule(order, duration, nodes, power, node_capacity, power_capacity,
                     running_end=(), running_nodes=(), running_power=()) -> np.ndarray:
     """The serial schedule of ``order`` in the relaxed model: each job in turn at the earliest
@@ -78,8 +96,8 @@ def serial_schedule(order, duration, nodes, power, node_capacity, power_capacity
     solver starts from a schedule as good as the list scheduler's.
     """
     dur = np.maximum(1, np.ceil(np.asarray(duration, dtype=float))).astype(np.int64)
-    pw = np.ceil(np.maximum(np.asarray(power, dtype=float), 0.0)).astype(np.int64)
-    cap_p = math.floor(power_capacity) if math.isfinite(power_capacity) else np.iinfo(np.int64).max
+    pw, cap_p = _whole_watts(power, power_capacity)
+    cap_p = np.iinfo(np.int64).max if cap_p is None else cap_p
     # The usage profile: breakpoints and the nodes and power used from each to the next.
     ends = np.ceil(np.asarray(running_end, dtype=float)).astype(np.int64)
     keep = ends > 0
@@ -154,7 +172,7 @@ def solve_relaxed(duration, nodes, power, weight, node_capacity, power_capacity,
     dur = np.maximum(1, np.ceil(np.asarray(duration, dtype=float))).astype(np.int64)
     n = dur.shape[0]
     nodes = np.asarray(nodes, dtype=np.int64)
-    pw = np.ceil(np.maximum(np.asarray(power, dtype=float), 0.0)).astype(np.int64)
+    pw, cap = _whole_watts(power, power_capacity)
     w = np.maximum(1, np.round(np.asarray(weight, dtype=float) * WEIGHT_SCALE)).astype(np.int64)
     r_end = np.maximum(0, np.ceil(np.asarray(running_end, dtype=float))).astype(np.int64)
     r_nodes = np.asarray(running_nodes, dtype=np.int64)
@@ -175,10 +193,7 @@ def solve_relaxed(duration, nodes, power, weight, node_capacity, power_capacity,
     keep = r_end > 0
     m.AddCumulative(intervals + fixed, [int(v) for v in nodes] + [int(v) for v in r_nodes[keep]],
                     int(node_capacity))
-    if math.isfinite(power_capacity):
-        cap = int(math.floor(power_capacity))
-        if np.any(pw > cap):
-            raise ValueError("a job needs more power than the cap leaves over idle power")
+    if cap is not None:
         m.AddCumulative(intervals + fixed, [int(v) for v in pw] + [int(v) for v in r_pw[keep]],
                         cap)
     m.Minimize(sum(int(w[i]) * starts[i] for i in range(n)))
