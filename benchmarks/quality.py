@@ -10,7 +10,7 @@ Two parts (a benchmark, not a test; runs in parallel processes):
     measured against it; it is stored in ``results/quality/``,
     ``--long-runs`` adds long runs of the current optimiser to it, and
     ``--reference`` starts it afresh from them.
-    The default ``moga.run`` (pop 100 x 600 generations) runs with ``--seeds``
+    The default ``moga.run`` (:data:`DEFAULT_GEN` generations) runs with ``--seeds``
     seeds, and so do runs of ``--matched-gen`` generations (default 200, the
     previous default); the table gives their hypervolume as a percentage of
     the reference's (objectives divided by the submit order's, reference

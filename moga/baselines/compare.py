@@ -101,7 +101,7 @@ def compare(js: JobSet, fed: Federation, pop_size: int | None = None, n_gen: int
     hypervolume of their points (normalised by the submit-order FCFS
     schedule, reference point 1.1). Random search gets MOGA's evaluation
     budget; GA-MF and the ablation get MOGA's population and generations
-    (``pop_size`` and ``n_gen``, default those of ``params``: 100 and 600).
+    (``pop_size`` and ``n_gen``, default those of ``params``, :class:`GAParams`'s).
 
     Parameters
     ----------

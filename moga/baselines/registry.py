@@ -20,7 +20,8 @@ from .heuristics import HEURISTICS, heuristic, submit_order
 
 __all__ = ["Algorithm", "ALGORITHMS", "algorithm", "run_algorithm"]
 
-#: Evaluations random search gets when nothing else says (MOGA's default budget, 100 x 600).
+#: Evaluations random search gets when nothing else says (MOGA's default budget:
+#: GAParams' population times its generations).
 DEFAULT_RANDOM_EVALS = GAParams().pop_size * GAParams().n_gen
 
 

@@ -168,7 +168,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     jobset : JobSet
     federation : Federation
     pop_size, n_gen : int, optional
-        Population size and generations (default 100 and 600, or those of ``params``).
+        Population size and generations (default those of ``params``, or
+        :class:`GAParams`'s).
     seed : int
         Seed of every random draw: the same seed gives a bit-identical result.
     model : {"fluid", "at_start"}

@@ -91,7 +91,7 @@ def best_known(js: JobSet, fed: Federation, pop_size: int | None = None,
     in MOGA), the rows of ``initial`` (for example the orders the online
     heuristics produced, see :func:`moga.model.chromosome.join`), and random
     individuals. ``pop_size`` and ``n_gen`` default to those of ``params``
-    (100 and 600).
+    (:class:`GAParams`'s by default).
     """
     from pymoo.algorithms.soo.nonconvex.ga import GA
     from pymoo.core.callback import Callback
