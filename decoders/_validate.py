@@ -166,10 +166,26 @@ def check_blacklists(blacklists, J, K):
     if b.dtype.kind not in "iuf":
         raise ValueError(f"blacklist must be numeric, got dtype {b.dtype}")
     b = np.ascontiguousarray(b, dtype=np.float64)
-    bad = ~((b >= 0.0) & (b <= 1.0))
-    if bad.any():
-        idx = np.unravel_index(int(np.flatnonzero(bad)[0]), b.shape)
-        raise ValueError(f"blacklist entry (job {idx[-2]}, cluster {idx[-1]}) = {b[idx]} is not in [0, 1]")
+    first = _first_outside_unit(b.reshape(-1))
+    if first >= 0:
+        idx = np.unravel_index(first, b.shape)
+        which = f" #{idx[0]}" if b.ndim == 3 and b.shape[0] > 1 else ""
+        raise ValueError(f"blacklist{which} entry (job {idx[-2]}, cluster {idx[-1]}) = {b[idx]} "
+                         "is not in [0, 1]")
     return b
+
+
+@njit(cache=True)
+def _first_outside_unit(values) -> int:
+    """Index of the first entry of ``values`` not in [0, 1] (NaN included), -1 if none.
+
+    One pass without temporaries: the GA checks a population's blacklists
+    (P x J x K values) at every decode.
+    """
+    for i in range(values.shape[0]):
+        v = values[i]
+        if not (v >= 0.0 and v <= 1.0):
+            return i
+    return -1
 
 

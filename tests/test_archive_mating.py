@@ -87,6 +87,29 @@ def test_nearest_neighbours_equal_their_twin(seed, n, k):
     assert nearest_neighbours(F, k).tolist() == naive_nearest_neighbours(F, k)
 
 
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 25), k=st.integers(1, 30),
+       n_rows=st.integers(0, 30))
+def test_nearest_neighbours_of_some_rows_equal_their_twin(seed, n, k, n_rows):
+    rng = np.random.default_rng(seed)
+    F = np.round(rng.random((n, 2)) * 8) / 8
+    rows = rng.integers(0, n, n_rows)  # repeats and any order
+    twin = naive_nearest_neighbours(F, k)
+    assert nearest_neighbours(F, k, rows).tolist() == [twin[i] for i in rows]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_arch=st.integers(1, 20), n_new=st.integers(1, 30),
+       m=st.sampled_from([2, 3]))
+def test_archive_admits_what_no_archived_vector_weakly_dominates(seed, n_arch, n_new, m):
+    rng = np.random.default_rng(seed)
+    arch = ParetoArchive(2 * m + 20, np.ones(m))
+    arch.update(np.round(_front(rng, n_arch, m) * 8) / 8, np.zeros((n_arch, 1)))
+    F = np.round(_front(rng, n_new, m) * 8) / 8  # coarse: equal coordinates happen
+    F[: min(n_new, len(arch.F))] = arch.F[: min(n_new, len(arch))]  # equal vectors: covered
+    twin = [not any(all(a <= b for a, b in zip(g, f, strict=True)) for g in arch.F) for f in F]
+    assert arch.admits(F).tolist() == twin
+
+
 def test_neighbour_selection_pairs_a_tournament_winner_with_a_neighbour():
     rng = np.random.default_rng(0)
     F = _front(rng, 40)

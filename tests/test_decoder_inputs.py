@@ -59,6 +59,12 @@ def test_blacklist_out_of_range(small):
     bl[1, 1] = np.nan
     with pytest.raises(ValueError, match="not in \\[0, 1\\]"):
         moga.evaluate(js, fed, None, bl)
+    bl[0, 1] = -0.25  # the first bad entry (job-major) is the one named
+    with pytest.raises(ValueError, match=r"\(job 0, cluster 1\) = -0.25 is not in"):
+        moga.evaluate(js, fed, None, bl)
+    with pytest.raises(ValueError, match=r"blacklist #1 entry \(job 0, cluster 1\) = -0.25 is"):
+        moga.evaluate_batch(js, fed, np.array([[0, 1, 2], [2, 1, 0]]),
+                            np.stack([np.zeros((3, 2)), bl]))
 
 
 def test_job_wider_than_federation():

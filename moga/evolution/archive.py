@@ -70,6 +70,8 @@ class ParetoArchive:
         F = np.atleast_2d(np.asarray(F, dtype=float))
         if len(self.F) == 0:
             return np.ones(len(F), dtype=bool)
+        if F.shape[1] == 2:
+            return ~_covered_2d(self.F, F)
         covered = np.all(self.F[None, :, :] <= F[:, None, :], axis=2).any(axis=1)
         return ~covered
 
@@ -93,6 +95,22 @@ class ParetoArchive:
         old, new = idx[idx < n_old], idx[idx >= n_old] - n_old
         self.F = allF[idx]
         self._rows = [self._rows[i] for i in old] + [X[i].copy() for i in new]
+
+
+def _covered_2d(A, F) -> np.ndarray:
+    """Mask of the rows of ``F`` (n, 2) weakly dominated by some row of ``A`` (a, 2).
+
+    ``A`` is a set of distinct mutually non-dominated vectors (the archive), so
+    sorted by the first objective its second objective falls: among the points
+    whose first objective is at most ``f[0]``, the last one has the least
+    second objective, and ``f`` is covered exactly when that one's is at most
+    ``f[1]``. A binary search per row instead of comparing every pair (the
+    archive is asked once per generation).
+    """
+    order = np.argsort(A[:, 0], kind="stable")
+    a0, a1 = A[order, 0], A[order, 1]
+    i = np.searchsorted(a0, F[:, 0], side="right") - 1
+    return (i >= 0) & (a1[np.maximum(i, 0)] <= F[:, 1])
 
 
 def _truncate(G, capacity) -> np.ndarray:

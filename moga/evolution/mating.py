@@ -23,19 +23,23 @@ from .operators import SeenRows, _row_hashes
 __all__ = ["ArrayMating", "NeighbourSelection", "nearest_neighbours"]
 
 
-def nearest_neighbours(F, k: int) -> np.ndarray:
+def nearest_neighbours(F, k: int, rows=None) -> np.ndarray:
     """Indices (n, k) of each row's ``k`` nearest other rows of ``F`` (n, m).
 
     Objectives are scaled to [0, 1] over ``F``; ties in distance go to the
     lower index, so the result is deterministic. ``k`` is capped at ``n - 1``.
+    ``rows`` (indices into ``F``), when given, restricts the answer to those
+    rows (one line per entry of ``rows``, in its order), each the same as
+    over all rows.
     """
     F = np.atleast_2d(np.asarray(F, dtype=float))
     n = len(F)
     k = max(1, min(int(k), n - 1))
     lo, hi = F.min(axis=0), F.max(axis=0)
     G = (F - lo) / np.where(hi > lo, hi - lo, 1.0)
-    D = ((G[:, None, :] - G[None, :, :]) ** 2).sum(axis=2)
-    np.fill_diagonal(D, np.inf)
+    rows = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+    D = ((G[rows, None, :] - G[None, :, :]) ** 2).sum(axis=2)
+    D[np.arange(rows.size), rows] = np.inf
     return np.argsort(D, axis=1, kind="stable")[:, :k]
 
 
@@ -75,8 +79,10 @@ class NeighbourSelection(Selection):
         # Lower rank wins, then larger crowding distance, then the lower position.
         b_wins = (rank[b] < rank[a]) | ((rank[b] == rank[a]) & (crowding[b] > crowding[a]))
         first = np.where(b_wins, b, a)
-        nb = nearest_neighbours(F, self.neighbours)
-        second = nb[first, random_state.integers(0, nb.shape[1], n_select)]
+        # Only the winners' neighbourhoods are needed (about half the population).
+        rows, at = np.unique(first, return_inverse=True)
+        nb = nearest_neighbours(F, self.neighbours, rows)
+        second = nb[at, random_state.integers(0, nb.shape[1], n_select)]
         return np.column_stack([first, second])
 
 
@@ -158,7 +164,15 @@ class ArrayMating(InfillCriterion):
             C = P
             if cross.any():
                 Q = self.crossover._do(problem, P, random_state=random_state, **kwargs)
-                C = Q if cross.all() else np.where(cross[None, :, None], Q, P)
+                if cross.all():
+                    C = Q
+                elif isinstance(Q, np.ndarray) and Q.flags.writeable \
+                        and not np.may_share_memory(Q, P):
+                    # The uncrossed matings' rows go back in place: no third array.
+                    C = Q
+                    C[:, ~cross] = P[:, ~cross]
+                else:
+                    C = np.where(cross[None, :, None], Q, P)
             C = C.reshape(-1, X.shape[1])
             # pymoo's Mutation.do: mutate all, keep those drawn under the operator's prob.
             M = self.mutation._do(problem, C, random_state=random_state, **kwargs)
