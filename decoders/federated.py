@@ -68,6 +68,7 @@ from ._federated_core import (
     Platform,
     allowance,
     allowances,
+    cluster_mask,
     commit_start,
     fits,
     idle_federation,
@@ -314,13 +315,14 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         sd_min *= 1.0 - 1e-9
         need = tasks[head]
         room0, spare0 = _room_bounds(st)
-        allow_j = st.allow_j
+        allow_j, mask_j = st.allow_j, st.mask_j
+        free_mask = cluster_mask(free)
         q = hq + 1
         while q < nq and free_total > 0:
             j = wq[q]
             q += 1
-            if tasks[j] > free_total:
-                continue
+            if mask_j[j] & free_mask == 0 or tasks[j] > free_total:
+                continue  # no free node on its allowed clusters, or not enough free nodes
             if t + jobs.runtime[j] * sd_min > shadow and (room0 < need
                                                            or spare0 - tasks[j] < need):
                 continue  # cannot end by the reservation nor leave the head room: skip placing it
@@ -357,6 +359,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             commit_start(j, t, fluid, jobs, plat, st, out)
             st.started[j] = 1
             free_total -= tasks[j]
+            free_mask = cluster_mask(free)
     return _dequeue_started(jobs, st)
 
 

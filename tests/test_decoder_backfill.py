@@ -175,3 +175,13 @@ def test_batch_start_orders_equal_sorting_each_schedule(inst, model, backfill, s
     if backfill == "none":
         # In order, a job never starts before the one ahead of it: the order is its own.
         np.testing.assert_array_equal(got.start_orders, orders)
+
+
+@given(counts=st.lists(st.integers(0, 3), min_size=1, max_size=70))
+def test_cluster_mask_sets_one_bit_per_cluster_with_nodes(counts):
+    from decoders._federated_core import cluster_mask
+
+    a = np.array(counts, dtype=np.int64)
+    # Beyond 62 clusters every bit is set: the backfill scan's filter then passes everyone.
+    want = -1 if a.size > 62 else sum(1 << k for k, c in enumerate(counts) if c > 0)
+    assert cluster_mask(a) == want
