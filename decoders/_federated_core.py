@@ -261,7 +261,7 @@ def cluster_mask(counts):
     """Bit k set for every cluster k with ``counts[k] > 0`` (every bit beyond 62 clusters).
 
     EASY's backfill scan rejects most candidates on their allowance: on evolved
-    chromosomes of the 1,000-job batch sets, 86-98% of those that pass the
+    chromosomes of the 1,000-job batch sets, 90-98% of those that pass the
     width and reservation tests, and for 21% (HPC2N), 73% (CTC-SP2) and 87%
     (NASA-iPSC) of them no allowed cluster has a free node.
     ``mask_j[j] & cluster_mask(free)`` tells that in one operation, a
