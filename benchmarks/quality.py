@@ -160,7 +160,7 @@ def _coverage_task(args):
 
 
 def convergence(args, pool):
-    from moga.metrics import nondominated, normalized_hypervolume
+    from moga.metrics import normalized_hypervolume, reference_front
 
     STORE.mkdir(parents=True, exist_ok=True)
     tasks = []
@@ -181,8 +181,9 @@ def convergence(args, pool):
         fronts = [r[3] for r in mine]
         if ref_file.exists() and not args.reference:
             fronts.append(np.loadtxt(ref_file, delimiter=",", skiprows=1, ndmin=2))
-        union = np.vstack(fronts)
-        union = union[nondominated(union)]
+        # Distinct points only: the stored reference is merged again at every run of this
+        # benchmark, and the default runs' points, the same each time, used to pile up.
+        union = reference_front(fronts)
         union = union[np.lexsort(union.T[::-1])]
         np.savetxt(ref_file, union, delimiter=",", header="makespan_s,energy_J", comments="")
         ref_hv = normalized_hypervolume(union, base)
