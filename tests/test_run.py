@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pymoo.algorithms.moo.nsga2 import NSGA2
 from pymoo.optimize import minimize
 
@@ -308,3 +310,18 @@ def test_old_keywords_still_work_with_a_warning(setup):
         moga.run(js, fed, pop_size=6, n_gen=2, extra=X0[None, :])
     with pytest.raises(TypeError, match="unexpected keyword"):
         moga.run(js, fed, pop_size=6, n_gen=2, colour="red")
+
+
+@given(seed=st.integers(0, 2**32 - 1), sizes=st.lists(st.integers(1, 12), min_size=1, max_size=4))
+def test_reference_front_is_the_distinct_non_dominated_union(seed, sizes):
+    from moga.metrics import reference_front
+
+    rng = np.random.default_rng(seed)
+    fronts = [np.round(rng.random((n, 2)) * 6) / 6 for n in sizes]  # coarse: ties, equal rows
+    fronts.append(fronts[0].copy())  # a front merged twice, as a stored reference is
+    pts = {tuple(p) for f in fronts for p in f}
+    twin = {p for p in pts
+            if not any(q != p and all(a <= b for a, b in zip(q, p, strict=True)) for q in pts)}
+    got = reference_front(fronts)
+    assert len(got) == len(twin)
+    assert {tuple(p) for p in got} == twin
