@@ -164,15 +164,7 @@ class ArrayMating(InfillCriterion):
             C = P
             if cross.any():
                 Q = self.crossover._do(problem, P, random_state=random_state, **kwargs)
-                if cross.all():
-                    C = Q
-                elif isinstance(Q, np.ndarray) and Q.flags.writeable \
-                        and not np.may_share_memory(Q, P):
-                    # The uncrossed matings' rows go back in place: no third array.
-                    C = Q
-                    C[:, ~cross] = P[:, ~cross]
-                else:
-                    C = np.where(cross[None, :, None], Q, P)
+                C = Q if cross.all() else np.where(cross[None, :, None], Q, P)
             C = C.reshape(-1, X.shape[1])
             # pymoo's Mutation.do: mutate all, keep those drawn under the operator's prob.
             M = self.mutation._do(problem, C, random_state=random_state, **kwargs)
