@@ -28,7 +28,9 @@ tuples built once per decode (they hold views, nothing is copied):
     order). Per cluster: ``free`` nodes, ``load`` (link traffic of running
     co-allocated jobs), ``allow`` (the current job's allowance), and for
     EASY ``allow_h`` (the head's allowance), ``free_s`` (free nodes at the
-    reservation), ``hold`` (nodes promised past the reservation). EASY's
+    reservation), ``hold`` (nodes promised past the reservation), ``slack_h``
+    (nodes a job may hold past the reservation without taking any from the
+    head's room: ``max(0, free_s - hold - allow_h)``). EASY's
     backfill scan reads every job's allowance from ``allow_j`` (J, K),
     ``relaxed_j`` (J,) and ``mask_j`` (J,: the clusters the allowance
     opens, one bit each), filled once per decode by :func:`allowances`. Power,
@@ -72,7 +74,7 @@ Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_f
                                   "budget")
 State = namedtuple("State", "fin sd ht hj cl coal started wq sh_t sh_j by_release pos_of "
                             "free load allow allow_h free_s hold evi evf "
-                            "pk pks hold_p pkh xs rk free_h allow_j relaxed_j mask_j")
+                            "pk pks hold_p pkh xs rk free_h allow_j relaxed_j mask_j slack_h")
 Out = namedtuple("Out", "start finish alloc reserve")
 
 #: Indices of the loop's integer scalars in ``State.evi``.
@@ -94,12 +96,12 @@ def new_state(J, K):
     """Fresh work arrays for decodes of J jobs on K clusters (reusable from decode to decode)."""
     f = np.empty((4, J))
     i = np.empty((10, J), dtype=np.int64)
-    c = np.empty((8, K), dtype=np.int64)
+    c = np.empty((9, K), dtype=np.int64)
     p = np.zeros((4, K + 1))
     return State(f[0], f[1], f[2], i[0], i[1], i[2], i[3], i[4], f[3], i[5], i[6], i[7],
                  c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(9, dtype=np.int64),
                  np.full(1, np.inf), p[0], p[1], p[2], p[3], c[5], c[6], c[7],
-                 np.empty((J, K), dtype=np.int64), i[8], i[9])
+                 np.empty((J, K), dtype=np.int64), i[8], i[9], c[8])
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)

@@ -323,12 +323,14 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             q += 1
             if mask_j[j] & free_mask == 0 or tasks[j] > free_total:
                 continue  # no free node on its allowed clusters, or not enough free nodes
-            if t + jobs.runtime[j] * sd_min > shadow and (room0 < need
-                                                           or spare0 - tasks[j] < need):
-                continue  # cannot end by the reservation nor leave the head room: skip placing it
+            late = t + jobs.runtime[j] * sd_min > shadow  # cannot end by the reservation
+            if late and (room0 < need or spare0 - tasks[j] < need):
+                continue  # nor leave the head room: skip placing it
             allow = allow_j[j]  # a view of the table: place() only reads the allowance
             if not fits(tasks[j], free, allow):
                 continue
+            if late and _room_left(tasks[j], free, allow, st.slack_h, room0) < need:
+                continue  # no allocation of it would leave the head room
             relaxed = st.relaxed_j[j]
             if not place(j, jobs, plat, st, alloc, allow):
                 continue
@@ -372,7 +374,8 @@ def _room_bounds(st):
     sum_k min(free_s[k] - hold[k], allow_h[k])`` and at most ``spare0 - tasks``
     with ``spare0 = sum_k (free_s[k] - hold[k])``; a job for which either bound
     is below the head's width cannot leave the head its nodes. Both change
-    only when ``hold`` does. Returns ``(room0, spare0)``.
+    only when ``hold`` does, and so does ``st.slack_h`` (for
+    :func:`_room_left`), which this fills. Returns ``(room0, spare0)``.
     """
     room0 = 0
     spare0 = 0
@@ -380,7 +383,29 @@ def _room_bounds(st):
         a = st.free_s[k] - st.hold[k]
         room0 += min(a, st.allow_h[k])
         spare0 += a
+        st.slack_h[k] = max(0, a - st.allow_h[k])
     return room0, spare0
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _room_left(n, free, allow, slack_h, room0):
+    """The most room any allocation of ``n`` tasks within ``min(free, allow)`` leaves the head.
+
+    With ``a_k = free_s[k] - hold[k]`` and ``h_k = allow_h[k]``, a job
+    holding ``x_k`` nodes of cluster k past the reservation leaves the head
+    ``min(a_k - x_k, h_k) = min(a_k, h_k) - max(0, x_k - slack_h[k])`` there:
+    only the nodes beyond the slack ``max(0, a_k - h_k)`` cost the head any.
+    Over the allocations the allowance admits, the room is therefore at most
+    ``room0 - max(0, n - sum_k min(free_k, allow_k, slack_h[k]))``. A
+    candidate that cannot end by the reservation and fails this bound would
+    fail the exact test too, so skipping it before its allocation is
+    computed changes no schedule; on the children of a run most such
+    candidates fail here (docs/design.md §14).
+    """
+    spare = 0
+    for k in range(free.shape[0]):
+        spare += min(min(free[k], allow[k]), slack_h[k])
+    return room0 - max(0, n - spare)
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)

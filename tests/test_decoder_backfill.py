@@ -185,3 +185,30 @@ def test_cluster_mask_sets_one_bit_per_cluster_with_nodes(counts):
     # Beyond 62 clusters every bit is set: the backfill scan's filter then passes everyone.
     want = -1 if a.size > 62 else sum(1 << k for k, c in enumerate(counts) if c > 0)
     assert cluster_mask(a) == want
+
+
+@given(data=st.data())
+def test_room_left_is_the_most_room_any_allowed_allocation_leaves(data):
+    """The backfill scan's bound equals the best room over all allocations it admits (a twin)."""
+    import itertools
+
+    from decoders.federated import _room_left
+
+    K = data.draw(st.integers(1, 4))
+    ints = st.lists(st.integers(0, 4), min_size=K, max_size=K)
+    free, allow, free_s_less_hold, allow_h = (np.array(data.draw(ints), dtype=np.int64)
+                                             for _ in range(4))
+    cap = np.minimum(free, allow)
+    n = data.draw(st.integers(1, max(1, int(cap.sum()))))
+    slack_h = np.maximum(0, free_s_less_hold - allow_h)
+    room0 = int(np.minimum(free_s_less_hold, allow_h).sum())
+    best = None
+    for x in itertools.product(*(range(c + 1) for c in cap)):
+        if sum(x) == n:
+            room = sum(min(a - xk, h) for a, xk, h in zip(free_s_less_hold, x, allow_h, strict=True))
+            best = room if best is None else max(best, room)
+    got = _room_left(n, free, allow, slack_h, room0)
+    if best is None:  # n tasks do not fit: the bound need only not exceed room0
+        assert got <= room0
+    else:
+        assert got == best
