@@ -63,6 +63,7 @@ from ._federated_core import (
     E_NQ,
     E_RELAXED,
     E_STARTED,
+    TABLE_K,
     Jobs,
     Out,
     Platform,
@@ -71,6 +72,7 @@ from ._federated_core import (
     cluster_mask,
     commit_start,
     fits,
+    free_by_mask,
     idle_federation,
     is_capped,
     least_power,
@@ -315,13 +317,21 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         sd_min *= 1.0 - 1e-9
         need = tasks[head]
         room0, spare0 = _room_bounds(st)
-        allow_j, mask_j = st.allow_j, st.mask_j
-        free_mask = cluster_mask(free)
+        allow_j, mask_j, free_in = st.allow_j, st.mask_j, st.free_in
+        by_mask = K <= TABLE_K
+        free_mask = np.int64(-1)
+        if by_mask:
+            free_by_mask(free, free_in)
+        else:
+            free_mask = cluster_mask(free)
         q = hq + 1
         while q < nq and free_total > 0:
             j = wq[q]
             q += 1
-            if mask_j[j] & free_mask == 0 or tasks[j] > free_total:
+            if by_mask:
+                if free_in[mask_j[j]] < tasks[j]:
+                    continue  # its allowed clusters hold fewer free nodes than its tasks
+            elif mask_j[j] & free_mask == 0 or tasks[j] > free_total:
                 continue  # no free node on its allowed clusters, or not enough free nodes
             late = t + jobs.runtime[j] * sd_min > shadow  # cannot end by the reservation
             if late and (room0 < need or spare0 - tasks[j] < need):
@@ -361,7 +371,10 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             commit_start(j, t, fluid, jobs, plat, st, out)
             st.started[j] = 1
             free_total -= tasks[j]
-            free_mask = cluster_mask(free)
+            if by_mask:
+                free_by_mask(free, free_in)
+            else:
+                free_mask = cluster_mask(free)
     return _dequeue_started(jobs, st)
 
 

@@ -31,13 +31,13 @@ def default_trace():
 
 @st.composite
 def instances(draw, max_jobs=14, max_clusters=4, max_nodes=8, release=None, sigma_zero=False,
-              single_cluster=False):
+              single_cluster=False, min_clusters=1):
     """A small random federation, job-set and chromosome.
 
     Speeds and powers come from small sets so that ties occur; links are slow
     and bandwidths high enough that links saturate.
     """
-    K = 1 if single_cluster else draw(st.integers(1, max_clusters))
+    K = 1 if single_cluster else draw(st.integers(min_clusters, max_clusters))
     nodes = np.array(draw(st.lists(st.integers(1, max_nodes), min_size=K, max_size=K)))
     speed = np.array(draw(st.lists(st.sampled_from([0.5, 0.8, 1.0, 1.3, 1.6, 2.0]),
                                    min_size=K, max_size=K)))

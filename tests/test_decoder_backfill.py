@@ -136,7 +136,11 @@ def test_option_errors(default_fed):
         moga.evaluate(js, default_fed, rule="cheapest")
 
 
-@given(inst=instances(max_jobs=12), rule=st.sampled_from(["fastest", "greenest"]))
+# 9-11 clusters too: the backfill scan's first test reads a table of free nodes by
+# cluster set up to TABLE_K (8) clusters and a bit mask beyond.
+@given(inst=st.one_of(instances(max_jobs=12),
+                      instances(max_jobs=10, min_clusters=9, max_clusters=11, max_nodes=4)),
+       rule=st.sampled_from(["fastest", "greenest"]))
 def test_federated_easy_equals_its_plain_python_twin(inst, rule):
     js, fed, order, bl = inst
     s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
@@ -212,3 +216,14 @@ def test_room_left_is_the_most_room_any_allowed_allocation_leaves(data):
         assert got <= room0
     else:
         assert got == best
+
+
+@given(free=st.lists(st.integers(0, 50), min_size=1, max_size=8))
+def test_free_by_mask_sums_the_free_nodes_of_each_cluster_set(free):
+    from decoders._federated_core import TABLE_K, free_by_mask
+
+    assert len(free) <= TABLE_K
+    table = np.full(1 << len(free), -1, dtype=np.int64)
+    free_by_mask(np.array(free, dtype=np.int64), table)
+    want = [sum(f for k, f in enumerate(free) if m >> k & 1) for m in range(1 << len(free))]
+    assert table.tolist() == want
