@@ -51,7 +51,8 @@ The scalars of the loop live in the state too, ``st.evi`` (int64, indices
 (co-allocated jobs running), ``E_SAT`` (1 while some link is over
 capacity), the counters ``E_STARTED``, ``E_COALLOC`` and ``E_RELAXED``, and
 the rule's cursors ``E_CURSOR`` (in order: position in the order; EASY: jobs
-arrived) and ``E_NQ`` (EASY: queue length); ``st.evf[0]`` is the earliest
+arrived), ``E_NQ`` (EASY: queue length) and ``E_QH`` (where the queue starts
+in ``wq``: the queue is ``wq[E_QH:E_QH + E_NQ]``); ``st.evf[0]`` is the earliest
 finish among the re-rated jobs. Helpers read them into locals on entry and
 write them back on exit, so that hot loops run on registers. Everything here
 is inlined into the kernels, which run without reference counting.
@@ -69,7 +70,7 @@ from ._kernels import FINISH_RTOL, SHIFT_RTOL, heap_pop, heap_push, link_traffic
 __all__ = ["Jobs", "Platform", "State", "Out", "new_state", "reset_events", "place", "least_power",
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
            "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC",
-           "E_RELAXED", "E_CURSOR", "E_NQ"]
+           "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH"]
 
 Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power")
 Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow "
@@ -84,7 +85,7 @@ Out = namedtuple("Out", "start finish alloc reserve")
 TABLE_K = 8
 
 #: Indices of the loop's integer scalars in ``State.evi``.
-E_NH, E_NCL, E_NCOAL, E_SAT, E_STARTED, E_COALLOC, E_RELAXED, E_CURSOR, E_NQ = range(9)
+E_NH, E_NCL, E_NCOAL, E_SAT, E_STARTED, E_COALLOC, E_RELAXED, E_CURSOR, E_NQ, E_QH = range(10)
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -105,7 +106,7 @@ def new_state(J, K):
     c = np.empty((9, K), dtype=np.int64)
     p = np.zeros((4, K + 1))
     return State(f[0], f[1], f[2], i[0], i[1], i[2], i[3], i[4], f[3], i[5], i[6], i[7],
-                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(9, dtype=np.int64),
+                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(10, dtype=np.int64),
                  np.full(1, np.inf), p[0], p[1], p[2], p[3], c[5], c[6], c[7],
                  np.empty((J, K), dtype=np.int64), i[8], i[9], c[8],
                  np.zeros(1 << min(K, TABLE_K), dtype=np.int64))

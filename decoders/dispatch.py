@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._federated_core import E_NCL, E_NH, E_NQ, E_STARTED, Out, new_state
+from ._federated_core import E_NCL, E_NH, E_NQ, E_QH, E_STARTED, Out, new_state
 from ._validate import check_vector, choice_code, prepare
 from .federated import (
     MODELS,
@@ -147,7 +147,8 @@ class Stepper:
 
     def queued(self) -> np.ndarray:
         """The waiting jobs (a copy), in arrival order."""
-        return self.st.wq[: int(self.st.evi[E_NQ])].copy()
+        qh = int(self.st.evi[E_QH])
+        return self.st.wq[qh:qh + int(self.st.evi[E_NQ])].copy()
 
     def running(self):
         """``(jobs, predicted finish)`` of the running jobs."""

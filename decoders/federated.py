@@ -61,6 +61,7 @@ from ._federated_core import (
     E_NCL,
     E_NH,
     E_NQ,
+    E_QH,
     E_RELAXED,
     E_STARTED,
     TABLE_K,
@@ -206,7 +207,7 @@ def _enqueue(t, jobs, st):
     job-set queues all its jobs at once.
     """
     J = jobs.release.shape[0]
-    wq, pos_of = st.wq, st.pos_of
+    wq, pos_of = st.wq[st.evi[E_QH]:], st.pos_of  # the queue and the room behind it
     nq = st.evi[E_NQ]
     arrived = st.evi[E_CURSOR]
     m = 0
@@ -230,14 +231,27 @@ def _enqueue(t, jobs, st):
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
-def _dequeue_started(jobs, st):
-    """Drop the started jobs from the queue; returns the next arrival (inf when none)."""
-    kept = 0
-    for q in range(st.evi[E_NQ]):
-        if st.started[st.wq[q]] == 0:
-            st.wq[kept] = st.wq[q]
+def _dequeue_started(jobs, st, front, first):
+    """Drop the started jobs from the queue; returns the next arrival (inf when none).
+
+    The caller knows where they are: the queue's first ``front`` jobs have
+    started, and no job before queue place ``first`` (>= ``front``) has
+    otherwise. The front is dropped by moving the queue's start (``E_QH``),
+    and only the places from ``first`` on are compacted: EASY starts jobs
+    from the front and backfills few, so most events move nothing, where
+    compacting the whole queue cost as much as a backfill scan on a batch
+    job-set (every job queued from time 0).
+    """
+    qh = st.evi[E_QH] + front
+    nq = st.evi[E_NQ] - front
+    wq = st.wq[qh:]
+    kept = first - front
+    for q in range(first - front, nq):
+        if st.started[wq[q]] == 0:
+            wq[kept] = wq[q]
             kept += 1
     st.evi[E_NQ] = kept
+    st.evi[E_QH] = qh
     arrived = st.evi[E_CURSOR]
     if arrived < jobs.release.shape[0]:
         return jobs.release[st.by_release[arrived]]
@@ -288,8 +302,9 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     free, alloc = st.free, out.alloc
     capped = is_capped(plat)
     _enqueue(t, jobs, st)
-    wq = st.wq
+    wq = st.wq[st.evi[E_QH]:]
     nq = st.evi[E_NQ]
+    first_bf = nq  # the first backfilled job's place
     head = -1
     hq = 0
     while hq < nq:
@@ -370,12 +385,13 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             st.evi[E_RELAXED] += relaxed
             commit_start(j, t, fluid, jobs, plat, st, out)
             st.started[j] = 1
+            first_bf = min(first_bf, q - 1)
             free_total -= tasks[j]
             if by_mask:
                 free_by_mask(free, free_in)
             else:
                 free_mask = cluster_mask(free)
-    return _dequeue_started(jobs, st)
+    return _dequeue_started(jobs, st, hq, first_bf)
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -503,8 +519,9 @@ def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
     K = st.free.shape[0]
     _enqueue(t, jobs, st)
     n = 0
+    wq = st.wq[st.evi[E_QH]:]
     for q in range(st.evi[E_NQ]):
-        j = st.wq[q]
+        j = wq[q]
         n = heap_push(st.sh_t, st.sh_j, n, -weight[j] * (t - jobs.release[j] + 1.0), ties[0, j])
     free_total = 0
     for k in range(K):
@@ -514,7 +531,7 @@ def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
         n = heap_pop(st.sh_t, st.sh_j, n)
         if jobs.tasks[j] <= free_total and _try_start(j, t, fluid, jobs, plat, st, out, blacklist):
             free_total -= jobs.tasks[j]
-    return _dequeue_started(jobs, st)
+    return _dequeue_started(jobs, st, 0, 0)
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -524,7 +541,7 @@ def _start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
         j = listed[i]
         if st.started[j] == 0:
             _try_start(j, t, fluid, jobs, plat, st, out, blacklist)
-    return _dequeue_started(jobs, st)
+    return _dequeue_started(jobs, st, 0, 0)
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
