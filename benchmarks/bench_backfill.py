@@ -11,7 +11,12 @@ backfill candidates at every event. This benchmark measures, on one thread:
   bundled HPC2N excerpt, and one month of each shared trace that is present
   (``moga.resolve_trace``; missing ones are skipped and reported);
 * their ratio, on random chromosomes (random orders, 30% of blacklist entries
-  drawn in [0, 1]) and on the submit order with an empty blacklist.
+  drawn in [0, 1]) and on the submit order with an empty blacklist;
+* the same on evolved chromosomes, the kind re-sequencing decodes: the final
+  fronts of default MOGA runs (``--evolved-gens`` generations, seed 1) on
+  the 1,000-job convergence sets of ``benchmarks/quality.py`` (shared traces;
+  skipped when missing). Their blacklists keep most backfill candidates off
+  the free nodes, which random chromosomes rarely do.
 
 Writes ``results/bench_backfill.json`` and ``results/bench_backfill.md``::
 
@@ -72,10 +77,42 @@ def _ms(js, fed, orders, bls, backfill, repeat):
     return float(np.median(times) * 1e3)
 
 
+#: Front members decoded per convergence set.
+N_EVOLVED = 20
+
+
+def _evolved(n_gen, skipped):
+    """EASY against in-order ms per decode of front members of default runs (see the docstring)."""
+    from quality import CONVERGENCE, _jobset
+
+    rows = []
+    for name, file, start in CONVERGENCE:
+        try:
+            js, fed = _jobset(file, start=start)
+        except FileNotFoundError:
+            skipped.append(f"{name} (evolved)")
+            continue
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)  # the run itself on every core
+        r = moga.run(js, fed, seed=1, n_gen=n_gen)
+        numba.set_num_threads(1)
+        pick = np.unique(np.linspace(0, len(r.F) - 1, N_EVOLVED).round().astype(int))
+        chrom = [r.chromosome(int(i)) for i in pick]
+        orders, bls = [c[0] for c in chrom], [c[1] for c in chrom]
+        easy = _ms(js, fed, orders, bls, "easy", 3)
+        none = _ms(js, fed, orders, bls, "none", 9)
+        rows.append({"jobset": f"{name} (1,000 jobs from job {start})", "chromosomes": len(pick),
+                     "easy_ms": easy, "in_order_ms": none, "ratio": easy / none})
+        print(f"{name} evolved: easy {easy:.3g} ms, in order {none:.3g} ms", flush=True)
+    return rows
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--chromosomes", type=int, default=4, help="random chromosomes per job-set")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--evolved-gens", type=int, default=200,
+                    help="generations of the runs whose fronts are the evolved chromosomes "
+                         "(0 skips them)")
     ap.add_argument("--out", default=str(ROOT / "results"))
     args = ap.parse_args(argv)
     numba.set_num_threads(1)
@@ -102,7 +139,9 @@ def main(argv=None):
             f"{k} easy {row[k]['easy_ms']:.3g} ms, in order {row[k]['in_order_ms']:.3g} ms, "
             f"x{row[k]['ratio']:.0f}" for k in ("random", "submit")), flush=True)
 
-    res = {"rows": rows, "skipped": skipped, "threads": 1, "machine": platform.machine(),
+    evolved = _evolved(args.evolved_gens, skipped) if args.evolved_gens > 0 else []
+    res = {"rows": rows, "evolved": evolved, "evolved_gens": args.evolved_gens,
+           "skipped": skipped, "threads": 1, "machine": platform.machine(),
            "python": platform.python_version(), "numba": numba.__version__}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -124,6 +163,14 @@ def main(argv=None):
         lines.append(f"| {r['jobset']} | {r['n_jobs']:,} | {r['nodes']:,} | {a['easy_ms']:.3g} | "
                      f"{a['in_order_ms']:.3g} | {a['ratio']:.0f} | {s['easy_ms']:.3g} | "
                      f"{s['in_order_ms']:.3g} | {s['ratio']:.0f} |")
+    if evolved:
+        lines += ["", f"Evolved chromosomes: up to {N_EVOLVED} members of the front of a "
+                  f"default {args.evolved_gens}-generation MOGA run (seed 1) on each 1,000-job "
+                  "convergence set of `benchmarks/quality.py`, each decoded alone.", "",
+                  "| job-set | chromosomes | EASY ms | in order ms | ratio |", "|---|---|---|---|---|"]
+        for r in evolved:
+            lines.append(f"| {r['jobset']} | {r['chromosomes']} | {r['easy_ms']:.3g} | "
+                         f"{r['in_order_ms']:.3g} | {r['ratio']:.0f} |")
     if skipped:
         lines += ["", "Not found (skipped): " + ", ".join(skipped) + "."]
     (out / "bench_backfill.md").write_text("\n".join(lines) + "\n")
