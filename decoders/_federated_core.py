@@ -273,8 +273,9 @@ def cluster_mask(counts):
     EASY's backfill scan rejects most candidates on their allowance: on evolved
     chromosomes of the 1,000-job batch sets, 90-98% of those that pass the
     width and reservation tests, and for 21% (HPC2N), 73% (CTC-SP2) and 87%
-    (NASA-iPSC) of them no allowed cluster has a free node.
-    ``mask_j[j] & cluster_mask(free)`` tells that in one operation, a
+    (NASA-iPSC) of them no allowed cluster has a free node. ``mask_j[j]``
+    indexes :func:`free_by_mask`'s table up to :data:`TABLE_K` clusters;
+    beyond, ``mask_j[j] & cluster_mask(free)`` tells that in one operation, a
     necessary condition of :func:`fits` (``n >= 1`` tasks need a free allowed node).
     """
     K = counts.shape[0]

@@ -293,9 +293,12 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     the heap copy of :func:`_shadow`, it cut a random chromosome's EASY decode
     of one CEA-Curie month (21,911 jobs) from minutes to under a second
     (``benchmarks/bench_backfill.py``). On evolved chromosomes most of the
-    candidates that remain are kept off the free nodes by their blacklists;
-    their allowance comes from the table of :func:`allowances`, so that test
-    is a K-term sum.
+    candidates that remain are kept off the free nodes by their blacklists:
+    up to :data:`TABLE_K` clusters one look-up in the table of
+    :func:`free_by_mask` rejects nearly all of them; the allowance comes
+    from the table of :func:`allowances`, so the full test is a K-term sum;
+    and a candidate that cannot end by the reservation is allocated only if
+    :func:`_room_left` says some allocation could leave the head room.
     """
     K = st.free.shape[0]
     tasks = jobs.tasks
