@@ -183,8 +183,8 @@ def convergence(args, pool):
             fronts.append(np.loadtxt(ref_file, delimiter=",", skiprows=1, ndmin=2))
         # Distinct points only: the stored reference is merged again at every run of this
         # benchmark, and the default runs' points, the same each time, used to pile up.
+        # Sorted by makespan, then energy, as the file has always been.
         union = reference_front(fronts)
-        union = union[np.lexsort(union.T[::-1])]
         np.savetxt(ref_file, union, delimiter=",", header="makespan_s,energy_J", comments="")
         ref_hv = normalized_hypervolume(union, base)
         if not args.seeds:

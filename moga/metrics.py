@@ -70,7 +70,10 @@ def knee_index(F) -> int:
 
 
 def reference_front(fronts) -> np.ndarray:
-    """The non-dominated points of the union of several fronts (duplicates dropped)."""
+    """The non-dominated points of the union of several fronts (duplicates dropped).
+
+    Rows come sorted by the first objective, then the second (``np.unique``'s order).
+    """
     F = np.vstack([np.atleast_2d(np.asarray(f, dtype=float)) for f in fronts])
     F = np.unique(F, axis=0)
     return F[nondominated(F)]
