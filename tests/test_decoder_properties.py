@@ -205,3 +205,29 @@ def test_an_exactly_equal_shift_is_taken():
     ref = naive_decode(js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed,
                        fed.power_busy, fed.power_idle, fed.link, [0], np.zeros((1, 3)))
     assert s.alloc.tolist() == [ref["alloc"][0]]
+
+
+def test_shift_runs_that_saturate_part_way_match_the_twin():
+    # Greedy puts 24 of 30 tasks on "fast" and 6 on "slow"; the shifts then move tasks from
+    # "fast" to "slow", and both links' traffic grows until "slow" holds half of them.
+    # Swept over bandwidths, the run of moves stays unsaturated throughout (taken whole),
+    # saturates part way (each further move priced) or is refused at once; an earlier
+    # co-allocated job loads the links first. The narrow link is the destination's, then
+    # the source's, so that each end's check is the one that decides.
+    bl = np.zeros((2, 3))
+    bl[0] = [1.0, 0.75, 39 / 40]  # job 0: one node on "mid", one on "slow"
+    for link in ([100.0, 10.0, 10.0], [10.0, 10.0, 100.0]):
+        fed = moga.Federation(names=["fast", "mid", "slow"], nodes=[24, 4, 40],
+                              speed=[2.0, 1.0, 1.0], power_busy=[100.0, 50.0, 40.0],
+                              power_idle=[10.0, 10.0, 10.0], link=link)
+        seen = set()
+        for bw in np.linspace(0.0, 2.0, 101):
+            js = moga.JobSet.from_arrays([0.0, 0.0], [2, 30], [50.0, 10.0], sigma=[0.4, 0.5],
+                                         bw=[5.0, bw])
+            s = moga.evaluate(js, fed, [0, 1], bl)
+            ref = naive_decode(js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes,
+                               fed.speed, fed.power_busy, fed.power_idle, fed.link, [0, 1], bl)
+            assert s.alloc.tolist() == ref["alloc"], (link, bw)
+            assert s.finish.tolist() == pytest.approx(ref["finish"], rel=1e-12), (link, bw)
+            seen.add(tuple(s.alloc[1]))
+        assert len(seen) >= 6, link  # whole runs, runs cut at several places, no move
