@@ -91,7 +91,7 @@ class GAParams:
     """
 
     pop_size: int = 100
-    n_gen: int = 600
+    n_gen: int = 700
     prob_order_crossover: float | None = None
     prob_blacklist_crossover: float | None = None
     blacklist_crossover: str = "uniform"
