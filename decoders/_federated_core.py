@@ -169,8 +169,8 @@ def allocate(j, jobs, plat, st, alloc, allow):
     the job's other clusters. When a move prices ``SC = 1`` and no further
     move of the run could load either link past 1 (:func:`_unsaturated_run`),
     every further move prices the same slowdown and the whole run is taken
-    at once (moving such runs one task at a time cost about 5% of an
-    in-order decode of evolved chromosomes on the convergence sets).
+    at once (moving such runs one task at a time cost 3-8% of an in-order
+    decode of evolved chromosomes on the convergence sets).
     """
     K = alloc.shape[1]
     speed, free, load, link = plat.speed, st.free, st.load, plat.link
