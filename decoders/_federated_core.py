@@ -213,7 +213,7 @@ def allocate(j, jobs, plat, st, alloc, allow):
         u_other = 1.0
         for k in range(K):
             if alloc[j, k] > 0 and k != src and k != dst:
-                u_other = max(u_other, (load[k] + link_traffic(b, T, alloc[j, k])) / link[k])
+                u_other = max(u_other, _link_use(k, b, T, alloc[j, k], load, link))
         xs = alloc[j, src]
         xd = alloc[j, dst]
         first = True
@@ -221,9 +221,9 @@ def allocate(j, jobs, plat, st, alloc, allow):
             n_used = used - (1 if xs == 1 else 0) + (1 if xd == 0 else 0)
             sc = 1.0
             if n_used >= 2:
-                sc = max(u_other, (load[dst] + link_traffic(b, T, xd + 1)) / link[dst])
+                sc = max(u_other, _link_use(dst, b, T, xd + 1, load, link))
                 if xs > 1:
-                    sc = max(sc, (load[src] + link_traffic(b, T, xs - 1)) / link[src])
+                    sc = max(sc, _link_use(src, b, T, xs - 1, load, link))
             sd_new = (1.0 - sig) * sp + sig * sc
             if sd_new > sd_cur * (1.0 + SHIFT_RTOL):
                 break
@@ -248,28 +248,39 @@ def allocate(j, jobs, plat, st, alloc, allow):
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _link_use(k, b, T, x, load, link):
+    """Utilisation ``U_k`` of link ``k`` if job traffic for ``x`` of ``T`` tasks joined ``load[k]``.
+
+    The one expression the shift rule prices moves with: taking a run of
+    moves at once (:func:`_unsaturated_run`) is exact only because it
+    compares the very floats the one-at-a-time loop would.
+    """
+    return (load[k] + link_traffic(b, T, x)) / link[k]
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
 def _unsaturated_run(xs, xd, cap_dst, src, dst, b, T, load, link):
     """True when no further one-task move from ``src`` to ``dst`` would load either link past 1.
 
     The moves left put ``xd + 1 .. xd + m`` tasks on ``dst`` and ``xs - 1 ..
     xs - m`` on ``src`` (``m = min(xs, cap_dst - xd)``; no term for 0 tasks).
-    A link's term ``(load + link_traffic(b, T, x)) / link`` is the same float
-    expression as in :func:`allocate`'s loop and is monotone in the integer
-    ``x * (T - x)``, which peaks at the ``x`` of the range nearest ``T / 2``;
-    so the largest term of each range is evaluated exactly once, and the
-    loop's ``SC`` is 1.0 at every one of those moves iff both are at most 1.
+    A link's term (:func:`_link_use`, as in :func:`allocate`'s loop) is
+    monotone in the integer ``x * (T - x)``, which peaks at the ``x`` of the
+    range nearest ``T / 2``; so the largest term of each range is evaluated
+    once, and the loop's ``SC`` is 1.0 at every one of those moves iff both
+    are at most 1.
     """
     m = min(xs, cap_dst - xd)
     if m <= 0:
         return False
     x = min(max(T // 2, xd + 1), xd + m)
-    if (load[dst] + link_traffic(b, T, x)) / link[dst] > 1.0:
+    if _link_use(dst, b, T, x, load, link) > 1.0:
         return False
     lo = max(1, xs - m)
     if lo > xs - 1:
         return True
     x = min(max(T // 2, lo), xs - 1)
-    return (load[src] + link_traffic(b, T, x)) / link[src] <= 1.0
+    return _link_use(src, b, T, x, load, link) <= 1.0
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
