@@ -45,7 +45,13 @@ def _cache_dirs():
 
 
 def drop_stale_cache() -> int:
-    """Remove cached kernels compiled from other sources; returns the files removed."""
+    """Remove cached kernels compiled from other sources; returns the files removed.
+
+    The stamp is written into every cache folder, creating the folder when
+    Numba has not yet done so: a folder that Numba fills later without a stamp
+    would otherwise look stale to the next process, which would delete the
+    kernels this process compiled and compile them all again.
+    """
     digest = source_digest()
     removed = 0
     for d in _cache_dirs():
@@ -57,7 +63,10 @@ def drop_stale_cache() -> int:
                 for f in list(d.glob("*.nbi")) + list(d.glob("*.nbc")):
                     f.unlink()
                     removed += 1
-                stamp.write_text(digest + "\n")
+            d.mkdir(parents=True, exist_ok=True)
+            tmp = d / f".{_STAMP}.{os.getpid()}"
+            tmp.write_text(digest + "\n")
+            os.replace(tmp, stamp)
         except OSError:
             continue
     return removed

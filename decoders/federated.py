@@ -96,7 +96,7 @@ from ._validate import (
     readonly,
 )
 
-__all__ = ["MODELS", "BACKFILL", "RULES", "FederatedDecode", "BatchDecode", "decode",
+__all__ = ["CapInfeasibleError", "MODELS", "BACKFILL", "RULES", "FederatedDecode", "BatchDecode", "decode",
            "decode_batch", "allocation_ranks", "power_inputs"]
 
 #: Execution models by name, with the integer code the kernels use.
@@ -707,6 +707,16 @@ def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists, power=Non
     return Jobs(*a[0:6]), Platform(*a[6:15]), a[15], a[16]
 
 
+class CapInfeasibleError(ValueError):
+    """Jobs that no schedule can run under the power caps; ``job`` is the first one's
+    position, ``count`` how many there are."""
+
+    def __init__(self, job: int, count: int, message: str):
+        super().__init__(message)
+        self.job = job
+        self.count = count
+
+
 def power_inputs(tasks, power, nodes, power_busy, power_idle, power_cap=None, cluster_caps=None):
     """Validated power factors (J,) and budgets (K + 1,) of a decode, or ``(None, None)``.
 
@@ -739,7 +749,8 @@ def power_inputs(tasks, power, nodes, power_busy, power_idle, power_cap=None, cl
         bad = ~np.isfinite(need)
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
-            raise ValueError(
+            raise CapInfeasibleError(
+                j, int(bad.sum()),
                 f"job {j} ({tasks[j]} tasks, power factor {power[j]:g}) cannot run under the power "
                 f"cap even on an idle federation (its least-power allocation needs more than the "
                 f"budgets left by idle power: {budget.tolist()} W); raise the cap or drop the job")

@@ -9,10 +9,12 @@ import time
 
 import numpy as np
 
+from .errors import MissingExtraError
 from .model.platform import PRESETS, Federation
 from .model.schedule import evaluate
 from .model.traces import resolve_trace
 from .model.workload import default_trace_path, load_swf
+from .outputs import atomic_write, check_writable
 
 
 def _int_arg(name, low):
@@ -62,20 +64,10 @@ def _trace_path(args):
 def _prepare_out(out, names):
     """Create the output folder and check that every output file can be written, before work.
 
-    A search must not run for results that could not be kept.
+    A search must not run for results that could not be kept: the probe writes
+    real bytes, so a full disk is found here.
     """
-    from pathlib import Path
-
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out}: exists and is not a folder")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".moga-write-test-{__import__('os').getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as e:
-        raise ValueError(f"--out {out}: cannot write there: {e.strerror or e}") from None
+    out = check_writable(out, "--out")
     for n in names:
         if (out / n).is_dir():
             raise ValueError(f"--out {out}: {n} is a folder, so the result file cannot be written")
@@ -99,7 +91,23 @@ def _plots(jobs):
     return written
 
 
-def _add_workload_args(p: argparse.ArgumentParser, power: str = "none") -> None:
+def _fraction(name):
+    """An argparse type: a number in [0, 1]; errors name the option."""
+    def parse(text):
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        if not 0 <= v <= 1:
+            raise argparse.ArgumentTypeError(f"{name} must lie in [0, 1], got {text}")
+        return v
+    return parse
+
+
+def _add_workload_args(p: argparse.ArgumentParser, power: str | None = "none",
+                       federation: bool = True) -> None:
+    """The workload options; ``power=None`` and ``federation=False`` leave out the options a
+    command does not use (so that they are refused rather than ignored)."""
     g = p.add_argument_group("workload")
     g.add_argument("--trace", default=None,
                    help="SWF trace, plain or .gz (default: the bundled month of HPC2N)")
@@ -116,17 +124,19 @@ def _add_workload_args(p: argparse.ArgumentParser, power: str = "none") -> None:
                    help="jobs wider than the federation (default: error)")
     g.add_argument("--attr-seed", type=_seed, default=0,
                    help="seed of the drawn job attributes sigma, bw and power (default 0)")
-    g.add_argument("--power", choices=["none", "lognormal"], default=power,
-                   help="per-job power factors: none (all 1) or drawn lognormal around 1 "
-                        f"(default: {power})")
+    if power is not None:
+        g.add_argument("--power", choices=["none", "lognormal"], default=power,
+                       help="per-job power factors: none (all 1) or drawn lognormal around 1 "
+                            f"(default: {power})")
     g.add_argument("--max-procs", type=_pos_int("--max-procs"), default=None,
                    help="machine size for traces without a MaxProcs header")
     g.add_argument("--skip-malformed", action="store_true",
                    help="skip and count malformed trace lines instead of failing")
-    g.add_argument("--federation", default="default",
-                   help=f"preset ({', '.join(PRESETS)}) or a TOML file, optionally resized: "
-                        "NAME@N (N nodes in all) or NAME@auto (sized to the trace's "
-                        "MaxProcs) (default: default)")
+    if federation:
+        g.add_argument("--federation", default="default",
+                       help=f"preset ({', '.join(PRESETS)}) or a TOML file, optionally "
+                            "resized: NAME@N (N nodes in all) or NAME@auto (sized to the "
+                            "trace's MaxProcs) (default: default)")
 
 
 def _add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
@@ -211,9 +221,10 @@ def _cmd_run(args) -> int:
     if fed.power_cap is not None:
         print(f"power cap {fed.power_cap / 1e3:.2f} kW ({fed.power_cap / fed.peak_power:.0%} of "
               "peak)", flush=True)
-    res = run(js, fed, seed=args.seed, model=args.model, params=params,
-              progress=not args.no_progress and sys.stderr.isatty(), backfill=args.backfill,
-              time_limit=args.time_limit, stagnation=args.stagnation)
+    with _Interrupt() as stop:
+        res = run(js, fed, seed=args.seed, model=args.model, params=params,
+                  progress=not args.no_progress and sys.stderr.isatty(), backfill=args.backfill,
+                  time_limit=args.time_limit, stagnation=args.stagnation, interrupt=stop)
     k = res.knee()
     submit = res.reference
     rows = ["index,makespan_s,energy_J,makespan_h,energy_MWh,makespan_change_pct,"
@@ -221,12 +232,12 @@ def _cmd_run(args) -> int:
     for i, (m, e) in enumerate(res.F):
         rows.append(f"{i},{m:.6f},{e:.6f},{m / 3600:.6f},{e / 3.6e9:.6f},"
                     f"{100 * (m / submit[0] - 1):.4f},{100 * (e / submit[1] - 1):.4f},{int(i == k)}")
-    (out / "front.csv").write_text("\n".join(rows) + "\n")
+    atomic_write(out / "front.csv", "\n".join(rows) + "\n")
     summary = res.summary()
     summary["trace_report"] = trace.report.as_dict()
     summary["jobset_report"] = js.report
     summary["federation_spec"] = fed.to_dict()
-    (out / "run.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    atomic_write(out / "run.json", json.dumps(summary, indent=2, default=str) + "\n")
     plots = _plots([
         ("front.png", lambda: plot_front(res.F, baselines={"submit order": submit}, knee=k,
                                          path=out / "front.png",
@@ -241,7 +252,51 @@ def _cmd_run(args) -> int:
           f"; {summary['generations']} generations ({summary['stopped_by']}), "
           f"{res.wall_time:.1f} s ({100 * res.decode_time / res.wall_time:.0f}% decoding)")
     print(f"wrote {out}/front.csv, run.json" + "".join(f", {p}" for p in plots))
+    if summary["partial"]:
+        print(f"moga: interrupted after {summary['generations']} generations; {out}/run.json is "
+              "marked partial", file=sys.stderr)
+        return 130
     return 0
+
+
+class _Interrupt:
+    """A context in which the first Ctrl-C asks a search to stop after its generation.
+
+    Calling the object tells whether Ctrl-C came; a second Ctrl-C interrupts at
+    once. Outside the main thread (or where signals cannot be set) it does nothing.
+    """
+
+    def __init__(self):
+        self.hit = False
+        self._old = None
+
+    def __call__(self) -> bool:
+        return self.hit
+
+    def _handle(self, signum, frame):
+        import signal
+
+        if self.hit:
+            raise KeyboardInterrupt
+        self.hit = True
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        print("\nmoga: interrupted: finishing this generation and writing the front reached so "
+              "far (Ctrl-C again to abort)", file=sys.stderr, flush=True)
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+        return False
 
 
 def _power_cap(text: str):
@@ -279,12 +334,12 @@ def _cmd_powercap(args) -> int:
     results = cap_study(js, fed, caps=args.caps, dispatchers=args.dispatchers, model=args.model,
                         cp=CPOptions(window=args.window, time_limit=args.cp_time), progress=say)
     table = study_table(results)
-    (out / "powercap.md").write_text(f"# Power-capped dispatching: {js.name}\n\n{table}\n")
+    atomic_write(out / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n{table}\n")
     rows = [{"dispatcher": r.dispatcher, "cap_W": r.federation.power_cap,
              "wall_s": r.wall_time, **r.metrics.as_dict(),
              **{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in r.info.items()}}
             for r in results]
-    (out / "powercap.json").write_text(json.dumps({"jobset": js.name, "jobset_report": js.report,
+    atomic_write(out / "powercap.json", json.dumps({"jobset": js.name, "jobset_report": js.report,
                                                    "federation": fed.to_dict(), "runs": rows},
                                                   indent=2, default=str) + "\n")
     tight = min(args.caps)
@@ -331,9 +386,9 @@ def _cmd_realtime(args) -> int:
                           checkpoint={"sys_interval": args.sys_interval,
                                       "data_fraction": args.ckpt_data}, progress=say)
     table = study_table(runs)
-    (out / "realtime.md").write_text(f"# Real-time jobs: {js.name} on {machine.name}\n\n"
+    atomic_write(out / "realtime.md", f"# Real-time jobs: {js.name} on {machine.name}\n\n"
                                      f"{table}\n")
-    (out / "realtime.json").write_text(json.dumps(
+    atomic_write(out / "realtime.json", json.dumps(
         {"jobset": js.name, "machine": machine.name, "nodes": machine.nodes,
          "runs": [{"fraction": r.fraction, "scheme": r.label, **r.metrics} for r in runs]},
         indent=2, default=float) + "\n")
@@ -385,9 +440,14 @@ def _cmd_rl_evaluate(args) -> int:
           f"beta {meta.get('beta')}); {args.sequences} unseen sequences per setting", flush=True)
     rows = evaluate_grid(params, args.lam, args.beta, args.sequences, args.seed,
                          base=_rl_config(0.7, 0.5, args.c))
+    for r in rows:
+        if not r["n_jobs"]:
+            print(f"moga: warning: lambda {r['lam']:g}, beta {r['beta']:g}: the "
+                  f"{args.sequences} sequences drew no job; that row is n/a (raise --lam or "
+                  "--sequences)", file=sys.stderr)
     table = grid_table(rows)
-    (out / "evaluate.md").write_text(f"# Deep-EAS against the heuristics\n\n{table}\n")
-    (out / "evaluate.json").write_text(json.dumps({"meta": {k: str(v) for k, v in meta.items()},
+    atomic_write(out / "evaluate.md", f"# Deep-EAS against the heuristics\n\n{table}\n")
+    atomic_write(out / "evaluate.json", json.dumps({"meta": {k: str(v) for k, v in meta.items()},
                                                    "rows": rows}, indent=2) + "\n")
     plots = _plots([("edp_vs_lambda.png", lambda: plot_edp_vs_lambda(
         rows, out / "edp_vs_lambda.png", beta=args.beta[0]))])
@@ -406,8 +466,8 @@ def _cmd_compare(args) -> int:
     c = compare(js, fed, seed=args.seed, model=args.model, params=params,
                 algorithms=args.algorithms,
                 progress=not args.no_progress and sys.stderr.isatty())
-    (out / "compare.csv").write_text(c.to_csv())
-    (out / "compare.json").write_text(json.dumps(
+    atomic_write(out / "compare.csv", c.to_csv())
+    atomic_write(out / "compare.json", json.dumps(
         {"jobset": js.name, "n_jobs": len(js), "model": args.model, "rows": c.rows,
          "reference": c.reference.tolist(), **c.info,
          "fronts": {k: v.tolist() for k, v in c.fronts.items()}}, indent=2) + "\n")
@@ -446,6 +506,10 @@ def _cmd_report(args) -> int:
     from .experiments.report import make_report
 
     written = make_report(args.out, args.dest)
+    if written["foreign"]:
+        print(f"moga: warning: {len(written['foreign'])} run row(s) in {args.out} do not belong "
+              "to its recorded configuration (another sweep wrote into it); left out of the "
+              "report", file=sys.stderr)
     print(f"wrote {written['report']} with {len(written['plots'])} plot(s) and "
           f"{len(written['tables'])} table(s)")
     return 0
@@ -461,7 +525,8 @@ def _cmd_tune(args) -> int:
     fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     starts = args.starts or [args.start]
     jobsets = [trace.jobset(start=s, n_jobs=args.n_jobs, days=args.days, federation=fed,
-                            wide=args.wide, seed=args.attr_seed, batch=not args.release)
+                            wide=args.wide, seed=args.attr_seed, batch=not args.release,
+                            power=None if args.power == "none" else args.power)
                for s in starts]
     print(f"tuning on {len(jobsets)} job-set(s) ({', '.join(js.name for js in jobsets)}), "
           f"{args.seeds} seed(s), {args.budget} evaluations per run, {args.trials} trials",
@@ -476,9 +541,9 @@ def _cmd_tune(args) -> int:
     for t in trials:
         lines.append(",".join("" if t.get(k) is None else str(t.get(k))
                               for k in ["number", "state", "value"] + keys))
-    (out / "trials.csv").write_text("\n".join(lines) + "\n")
-    (out / "best.toml").write_text(res.to_toml())
-    (out / "tune.json").write_text(json.dumps(
+    atomic_write(out / "trials.csv", "\n".join(lines) + "\n")
+    atomic_write(out / "best.toml", res.to_toml())
+    atomic_write(out / "tune.json", json.dumps(
         {"jobsets": [js.name for js in jobsets], "budget": res.budget, "seeds": args.seeds,
          "model": args.model, "best_value": res.best_value,
          "best_params": res.best_params.to_dict(), "n_trials": len(trials),
@@ -508,8 +573,8 @@ def _cmd_value(args) -> int:
     print(f"{js.name}: {len(js)} jobs ({js.report['wide_dropped']} wider than the largest "
           f"cluster dropped) on {fed!r}; best-known GA pop {args.pop} x {args.gen}", flush=True)
     c = compare_value(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed)
-    (out / "value.csv").write_text(c.to_csv())
-    (out / "value.json").write_text(json.dumps(
+    atomic_write(out / "value.csv", c.to_csv())
+    atomic_write(out / "value.json", json.dumps(
         {"jobset": js.name, "n_jobs": len(js), "federation": fed.name, "rows": c.rows,
          "best_known": c.best_known.value, "upper_bound": c.upper_bound,
          "max_value": c.max_value,
@@ -554,6 +619,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="moga",
         description="Multi-objective evolutionary scheduling on heterogeneous federated clusters.")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"moga {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("evaluate", help="makespan and energy of the submit order on a job-set")
     _add_workload_args(p)
@@ -585,7 +653,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dispatchers", nargs="+", choices=["easy", "prb", "hybrid"],
                    default=["easy", "prb", "hybrid"], help="default: all three")
     p.add_argument("--model", choices=["fluid", "at_start"], default="fluid")
-    p.add_argument("--window", type=_pos_int("--window"), default=16,
+    p.add_argument("--window", type=_int_arg("--window", 2), default=16,
                    help="hybrid: waiting jobs in the CP model per event (default 16)")
     p.add_argument("--cp-time", type=_pos_float("--cp-time"), default=0.01,
                    help="hybrid: CP-SAT deterministic time limit per event (default 0.01)")
@@ -594,12 +662,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_powercap)
     p = sub.add_parser("realtime", help="real-time jobs on a batch system: high-priority queue, "
                                          "preemption and checkpointing (release mode)")
-    _add_workload_args(p)
+    _add_workload_args(p, power=None, federation=False)
     p.add_argument("--machine", default="auto",
                    help="mira (49,152 nodes in partitions), auto (the trace's MaxProcs) or a "
                         "node count (default: auto)")
-    p.add_argument("--rtj-fraction", type=_pos_float("--rtj-fraction"), nargs="+",
-                   default=[0.1], help="shares of real-time jobs (default 0.1)")
+    p.add_argument("--rtj-fraction", type=_fraction("--rtj-fraction"), nargs="+",
+                   default=[0.1], help="shares of real-time jobs, each in [0, 1] (default 0.1)")
     p.add_argument("--schemes", nargs="+", default=None,
                    choices=["baseline", "highpq", "preempt-none", "preempt-sys", "preempt-app",
                             "preempt-jit", "preempt-jit-improved"],
@@ -686,7 +754,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_tune)
     p = sub.add_parser("value", help="value-function workload: online heuristics against the "
                                       "best known value (GA) and an upper bound")
-    _add_workload_args(p)
+    _add_workload_args(p, power=None)
     p.add_argument("--value-seed", type=_seed, default=0, help="seed of the value functions")
     p.add_argument("--pop", type=_pos_int("--pop"), default=50, help="GA population (default 50)")
     p.add_argument("--gen", type=_pos_int("--gen"), default=40,
@@ -705,15 +773,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """Warnings as one line each, as the command's other messages."""
+    print(f"moga: warning: {message}", file=sys.stderr if file is None else file)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``moga`` command; returns the exit status."""
+    import warnings
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    shown = warnings.showwarning
+    warnings.showwarning = _show_warning
     try:
         return args.func(args)
-    except (ValueError, OSError) as e:
+    except KeyboardInterrupt:
+        print("\nmoga: interrupted", file=sys.stderr)
+        return 130
+    except MissingExtraError as e:
         print(f"moga: error: {e}", file=sys.stderr)
         return 2
+    except (ValueError, OSError) as e:
+        # Bad input and unusable files: the project's errors name the file, option or field.
+        print(f"moga: error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        warnings.showwarning = shown
 
 
 if __name__ == "__main__":  # pragma: no cover

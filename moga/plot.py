@@ -9,6 +9,8 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
+from .outputs import atomic_path
+
 __all__ = ["plot_front", "plot_convergence", "plot_gantt", "plot_box", "plot_value_over_time",
            "plot_value_by_class"]
 
@@ -16,11 +18,17 @@ _UNITS = {"makespan": ("makespan (h)", 1 / 3600), "energy": ("energy (MWh)", 1 /
           "flowtime": ("flowtime (h)", 1 / 3600)}
 
 
-def _save(fig, path):
+def _save(fig, path, dpi=120):
+    """Write ``fig`` to ``path`` atomically (whole or absent) and close it; the format
+    follows the file's suffix (PNG by default)."""
     if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-        plt.close(fig)
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with atomic_path(path) as tmp:
+                fig.savefig(tmp, dpi=dpi, bbox_inches="tight", format=path.suffix[1:] or "png")
+        finally:
+            plt.close(fig)
     return fig
 
 

@@ -130,6 +130,21 @@ def test_a_stale_kernel_cache_is_dropped(tmp_path, monkeypatch):
     assert _cache.drop_stale_cache() == 0  # up to date: nothing more to drop
 
 
+def test_a_fresh_cache_folder_is_stamped_so_the_next_process_keeps_its_kernels(tmp_path,
+                                                                                 monkeypatch):
+    from decoders import _cache
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "fresh"))
+    dirs = [d for d in _cache._cache_dirs() if str(d).startswith(str(tmp_path))]
+    assert dirs and not any(d.exists() for d in dirs)
+    _cache.drop_stale_cache()  # the first process: no cache folder yet
+    for d in dirs:
+        assert (d / _cache._STAMP).read_text().strip() == _cache.source_digest()
+        (d / "federated._decode-1.py311.nbi").write_text("compiled by the first process")
+    assert _cache.drop_stale_cache() == 0  # the second process keeps them
+    assert all(list(d.glob("*.nbi")) for d in dirs)
+
+
 def _naive_order_problem(row, J):
     """The plain reading of an order row: None when it is a permutation of range(J), else
     what is wrong with it ("integer" or "permutation")."""

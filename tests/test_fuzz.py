@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import string
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,4 +126,150 @@ def test_params_loader_fuzz(doc):
     try:
         moga.GAParams.from_dict(doc)
     except OWN_ERRORS:
+        pass
+
+
+# ---------------------------------------------------------------- the newer subsystems' inputs
+# Policy files, Deep-EAS configurations and job sequences, real-time and power-cap
+# parameters and the exact program's inputs: a result or the project's InputError, never a
+# numpy, zipfile or arithmetic error from deep inside.
+numbers_ = st.one_of(st.integers(-5, 50), st.floats(-5, 50), st.floats(allow_nan=True,
+                                                                          allow_infinity=True),
+                     st.booleans(), st.text(string.digits + ".", max_size=4), st.none())
+
+
+@settings(max_examples=100)
+@given(raw=st.binary(max_size=400), zip_magic=st.booleans())
+def test_policy_loader_on_raw_bytes(tmp_path_factory, raw, zip_magic):
+    from moga.errors import InputError
+    from moga.rl.policy import load_params
+
+    p = tmp_path_factory.mktemp("pol") / "p.npz"
+    p.write_bytes((b"PK\x03\x04" if zip_magic else b"") + raw)
+    try:
+        load_params(p)
+    except InputError:
+        pass
+
+
+@settings(max_examples=100)
+@given(arrays=st.dictionaries(
+    st.sampled_from(["w1", "b1", "w2", "b2", "meta_lam", "x"]),
+    st.tuples(st.lists(st.integers(0, 12), min_size=0, max_size=2),
+              st.sampled_from(["f4", "f8", "i8", "U3", "?"])), max_size=5),
+    fill=st.sampled_from([0.0, np.nan, np.inf, 1.0]))
+def test_policy_loader_on_npz_archives(tmp_path_factory, arrays, fill):
+    from moga.errors import InputError
+    from moga.rl.policy import load_params
+
+    p = tmp_path_factory.mktemp("npz") / "p.npz"
+    np.savez(p, **{k: np.full(tuple(shape), fill if dt[0] == "f" else 1).astype(dt)
+                   for k, (shape, dt) in arrays.items()})
+    try:
+        params, _ = load_params(p)
+    except InputError:
+        return
+    assert all(np.isfinite(v).all() for v in params.values())
+
+
+@settings(max_examples=150)
+@given(kw=st.dictionaries(st.sampled_from(["K", "N", "H", "Q", "B", "L", "energy", "slowdown",
+                                           "lam", "beta", "c", "t_arrive", "max_steps",
+                                           "colour"]),
+                          st.one_of(numbers_, st.lists(numbers_, max_size=3)), max_size=4))
+def test_deep_eas_configuration_fuzz(kw):
+    from moga.errors import InputError
+    from moga.rl import DeepEASEnv
+
+    try:
+        env = DeepEASEnv(config=kw)
+    except InputError:
+        return
+    env.reset(seed=0)
+
+
+@settings(max_examples=150)
+@given(J=st.integers(0, 4), K=st.integers(1, 3), arrival=st.lists(numbers_, max_size=4),
+       n=st.lists(st.integers(-1, 12), max_size=4), mu=st.one_of(st.floats(-1, 40), st.just(float("nan"))),
+       d=st.integers(-1, 40), action=st.one_of(numbers_, st.integers(-3, 30)))
+def test_deep_eas_job_sequence_fuzz(J, K, arrival, n, mu, d, action):
+    from moga.errors import InputError
+    from moga.rl import DeepEASEnv
+    from moga.rl.cluster import JobSequence
+
+    try:
+        seq = JobSequence(np.array(arrival[:J], dtype=object) if arrival[:J] else np.zeros(0),
+                          np.array(n[:J] + [1] * (J - len(n[:J]))), np.full((J, K), mu),
+                          np.full((J, K), d))
+        env = DeepEASEnv(jobs=seq)
+        env.reset(seed=0)
+        env.step(action)
+    except InputError:
+        pass
+
+
+@settings(max_examples=150)
+@given(machine=st.dictionaries(st.sampled_from(["nodes", "partitions", "memory_gb", "pfs_gbps",
+                                                "pfs_usable", "io_nodes_per", "io_gbps"]),
+                               st.one_of(numbers_, st.lists(numbers_, max_size=3)), max_size=3),
+       ckpt=st.dictionaries(st.sampled_from(["kind", "sys_interval", "data_fraction",
+                                             "app_fraction", "app_overhead"]),
+                            st.one_of(numbers_, st.sampled_from(["sys", "jit", "x"])),
+                            max_size=3),
+       thr=st.dictionaries(st.sampled_from(["rtj", "batch"]),
+                           st.one_of(numbers_, st.lists(numbers_, max_size=5)), max_size=2))
+def test_realtime_parameters_fuzz(machine, ckpt, thr):
+    from moga.errors import InputError
+    from moga.realtime import Machine
+    from moga.realtime.simulator import Checkpointing, Thresholds
+
+    for make, kw in ((Machine, {"nodes": 64, **machine}), (Checkpointing, ckpt),
+                     (Thresholds, thr)):
+        try:
+            make(**kw)
+        except InputError:
+            pass
+
+
+@settings(max_examples=150)
+@given(cap=numbers_, fraction=numbers_, clusters=st.one_of(st.none(), st.lists(numbers_,
+                                                                             max_size=5)),
+       window=numbers_, time_limit=numbers_)
+def test_power_cap_parameters_fuzz(cap, fraction, clusters, window, time_limit):
+    from moga.powercap import CPOptions
+
+    fed = moga.Federation.preset()
+    for kw in ({"power_cap": cap}, {"fraction": fraction}, {"cluster_caps": clusters},
+               {"power_cap": cap, "cluster_caps": clusters}):
+        try:
+            f = fed.with_cap(**kw)
+        except OWN_ERRORS:
+            continue
+        assert f.power_cap is None or np.isfinite(f.power_cap)
+    try:
+        CPOptions(window=window, time_limit=time_limit)
+    except OWN_ERRORS:
+        pass
+
+
+@settings(max_examples=80)
+@given(J=st.integers(0, 5), release=st.lists(numbers_, max_size=5),
+       p=st.lists(st.one_of(st.integers(-1, 6), st.floats(0, 6)), max_size=5),
+       nodes=st.lists(st.integers(-1, 4), max_size=5), rtj=st.lists(st.booleans(), max_size=5),
+       capacity=numbers_, threshold=numbers_, time_limit=st.sampled_from([1.0, -1, 0, np.nan]))
+def test_exact_program_inputs_fuzz(J, release, p, nodes, rtj, capacity, threshold, time_limit):
+    from moga.errors import InputError
+    from moga.realtime import min_threshold, solve_milp
+
+    def cut(a, fill):
+        return (list(a) + [fill] * J)[:J]
+
+    args = (cut(release, 0), cut(p, 1), cut(nodes, 1), cut(rtj, False), capacity)
+    try:
+        solve_milp(*args, threshold=threshold, time_limit=time_limit)
+    except InputError:
+        pass
+    try:
+        min_threshold(*args, time_limit=time_limit)
+    except InputError:
         pass

@@ -194,7 +194,7 @@ def test_errors():
         simulate(_two_jobs(), "fifo")
     with pytest.raises(ValueError, match="unknown checkpointing"):
         Checkpointing("daily")
-    with pytest.raises(ValueError, match="thresholds are slowdowns"):
+    with pytest.raises(ValueError, match="rtj threshold must be >= 1"):
         Thresholds(rtj=0.5)
     with pytest.raises(ValueError, match="partition 512 exceeds"):
         Machine(100, (512,))

@@ -158,7 +158,8 @@ def test_tune_fails_and_reruns_trials_left_running_and_repairs_a_cut_journal(tmp
 def test_tune_bad_storage_is_a_clear_error(storage, message):
     js, fed = _tiny_jobset()
     with pytest.raises(ValueError, match=message):
-        moga.tune(js, fed, n_trials=1, seeds=1, budget=16, storage=storage)
+        moga.tune(js, fed, n_trials=1, seeds=1, budget=16, storage=storage,
+                  space={"pop_size": ("int", 4, 8, 4)})
 
 
 def test_tune_garbage_storage_files(tmp_path):
@@ -166,11 +167,13 @@ def test_tune_garbage_storage_files(tmp_path):
     db = tmp_path / "g.db"
     db.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(ValueError, match="cannot open study"):
-        moga.tune(js, fed, n_trials=1, seeds=1, budget=16, storage=f"sqlite:///{db}")
+        moga.tune(js, fed, n_trials=1, seeds=1, budget=16, storage=f"sqlite:///{db}",
+                  space={"pop_size": ("int", 4, 8, 4)})
     j = tmp_path / "g.log"
     j.write_text("garbage\n")
     with pytest.raises(ValueError, match="cannot open study"):
-        moga.tune(js, fed, n_trials=1, seeds=1, budget=16, storage=j)
+        moga.tune(js, fed, n_trials=1, seeds=1, budget=16, storage=j,
+                  space={"pop_size": ("int", 4, 8, 4)})
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -151,7 +151,7 @@ def test_wide_job_policies(default_trace):
     widths = default_trace.jobs.tasks[:n]
     n_wide = int((widths > small).sum())
     assert n_wide > 0
-    with pytest.raises(ValueError, match=r"job \d+ \(line \d+\) needs \d+ nodes but the federation has 32"):
+    with pytest.raises(ValueError, match=r"job \d+ \(line \d+\) needs \d+ nodes but the machine has 32"):
         default_trace.jobset(n_jobs=n, federation=small)
     d = default_trace.jobset(n_jobs=n, federation=small, wide="drop")
     assert len(d) == n - n_wide and d.report["wide_dropped"] == n_wide

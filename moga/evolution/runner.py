@@ -89,6 +89,7 @@ class RunResult(SearchResult):
             "hv_history": self.history["hv"].tolist(),
             "use_blacklist": bool(self.use_blacklist), "backfill": self.backfill,
             "generations": int(self.history["n_gen"][-1]) if len(self.history["n_gen"]) else 0,
+            "partial": self.info.get("stopped_by") == "interrupted",
             **self.info,
         }
 
@@ -102,6 +103,17 @@ class _Stagnation(Termination):
 
     def _update(self, algorithm):
         return 1.0 if self.recorder.stagnated(self.window, self.tol) else 0.0
+
+
+class _Interrupt(Termination):
+    """pymoo's termination: the caller's ``interrupt()`` turned true."""
+
+    def __init__(self, interrupt):
+        super().__init__()
+        self.interrupt = interrupt
+
+    def _update(self, algorithm):
+        return 1.0 if self.interrupt() else 0.0
 
 
 class _Recorder:
@@ -160,7 +172,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         verbose: bool = False, use_blacklist: bool = True, on_generation=None,
         backfill: str = "none", time_limit: float | None = None,
         stagnation: int | None = None, stagnation_tol: float = 1e-3,
-        power_cap: float | None = None, **deprecated) -> RunResult:
+        power_cap: float | None = None, interrupt=None, **deprecated) -> RunResult:
     """Evolve a Pareto front with NSGA-II.
 
     Parameters
@@ -209,11 +221,16 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         Evolve under a power budget of this many W (docs/design.md §11): the
         same as passing ``federation.with_cap(power_cap)``. A federation that
         already has caps keeps them. The job-set's ``power`` factors apply.
+    interrupt : callable, optional
+        Asked after every generation; when it returns True the run ends there
+        and returns the front reached so far (``info["stopped_by"]`` is
+        ``"interrupted"``). The ``moga run`` command passes one that turns
+        true on Ctrl-C.
 
     The run ends at whichever comes first: ``n_gen``, the time limit, stagnation,
-    or (as in pymoo) 100 rounds of mating without a child unlike the population's
-    chromosomes; ``info["stopped_by"]`` says which (``"generations"``,
-    ``"time limit"``, ``"stagnation"``, ``"no new child"``).
+    an interrupt, or (as in pymoo) 100 rounds of mating without a child unlike the
+    population's chromosomes; ``info["stopped_by"]`` says which (``"generations"``,
+    ``"time limit"``, ``"stagnation"``, ``"interrupted"``, ``"no new child"``).
 
     Returns
     -------
@@ -288,7 +305,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         # The array loop: the same run as pymoo's, without its per-individual bookkeeping.
         def stop(n, elapsed):
             return (n >= params.n_gen or (time_limit is not None and elapsed >= time_limit)
-                    or (stagnation is not None and history.stagnated(stagnation, stagnation_tol)))
+                    or (stagnation is not None and history.stagnated(stagnation, stagnation_tol))
+                    or (interrupt is not None and bool(interrupt())))
 
         def observe(n, n_evals, pop, off_F, off_X):
             history.record(n, n_evals, off_F, lambda rows: off_X[rows],
@@ -303,7 +321,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     else:
         front_F, front_X = _run_pymoo(problem, params, sampling, selection, crossover,
                                       mutation, improve, seed, history, time_limit, stagnation,
-                                      stagnation_tol, verbose, progress)
+                                      stagnation_tol, verbose, progress, interrupt)
     wall = time.perf_counter() - t0
 
     if archive is not None:
@@ -326,11 +344,13 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                      info={"stopped_by": _stopped_by(
                          hist, params.n_gen, time_limit, wall,
                          stagnation is not None and history.stagnated(stagnation,
-                                                                      stagnation_tol))})
+                                                                      stagnation_tol),
+                         interrupt is not None and bool(interrupt()))})
 
 
 def _run_pymoo(problem, params, sampling, selection, crossover, mutation, improve, seed,
-               history, time_limit, stagnation, stagnation_tol, verbose, progress):
+               history, time_limit, stagnation, stagnation_tol, verbose, progress,
+               interrupt=None):
     """The run through pymoo's ``minimize`` (its display, progress bar and tournament)."""
     algorithm = NSGA2(
         pop_size=params.pop_size,
@@ -348,6 +368,8 @@ def _run_pymoo(problem, params, sampling, selection, crossover, mutation, improv
         stops.append(TimeBasedTermination(float(time_limit)))
     if stagnation is not None:
         stops.append(_Stagnation(history, stagnation, stagnation_tol))
+    if interrupt is not None:
+        stops.append(_Interrupt(interrupt))
     # copy_termination=False: the stagnation test reads this run's history.
     res = minimize(problem, algorithm, TerminationCollection(*stops), seed=seed,
                    copy_termination=False, callback=_History(history), verbose=verbose,
@@ -355,7 +377,7 @@ def _run_pymoo(problem, params, sampling, selection, crossover, mutation, improv
     return res.F, res.X
 
 
-def _stopped_by(hist, n_gen, time_limit, wall, stagnated):
+def _stopped_by(hist, n_gen, time_limit, wall, stagnated, interrupted=False):
     """Why the run ended: the first stop rule that holds, in the order they are asked."""
     if len(hist["n_gen"]) and hist["n_gen"][-1] >= n_gen:
         return "generations"
@@ -363,6 +385,8 @@ def _stopped_by(hist, n_gen, time_limit, wall, stagnated):
         return "time limit"
     if stagnated:
         return "stagnation"
+    if interrupted:
+        return "interrupted"
     # NSGA-II (pymoo's loop and the array loop alike) ends early when 100 rounds of
     # mating make no child unlike every chromosome already in the population.
     return "no new child"

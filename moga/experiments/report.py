@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 
 from ..metrics import igd_plus, normalized_hypervolume, reference_front, spread
-from .sweep.store import load_results
+from ..outputs import atomic_write, check_writable
+from .sweep.store import StoreError, foreign_runs, load_results
 
 __all__ = ["run_metrics", "summarize", "wilcoxon_vs", "make_report"]
 
@@ -99,7 +100,7 @@ def wilcoxon_vs(metrics, baseline="MOGA", key="hv") -> list[dict]:
 
 def _write_csv(path, rows):
     if not rows:
-        path.write_text("")
+        atomic_write(path, "")
         return
     keys = list(rows[0])
     lines = [",".join(keys)]
@@ -107,7 +108,7 @@ def _write_csv(path, rows):
         lines.append(",".join("" if r[k] is None else
                               (f"{r[k]:.6g}" if isinstance(r[k], float) else str(r[k]))
                               for k in keys))
-    path.write_text("\n".join(lines) + "\n")
+    atomic_write(path, "\n".join(lines) + "\n")
 
 
 def make_report(out, dest=None) -> dict:
@@ -118,11 +119,19 @@ def make_report(out, dest=None) -> dict:
     from ..plot import plot_box, plot_front
 
     out = Path(out)
-    dest = Path(dest) if dest else out / "report"
-    dest.mkdir(parents=True, exist_ok=True)
-    rows, fronts = load_results(out)
+    if not out.is_dir():
+        raise StoreError(f"{out}: not a results store ({'a file' if out.exists() else 'no such folder'}"
+                         "); give the --out folder of moga sweep")
+    if not (out / "runs").is_dir():
+        raise StoreError(f"{out}: not a results store (no runs/ folder); give the --out folder "
+                         "of moga sweep")
+    foreign = foreign_runs(out)
+    rows, fronts = load_results(out, foreign="drop")
     if not rows:
-        raise ValueError(f"{out}: no finished runs in this results store")
+        raise ValueError(f"{out}: no finished runs of the recorded configuration in this "
+                         "results store")
+    dest = check_writable(Path(dest) if dest else out / "report",
+                          "--dest" if dest else "report folder")
     metrics = run_metrics(rows, fronts)
     summary = summarize(metrics)
     tests = wilcoxon_vs(metrics)
@@ -130,7 +139,7 @@ def make_report(out, dest=None) -> dict:
     _write_csv(dest / "summary.csv", summary)
     _write_csv(dest / "wilcoxon.csv", tests)
     written = {"tables": [dest / "metrics.csv", dest / "summary.csv", dest / "wilcoxon.csv"],
-               "plots": []}
+               "plots": [], "foreign": foreign}
     traces = sorted({m["trace"] for m in metrics})
     algos = list(dict.fromkeys(r["algorithm"] for r in rows))
     for trace in traces:
@@ -157,7 +166,10 @@ def make_report(out, dest=None) -> dict:
                    title=f"{js} (seed {seed})")
         written["plots"].append(p)
     md = ["# Sweep report", "", f"Results store `{out}`: {len(rows)} runs, "
-          f"{len(by_js)} job-sets, algorithms {', '.join(algos)}.", "",
+          f"{len(by_js)} job-sets, algorithms {', '.join(algos)}."
+          + (f" Left out: {len(foreign)} run row(s) that do not belong to the store's recorded "
+             f"configuration (written by another sweep into the same folder)."
+             if foreign else ""), "",
           "Objectives divided by FCFS's on the same job-set; hv against (1.1, 1.1) (FCFS alone: "
           "0.0100); IGD+ against the union of all fronts of the job-set; spread: Deb's Delta. "
           "Front algorithms are represented by their knee in the makespan and energy changes.",
@@ -178,10 +190,10 @@ def make_report(out, dest=None) -> dict:
             md.append(f"| {t['trace']} | {t['algorithm']} | {t['pairs']} | "
                       f"{t['median_difference']:+.4f} | {pv} |")
     md += [""] + [f"![{p.stem}]({p.name})" for p in written["plots"]] + [""]
-    (dest / "report.md").write_text("\n".join(md))
+    atomic_write(dest / "report.md", "\n".join(md))
     written["report"] = dest / "report.md"
-    (dest / "report.json").write_text(json.dumps({"summary": summary, "wilcoxon": tests},
-                                                  indent=2) + "\n")
+    atomic_write(dest / "report.json", json.dumps({"summary": summary, "wilcoxon": tests,
+                                                   "foreign_runs": foreign}, indent=2) + "\n")
     return written
 
 

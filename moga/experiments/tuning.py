@@ -74,6 +74,16 @@ def _check_space(space: dict) -> None:
             raise ValueError(f"search space: {name}: expected (kind, ...), got {spec!r}")
 
 
+def _largest_population(space: dict) -> int:
+    """The largest ``pop_size`` a trial can draw from ``space`` (the default when untuned)."""
+    spec = space.get("pop_size")
+    if spec is None:
+        return int(GAParams.pop_size)
+    if spec[0] == "categorical":
+        return int(max(spec[1]))
+    return int(spec[2])
+
+
 def _repair_journal(path: Path) -> int:
     """Cut a journal file back to its last complete line; returns the bytes removed.
 
@@ -229,6 +239,13 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
         raise ValueError(f"model must be 'fluid' or 'at_start', got {model!r}")
     space = dict(DEFAULT_SPACE if space is None else space)
     _check_space(space)
+    top = _largest_population(space)
+    if budget < 2 * top:
+        raise ValueError(
+            f"budget {budget} evaluations per run is below two generations of the largest "
+            f"population the space can draw (pop_size up to {top}: {2 * top} evaluations), so "
+            f"trials would not have equal budgets; raise the budget (--budget) to at least "
+            f"{2 * top}, or narrow pop_size in the space")
     settings = study_settings(jobsets, federation, seeds, budget, model, space)
     runs = [(js, s) for js in jobsets for s in seeds]
 
@@ -311,8 +328,9 @@ def plot_study(result: TuneResult, dest) -> list[Path]:
     """Optuna's optimisation history and parameter importances, as PNG files in ``dest``."""
     import warnings
 
-    import matplotlib.pyplot as plt
     import optuna.visualization.matplotlib as ovm
+
+    from ..plot import _save
 
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
@@ -321,14 +339,12 @@ def plot_study(result: TuneResult, dest) -> list[Path]:
         warnings.simplefilter("ignore")  # the matplotlib backend is marked experimental
         ax = ovm.plot_optimization_history(result.study)
         p = dest / "history.png"
-        ax.figure.savefig(p, dpi=110, bbox_inches="tight")
-        plt.close(ax.figure)
+        _save(ax.figure, p, dpi=110)
         written.append(p)
         complete = [t for t in result.study.trials if t.state.name == "COMPLETE"]
         if len(complete) >= 2:
             ax = ovm.plot_param_importances(result.study)
             p = dest / "importances.png"
-            ax.figure.savefig(p, dpi=110, bbox_inches="tight")
-            plt.close(ax.figure)
+            _save(ax.figure, p, dpi=110)
             written.append(p)
     return written

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["JobSet", "draw_attributes", "draw_power", "SIGMA_RANGE", "BW_RANGE", "POWER_SPREAD",
-           "POWER_RANGE"]
+           "POWER_RANGE", "POWER_FACTOR_MAX"]
 
 #: Default range of the communication share ``sigma_j`` of a multi-task job (uniform).
 SIGMA_RANGE = (0.0, 0.5)
@@ -57,6 +57,9 @@ def draw_attributes(tasks, seed=0, sigma_range=SIGMA_RANGE, bw_range=BW_RANGE):
 POWER_SPREAD = 0.25
 #: Range the drawn power factors are clipped to.
 POWER_RANGE = (0.5, 1.5)
+#: Largest power factor a job may have: a node running it draws at most this many times its
+#: rated busy power (larger factors are data errors, not workloads).
+POWER_FACTOR_MAX = 10.0
 
 
 def draw_power(n, seed=0, spread=POWER_SPREAD, clip=POWER_RANGE):
@@ -126,7 +129,7 @@ class JobSet:
     priority : ndarray of int64 or None
         Priority class of each job (0 = highest), with the value functions.
     power : ndarray of float64
-        Power factor of each job (> 0): on cluster k a node running it draws
+        Power factor of each job, in (0, :data:`POWER_FACTOR_MAX`]: on cluster k a node running it draws
         ``max(power * power_busy[k], power_idle[k])`` W (docs/design.md §11). All 1.0 unless given
         (the MOGA study's model); :func:`draw_power` draws them.
     requested : ndarray of float64
@@ -183,7 +186,8 @@ class JobSet:
             ("runtime", self.runtime <= 0, "> 0"),
             ("sigma", (self.sigma < 0) | (self.sigma > 1), "in [0, 1]"),
             ("bw", self.bw < 0, ">= 0"),
-            ("power", self.power <= 0, "> 0"),
+            ("power", (self.power <= 0) | (self.power > POWER_FACTOR_MAX),
+             f"in (0, {POWER_FACTOR_MAX:g}] (a multiple of the node's rated busy power)"),
             ("requested", self.requested <= 0, "> 0"),
         )
         for f, bad, what in checks:

@@ -143,6 +143,9 @@ class Federation:
             if isinstance(cap, bool) or not isinstance(cap, (int, float, np.integer, np.floating)):
                 raise ValueError(f"power_cap must be a number of W, got {cap!r}")
             cap = float(cap)
+            if not np.isfinite(cap):
+                raise ValueError(f"power_cap must be a finite number of W, got {cap}; for no "
+                                 "cap leave it out (Federation.without_cap())")
             if not cap > self.idle_power:
                 raise ValueError(
                     f"power_cap ({cap:g} W) must exceed the federation's idle power "
@@ -160,6 +163,15 @@ class Federation:
                 raise ValueError(f"cluster {names[k]!r}: power_cap ({caps[k]:g} W) must exceed "
                                  f"its idle power ({idle[k]:g} W)")
             object.__setattr__(self, "cluster_caps", None if np.isinf(caps).all() else _readonly(caps))
+        if (self.power_cap is not None and self.cluster_caps is not None
+                and np.isfinite(self.cluster_caps).all()
+                and self.cluster_caps.sum() <= self.power_cap):
+            import warnings
+
+            warnings.warn(f"federation {self.name!r}: the cluster caps sum to "
+                          f"{self.cluster_caps.sum():g} W, at most the federation cap "
+                          f"({self.power_cap:g} W), which can therefore never bind",
+                          UserWarning, stacklevel=3)
 
     # ------------------------------------------------------------------ power
     @property
@@ -179,27 +191,50 @@ class Federation:
 
     def with_cap(self, power_cap: float | None = None, cluster_caps=None,
                  fraction: float | None = None) -> Federation:
-        """The same federation under a power budget.
+        """The same federation under a power budget, composed with the caps it has.
+
+        A cap that is given replaces the cap of its kind; the other kind is
+        kept: ``with_cap(fraction=0.6)`` on a federation with per-cluster caps
+        keeps them and adds a federation cap, ``with_cap(cluster_caps=...)``
+        keeps the federation cap. :meth:`without_cap` removes both.
 
         Parameters
         ----------
         power_cap : float, optional
-            Budget of the whole federation, W.
+            Budget of the whole federation, W (finite).
         cluster_caps : array_like of float, optional
             Budget of each cluster, W (``inf`` for none).
         fraction : float, optional
             Instead of ``power_cap``: the budget as a fraction of
-            :attr:`peak_power` (``0.6`` is 60% of peak).
+            :attr:`peak_power` (``0.6`` is 60% of peak), finite and > 0.
+
+        Warns
+        -----
+        UserWarning
+            When every cluster has a cap and their sum does not exceed the
+            federation cap, which then can never bind.
         """
         if fraction is not None:
             if power_cap is not None:
                 raise ValueError("give power_cap or fraction, not both")
-            if not 0 < fraction:
-                raise ValueError(f"fraction must be > 0, got {fraction}")
+            if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.integer,
+                                                                        np.floating)):
+                raise ValueError(f"fraction must be a number (a share of peak power), got "
+                                 f"{fraction!r}")
+            if not (np.isfinite(fraction) and fraction > 0):
+                raise ValueError(f"fraction must be a finite number > 0, got {fraction}")
             power_cap = float(fraction) * self.peak_power
+        power_cap = self.power_cap if power_cap is None else power_cap
+        cluster_caps = self.cluster_caps if cluster_caps is None else cluster_caps
         return Federation(names=self.names, nodes=self.nodes, speed=self.speed,
                           power_busy=self.power_busy, power_idle=self.power_idle, link=self.link,
                           name=self.name, power_cap=power_cap, cluster_caps=cluster_caps)
+
+    def without_cap(self) -> Federation:
+        """The same federation with no power budget at all."""
+        return Federation(names=self.names, nodes=self.nodes, speed=self.speed,
+                          power_busy=self.power_busy, power_idle=self.power_idle, link=self.link,
+                          name=self.name)
 
     def power_budgets(self) -> np.ndarray:
         """Budgets of the running jobs' busy increment, shape (K + 1,): per cluster, then overall.

@@ -9,11 +9,12 @@ import numpy as np
 
 from decoders import federated
 
+from ..errors import InputError
 from .jobset import JobSet
 from .platform import Federation
 
-__all__ = ["Schedule", "evaluate", "evaluate_batch", "check_chromosome", "power_profile",
-           "power_kwargs"]
+__all__ = ["Schedule", "evaluate", "evaluate_batch", "check_chromosome", "check_power",
+           "power_profile", "power_kwargs"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -208,8 +209,11 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
     """
     _check_types(js, fed)
     order, blacklist = _defaults(js, fed, order, blacklist)
-    r = federated.decode(*js.arrays(), *_fed_arrays(fed), order, blacklist, model=model,
-                         check=False, backfill=backfill, rule=rule, **power_kwargs(js, fed))
+    try:
+        r = federated.decode(*js.arrays(), *_fed_arrays(fed), order, blacklist, model=model,
+                             check=False, backfill=backfill, rule=rule, **power_kwargs(js, fed))
+    except federated.CapInfeasibleError as e:
+        raise cap_error(e, js, fed) from None
     order = np.array(order, dtype=np.int64)
     blacklist = np.array(blacklist, dtype=np.float64)
     for a in (order, blacklist, r.start, r.finish, r.alloc, r.reservation):
@@ -229,9 +233,46 @@ def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str =
     schedule's start order (jobs by start time, ties in the chromosome's order).
     """
     _check_types(js, fed)
-    return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists, model=model,
-                                  check=False, backfill=backfill, rule=rule,
-                                  start_orders=start_orders, **power_kwargs(js, fed))
+    try:
+        return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists,
+                                      model=model, check=False, backfill=backfill, rule=rule,
+                                      start_orders=start_orders, **power_kwargs(js, fed))
+    except federated.CapInfeasibleError as e:
+        raise cap_error(e, js, fed) from None
+
+
+def cap_error(e, js: JobSet, fed: Federation, what: str = "") -> InputError:
+    """An :class:`~moga.errors.InputError` for ``e`` (a ``CapInfeasibleError``) that names
+    the job by its id in the trace and says how many jobs no cap can run."""
+    j = e.job
+    caps = []
+    if fed.power_cap is not None:
+        caps.append(f"federation {fed.power_cap:g} W ({fed.power_cap / fed.peak_power:.3g} x "
+                    "peak)")
+    if fed.cluster_caps is not None:
+        caps += [f"{n} {c:g} W" for n, c in zip(fed.names, fed.cluster_caps, strict=True)
+                 if np.isfinite(c)]
+    more = f" ({e.count} jobs of {js.name} in all)" if e.count > 1 else ""
+    return InputError(
+        f"{what}job id {int(js.id[j])} (position {j} of {js.name}: {int(js.tasks[j])} tasks, "
+        f"power factor {js.power[j]:g}) cannot run under the power cap ({'; '.join(caps)}) "
+        f"even on an idle federation{more}; raise the cap or drop the job")
+
+
+def check_power(js: JobSet, fed: Federation, what: str = "") -> None:
+    """Refuse, before any work, a capped federation on which some job of ``js`` can never run.
+
+    The error names the first such job by its id, the cap, and ``what`` (a prefix such as
+    ``"cap 0.4 x peak: "``).
+    """
+    _check_types(js, fed)
+    if not fed.capped:
+        return
+    try:
+        federated.power_inputs(js.tasks, js.power, fed.nodes, fed.power_busy, fed.power_idle,
+                               fed.power_cap, fed.cluster_caps)
+    except federated.CapInfeasibleError as e:
+        raise cap_error(e, js, fed, what) from None
 
 
 def power_kwargs(js: JobSet, fed: Federation) -> dict:

@@ -114,7 +114,9 @@ def _open_text(path: Path) -> str:
                                  "download or data appended after the compressed stream") from None
     else:
         raw = path.read_bytes()
-    return raw.decode("utf-8", errors="replace")
+    text = raw.decode("utf-8", errors="replace")
+    # A byte-order mark (some editors write one) is no part of the first line.
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def _parse_data_line(line: str, lineno: int, source: str):
@@ -158,7 +160,10 @@ def _parse_header(lines) -> dict:
             value = value.strip()
             if key in header:
                 prev = header[key]
-                header[key] = (prev if isinstance(prev, list) else [prev]) + [value]
+                values = prev if isinstance(prev, list) else [prev]
+                # The same line twice (concatenated files or gzip members) is one value.
+                if value not in values:
+                    header[key] = values + [value]
             else:
                 header[key] = value
         else:
@@ -173,10 +178,28 @@ def _header_int(header: dict, key: str):
     if isinstance(v, list):
         v = v[0]
     try:
-        x = int(float(str(v).split()[0]))
+        x = float(str(v).split()[0])
     except (TypeError, ValueError, IndexError):
         return None
-    return x if x > 0 else None
+    return int(x) if np.isfinite(x) and x > 0 and x == int(x) and x < _INT_LIMIT else None
+
+
+def _header_size(header: dict):
+    """``(size, note)``: the machine size of the ``MaxProcs`` (else ``MaxNodes``) header, and a
+    note on a header value that is not a positive integer (then ignored)."""
+    notes = []
+    for key in ("MaxProcs", "MaxNodes"):
+        if key not in header:
+            continue
+        v = _header_int(header, key)
+        raw = header[key]
+        if isinstance(raw, list) and len(raw) > 1:
+            notes.append(f"the header gives {key} {len(raw)} different values {raw}; the first "
+                         "is used")
+        if v is not None:
+            return v, "; ".join(notes)
+        notes.append(f"the header's {key} {raw!r} is not a positive integer, ignored")
+    return None, "; ".join(notes)
 
 
 def load_swf(path, *, skip_malformed: bool = False, max_procs: int | None = None,
@@ -285,15 +308,17 @@ def load_swf(path, *, skip_malformed: bool = False, max_procs: int | None = None
 
     size_all = np.round(size).astype(np.int64)
     widest = int(size_all[idx].max()) if idx.size else 0
-    header_size = _header_int(header, "MaxProcs") or _header_int(header, "MaxNodes")
+    header_size, header_note = _header_size(header)
     if max_procs is not None:
-        if int(max_procs) <= 0:
-            raise ValueError(f"max_procs must be > 0, got {max_procs}")
+        if isinstance(max_procs, bool) or int(max_procs) != max_procs or int(max_procs) <= 0:
+            raise ValueError(f"max_procs must be an integer > 0, got {max_procs}")
         report.max_procs, report.max_procs_source = int(max_procs), "argument"
     elif header_size:
         report.max_procs, report.max_procs_source = header_size, "header"
     else:
         report.max_procs, report.max_procs_source = widest, "inferred from the widest job"
+    if header_note:
+        report.max_procs_source += f"; {header_note}"
 
     return Trace(
         name=name or path.name.split(".swf")[0],
@@ -309,23 +334,36 @@ def load_swf(path, *, skip_malformed: bool = False, max_procs: int | None = None
 #: SWF fields that must hold integers (sizes are node counts; ids identify jobs).
 _INTEGER_FIELDS = ("job", "alloc_procs", "req_procs")
 _INT_LIMIT = 2.0**31
+#: SWF fields in seconds, and the largest value taken as a time (about 317 years); larger
+#: values are data errors (a makespan of 1e300 s is no result).
+_TIME_FIELDS = ("submit", "wait", "runtime", "req_time", "think_time")
+TIME_LIMIT_S = 1e10
 
 
 def _check_integer_fields(records, lineno, source, skip_malformed, report):
-    """Refuse (or skip and count) lines whose id or sizes are not integers below 2**31."""
+    """Refuse (or skip and count) lines whose id or sizes are not integers below 2**31, or
+    whose times exceed :data:`TIME_LIMIT_S`."""
     cols = [_F[n] for n in _INTEGER_FIELDS]
+    tcols = [_F[n] for n in _TIME_FIELDS]
     vals = records[:, cols]
-    bad_rows = np.flatnonzero(np.any((vals != np.round(vals)) | (np.abs(vals) >= _INT_LIMIT),
-                                     axis=1))
+    bad_int = (vals != np.round(vals)) | (np.abs(vals) >= _INT_LIMIT)
+    bad_time = np.abs(records[:, tcols]) > TIME_LIMIT_S
+    bad_rows = np.flatnonzero(np.any(bad_int, axis=1) | np.any(bad_time, axis=1))
     if bad_rows.size == 0:
         return records, lineno
     msgs = []
     for r in bad_rows[:10]:
-        c = next(i for i, col in enumerate(cols)
-                 if vals[r, i] != round(vals[r, i]) or abs(vals[r, i]) >= _INT_LIMIT)
-        v = vals[r, c]
-        what = "not an integer" if abs(v) < _INT_LIMIT else "too large (>= 2**31)"
-        msgs.append(f"{source}, line {lineno[r]}: field {cols[c] + 1} ({SWF_FIELDS[cols[c]]}) "
+        if bad_int[r].any():
+            c = int(np.flatnonzero(bad_int[r])[0])
+            v = vals[r, c]
+            what = "not an integer" if abs(v) < _INT_LIMIT else "too large (>= 2**31)"
+            col = cols[c]
+        else:
+            c = int(np.flatnonzero(bad_time[r])[0])
+            col = tcols[c]
+            v = records[r, col]
+            what = f"not a plausible time in s (beyond {TIME_LIMIT_S:g} s, about 317 years)"
+        msgs.append(f"{source}, line {lineno[r]}: field {col + 1} ({SWF_FIELDS[col]}) "
                     f"is {what}: {v:g}")
     if not skip_malformed:
         raise SWFFormatError(msgs[0])
@@ -528,13 +566,17 @@ class Trace:
                 if wide == "error":
                     i = int(np.flatnonzero(too_wide)[0])
                     rec = self._index[pos[i]]
+                    size = max(int(self.max_procs), int(tasks.max()))
+                    sizing = (f"size the federation to the trace (Federation.preset(name)"
+                              f".scaled({size}), or --federation NAME@auto on the command "
+                              "line), or " if not isinstance(federation, (int, np.integer))
+                              else "use a larger machine, or ")
                     raise ValueError(
                         f"{self.name}: job {int(self.records[rec, 0])} (line {int(self.lineno[rec])})"
-                        f" needs {int(tasks[i])} nodes but the federation has {cap}; "
-                        f"{int(too_wide.sum())} job(s) of the window are too wide: size the "
-                        f"federation to the trace (Federation.preset(name).scaled("
-                        f"{max(int(self.max_procs), int(tasks.max()))}), or --federation "
-                        "NAME@auto on the command line), or pass wide='drop' or wide='clip'"
+                        f" needs {int(tasks[i])} nodes but the "
+                        f"{'machine' if isinstance(federation, (int, np.integer)) else 'federation'}"
+                        f" has {cap}; {int(too_wide.sum())} job(s) of the window are too wide: "
+                        f"{sizing}pass wide='drop' or wide='clip' (--wide drop or --wide clip)"
                     )
                 if wide == "drop":
                     report["wide_dropped"] = int(too_wide.sum())

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..validation import check_int, check_number
+
 __all__ = ["CPOptions", "RelaxedSolution", "solve_relaxed", "serial_schedule", "WEIGHT_SCALE"]
 
 #: Weights are scaled to integers by this factor (CP-SAT objectives are integer).
@@ -51,10 +53,9 @@ class CPOptions:
     seed: int = 0
 
     def __post_init__(self):
-        if int(self.window) != self.window or self.window < 2:
-            raise ValueError(f"window must be an integer >= 2, got {self.window}")
-        if not self.time_limit > 0:
-            raise ValueError(f"time_limit must be > 0, got {self.time_limit}")
+        check_int("window", self.window, 2)
+        check_number("time_limit", self.time_limit, 0, low_open=True)
+        check_int("seed", self.seed, 0, 2**31 - 1)
 
 
 @dataclass(frozen=True)

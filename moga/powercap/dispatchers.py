@@ -18,6 +18,7 @@ from decoders.dispatch import Dispatch, Stepper, dispatch
 
 from ..model.jobset import JobSet
 from ..model.platform import Federation
+from ..model.schedule import check_power
 from .cp import CPOptions, serial_schedule, solve_relaxed
 from .metrics import PowercapMetrics, powercap_metrics
 from .queues import Queues
@@ -98,6 +99,7 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
         raise ValueError(f"unknown dispatcher {dispatcher!r}; choose one of {list(DISPATCHERS)}")
     if not isinstance(js, JobSet) or not isinstance(fed, Federation):
         raise TypeError("run_dispatcher takes a moga.JobSet and a moga.Federation")
+    check_power(js, fed)
     kw = {"power": js.power, "power_cap": fed.power_cap, "cluster_caps": fed.cluster_caps,
           "model": model, "rule": rule, "check": False}
     weight = queues.weights(js.requested)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..model.jobset import JobSet
 from ..model.platform import Federation
+from ..model.schedule import check_power
 from .cp import CPOptions
 from .dispatchers import DISPATCHERS, PowercapResult, run_dispatcher
 from .queues import Queues
@@ -35,9 +36,12 @@ def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatcher
     if min(caps) <= low:
         raise ValueError(f"a cap of {min(caps):g} x peak does not exceed the federation's idle "
                          f"power ({low:.3f} x peak): no job could run")
+    feds = {c: fed.with_cap(fraction=c) for c in caps}
+    for c, capped in feds.items():  # every cap is checked before the first dispatch
+        check_power(js, capped, what=f"cap {c:g} x peak: ")
     out = []
     for c in caps:
-        capped = fed.with_cap(fraction=c)
+        capped = feds[c]
         for d in dispatchers:
             if progress is not None:
                 progress(c, d)

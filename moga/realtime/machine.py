@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..errors import InputError
+from ..validation import check_int, check_number
 
 __all__ = ["Machine", "MIRA_PARTITIONS"]
 
@@ -51,22 +53,21 @@ class Machine:
     name: str = "machine"
 
     def __post_init__(self):
-        if int(self.nodes) != self.nodes or self.nodes < 1:
-            raise ValueError(f"nodes must be a positive integer, got {self.nodes}")
+        check_int("nodes", self.nodes, 1)
         for f in ("memory_gb", "pfs_gbps", "io_gbps"):
-            v = getattr(self, f)
-            if not (v > 0 and math.isfinite(v)):
-                raise ValueError(f"{f} must be > 0, got {v}")
-        if not 0 < self.pfs_usable <= 1:
-            raise ValueError(f"pfs_usable must be in (0, 1], got {self.pfs_usable}")
-        if int(self.io_nodes_per) != self.io_nodes_per or self.io_nodes_per < 1:
-            raise ValueError(f"io_nodes_per must be a positive integer, got {self.io_nodes_per}")
+            check_number(f, getattr(self, f), 0, low_open=True)
+        check_number("pfs_usable", self.pfs_usable, 0, 1, low_open=True)
+        check_int("io_nodes_per", self.io_nodes_per, 1)
         if self.partitions is not None:
-            p = tuple(int(v) for v in self.partitions)
+            try:
+                p = tuple(check_int("partitions", v, 1) for v in self.partitions)
+            except TypeError:
+                raise InputError(f"partitions must be a sequence of sizes, got "
+                                 f"{self.partitions!r}") from None
             if not p or list(p) != sorted(set(p)) or p[0] < 1:
-                raise ValueError(f"partitions must be increasing positive sizes, got {p}")
+                raise InputError(f"partitions must be increasing positive sizes, got {p}")
             if p[-1] > self.nodes:
-                raise ValueError(f"partition {p[-1]} exceeds the machine's {self.nodes} nodes")
+                raise InputError(f"partition {p[-1]} exceeds the machine's {self.nodes} nodes")
             object.__setattr__(self, "partitions", p)
 
     @classmethod

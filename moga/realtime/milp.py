@@ -21,6 +21,8 @@ from functools import reduce
 
 import numpy as np
 
+from ..errors import InputError
+
 __all__ = ["MilpSolution", "solve_milp", "min_threshold"]
 
 
@@ -38,15 +40,55 @@ class MilpSolution:
     seconds: float
 
 
+#: CP-SAT's integers are int64; every linear expression of the model stays below this.
+_INT_LIMIT = 2**62
+
+
+def _int_array(name, v):
+    try:
+        a = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be numbers, got {v!r}") from None
+    if a.ndim != 1:
+        raise InputError(f"{name} must be a 1-D array, got shape {a.shape}")
+    bad = ~np.isfinite(a) | (a != np.round(a))
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{name}[{j}] must be a whole number of slots, got {float(a[j])!r} "
+                         "(the program works on integer time slots)")
+    if a.size and np.abs(a).max() >= _INT_LIMIT:
+        raise InputError(f"{name} holds values too large for integer slots")
+    return a.astype(np.int64)
+
+
+def _positive(name, v, allow_none=False):
+    if v is None and allow_none:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise InputError(f"{name} must be a number, got {v!r}")
+    if not (np.isfinite(v) and v > 0):
+        raise InputError(f"{name} must be a finite number > 0, got {v!r}")
+    return float(v)
+
+
 def _check(release, p, nodes, rtj, capacity):
-    release = np.asarray(release, dtype=np.int64)
-    p = np.asarray(p, dtype=np.int64)
-    nodes = np.asarray(nodes, dtype=np.int64)
-    rtj = np.asarray(rtj, dtype=bool)
-    if not (release.shape == p.shape == nodes.shape == rtj.shape) or release.ndim != 1:
-        raise ValueError("release, p, nodes and rtj must be 1-D arrays of one length")
-    if np.any(p < 1) or np.any(release < 0) or np.any(nodes < 1) or np.any(nodes > capacity):
-        raise ValueError("need p >= 1 slots, release >= 0 and 1 <= nodes <= capacity")
+    release, p, nodes = (_int_array(n, v) for n, v in
+                         (("release", release), ("p", p), ("nodes", nodes)))
+    rtj = np.asarray(rtj)
+    if rtj.dtype != bool:
+        if rtj.dtype.kind not in "iuf" or not np.isin(rtj, (0, 1)).all():
+            raise InputError("rtj must hold booleans (True for a real-time job)")
+        rtj = rtj.astype(bool)
+    if not (release.shape == p.shape == nodes.shape == rtj.shape):
+        raise InputError("release, p, nodes and rtj must be 1-D arrays of one length")
+    if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 1:
+        raise InputError(f"capacity must be an integer >= 1, got {capacity!r}")
+    for name, a, ok in (("p", p, p >= 1), ("release", release, release >= 0),
+                        ("nodes", nodes, (nodes >= 1) & (nodes <= capacity))):
+        if not ok.all():
+            j = int(np.flatnonzero(~ok)[0])
+            raise InputError(f"job {j}: {name} = {a[j]} out of range (need p >= 1 slots, "
+                             f"release >= 0 and 1 <= nodes <= capacity = {capacity})")
     return release, p, nodes, rtj
 
 
@@ -65,15 +107,38 @@ def solve_milp(release, p, nodes, rtj, capacity: int, threshold: float | None = 
     threshold : float, optional
         Bound on the real-time jobs' mean slowdown; None: no bound.
     time_limit : float
-        CP-SAT's wall-clock limit, s (``status`` says whether the optimum was proven).
+        Wall-clock limit, s, for building the model and solving it together
+        (``status`` says whether the optimum was proven; ``"UNKNOWN"`` when the
+        limit struck before any solution, the build included).
     seed : int
+
+    Raises
+    ------
+    InputError
+        For fractional, non-finite or out-of-range inputs, a bad ``threshold``
+        or ``time_limit``, or processing times whose exact integer weights
+        (``lcm(p) / p_j``) would overflow the solver's 64-bit integers.
     """
+    t_begin = time.perf_counter()
+    release, p, nodes, rtj = _check(release, p, nodes, rtj, capacity)
+    threshold = _positive("threshold", threshold, allow_none=True)
+    time_limit = _positive("time_limit", time_limit)
     from ortools.sat.python import cp_model
 
-    release, p, nodes, rtj = _check(release, p, nodes, rtj, capacity)
     J = p.shape[0]
     H = int(release.max() + p.sum()) if J else 0
     L = reduce(math.lcm, (int(v) for v in p), 1)  # exact integer weights L / p_j
+    # The objective and the threshold row are sums of L / p_j * C_j with C_j <= H.
+    if J and L * J * max(H, 1) >= _INT_LIMIT:
+        raise InputError(
+            f"the exact integer weights lcm(p) / p_j overflow the solver's 64-bit integers "
+            f"(lcm of the {len(set(p.tolist()))} distinct processing times is {L:.3g}); use "
+            "fewer distinct processing times, or times with a smaller common multiple")
+
+    def unknown():
+        return MilpSolution("UNKNOWN", math.nan, math.nan, [], np.full(J, np.nan),
+                            time.perf_counter() - t_begin)
+
     m = cp_model.CpModel()
     x = [[m.NewBoolVar(f"x{j}_{t}") if t >= release[j] else None for t in range(H)]
          for j in range(J)]
@@ -98,10 +163,14 @@ def solve_milp(release, p, nodes, rtj, capacity: int, threshold: float | None = 
         for t in range(int(release[j]), H):
             m.Add(c >= (t + 1) * x[j][t])
         comp.append(c)
+        if time.perf_counter() - t_begin > time_limit:
+            return unknown()
     for t in range(H):
         terms = [int(nodes[j]) * x[j][t] for j in range(J) if x[j][t] is not None]
         if terms:
             m.Add(sum(terms) <= int(capacity))
+        if t % 256 == 255 and time.perf_counter() - t_begin > time_limit:
+            return unknown()
     w = [L // int(v) for v in p]
     bj = [j for j in range(J) if not rtj[j]]
     rt = [j for j in range(J) if rtj[j]]
@@ -113,11 +182,15 @@ def solve_milp(release, p, nodes, rtj, capacity: int, threshold: float | None = 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = int(seed)
-    solver.parameters.max_time_in_seconds = float(time_limit)
-    t0 = time.perf_counter()
+    left = time_limit - (time.perf_counter() - t_begin)
+    if left <= 0:
+        return unknown()
+    solver.parameters.max_time_in_seconds = left
     status = solver.Solve(m)
-    secs = time.perf_counter() - t0
+    secs = time.perf_counter() - t_begin
     name = solver.StatusName(status)
+    if status == cp_model.MODEL_INVALID:  # a bug: the inputs were checked above
+        raise RuntimeError(f"CP-SAT refused the model: {m.Validate()}")
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return MilpSolution(name, math.nan, math.nan, [], np.full(J, np.nan), secs)
     C = np.array([solver.Value(c) for c in comp], dtype=float)
@@ -132,7 +205,24 @@ def min_threshold(release, p, nodes, rtj, capacity: int, lo: float = 1.1, hi: fl
                   tol: float = 0.01, time_limit: float = 60.0):
     """Binary search of the smallest real-time slowdown bound in ``[lo, hi]`` that a
     schedule meets; returns ``(threshold, MilpSolution)`` (the optimum at it), or
-    ``(None, solution at hi)`` when even ``hi`` cannot be met."""
+    ``(None, solution at hi)`` when ``hi`` is not met: its ``status`` says whether that is
+    proven (``"INFEASIBLE"``) or the time limit struck (``"UNKNOWN"``). ``time_limit``
+    bounds each solve; a bound whose solve times out counts as not met.
+
+    Raises
+    ------
+    InputError
+        If there is no real-time job (no bound to search), ``lo``, ``hi`` or ``tol``
+        are not finite numbers with ``1 <= lo <= hi`` and ``tol > 0``, or the instance
+        is refused by :func:`solve_milp`.
+    """
+    lo, hi, tol = (_positive(n, v) for n, v in (("lo", lo), ("hi", hi), ("tol", tol)))
+    if not 1.0 <= lo <= hi:
+        raise InputError(f"need 1 <= lo <= hi, got lo = {lo}, hi = {hi}")
+    release, p, nodes, rtj = _check(release, p, nodes, rtj, capacity)
+    if not rtj.any():
+        raise InputError("min_threshold needs at least one real-time job (rtj): without one "
+                         "there is no bound to search")
     top = solve_milp(release, p, nodes, rtj, capacity, hi, time_limit)
     if top.status not in ("OPTIMAL", "FEASIBLE"):
         return None, top

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .workload import RealtimeJobs
+from ..errors import InputError
+from ..validation import check_number
+from .workload import CLASS_NAMES, RealtimeJobs
 
 __all__ = ["SCHEMES", "CHECKPOINTS", "Checkpointing", "Thresholds", "Segment", "RealtimeResult",
            "simulate"]
@@ -64,16 +66,13 @@ class Checkpointing:
     app_overhead: float = 0.05
 
     def __post_init__(self):
-        if self.kind not in CHECKPOINTS:
-            raise ValueError(f"unknown checkpointing {self.kind!r}; choose one of "
+        if not isinstance(self.kind, str) or self.kind not in CHECKPOINTS:
+            raise InputError(f"unknown checkpointing {self.kind!r}; choose one of "
                              f"{list(CHECKPOINTS)}")
-        if not self.sys_interval > 0:
-            raise ValueError(f"sys_interval must be > 0 s, got {self.sys_interval}")
+        check_number("sys_interval", self.sys_interval, 0, low_open=True, allow_inf=True)
         for f in ("data_fraction", "app_fraction"):
-            if not 0 < getattr(self, f) <= 1:
-                raise ValueError(f"{f} must be in (0, 1], got {getattr(self, f)}")
-        if not 0 < self.app_overhead < 1:
-            raise ValueError(f"app_overhead must be in (0, 1), got {self.app_overhead}")
+            check_number(f, getattr(self, f), 0, 1, low_open=True)
+        check_number("app_overhead", self.app_overhead, 0, 1, low_open=True, high_open=True)
 
     def costs(self, rj: RealtimeJobs):
         """Per job ``(write, read, interval)``: seconds per checkpoint write and restart
@@ -109,9 +108,16 @@ class Thresholds:
     batch: tuple = (3.0, 1.3, 10.0, 2.0)
 
     def __post_init__(self):
-        if not self.rtj >= 1 or len(self.batch) != 4 or any(not b >= 1 for b in self.batch):
-            raise ValueError(f"thresholds are slowdowns >= 1, four for the batch classes; got "
-                             f"{self.rtj}, {self.batch}")
+        check_number("rtj threshold", self.rtj, 1, allow_inf=True)
+        try:
+            batch = tuple(self.batch)
+        except TypeError:
+            batch = ()
+        if len(batch) != 4:
+            raise InputError(f"batch thresholds: give four slowdowns, one per batch class; got "
+                             f"{self.batch!r}")
+        for name, b in zip(CLASS_NAMES, batch, strict=True):
+            check_number(f"batch threshold of {name}", b, 1, allow_inf=True)
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ def realtime_study(js: JobSet, machine: Machine, fractions=(0.05, 0.1, 0.2, 0.3)
     out = []
     for f in fractions:
         rj = tag_realtime(js, machine, f, seed=seed, classes=classes)
+        _warn_settings(rj, f, schemes, checkpoint)
         for label in schemes:
             scheme, kind, improved = SCHEME_SET[label]
             if progress is not None:
@@ -62,6 +63,25 @@ def realtime_study(js: JobSet, machine: Machine, fractions=(0.05, 0.1, 0.2, 0.3)
             r = simulate(rj, scheme, Checkpointing(kind, **(checkpoint or {})), improved)
             out.append(StudyRun(float(f), label, r, realtime_metrics(r)))
     return out
+
+
+def _warn_settings(rj, fraction, schemes, checkpoint) -> None:
+    """Warn about settings that make a study meaningless without being invalid."""
+    import warnings
+
+    n_rt = int(np.count_nonzero(rj.rtj))
+    if fraction > 0 and n_rt == 0:
+        warnings.warn(f"a real-time share of {fraction:g} of {len(rj)} jobs rounds to no "
+                      "real-time job; every scheme then runs the same batch workload",
+                      UserWarning, stacklevel=3)
+    if any(SCHEME_SET[s][1] == "sys" for s in schemes):
+        write, _, interval = Checkpointing("sys", **(checkpoint or {})).costs(rj)
+        slow = int(np.count_nonzero(write >= interval))
+        if slow:
+            warnings.warn(f"SYS-CKPT interval {interval[0]:g} s: for {slow} of {len(rj)} jobs "
+                          f"one checkpoint write takes longer (up to {write.max():.0f} s), so "
+                          "they spend more time checkpointing than computing",
+                          UserWarning, stacklevel=3)
 
 
 def study_table(runs: list[StudyRun]) -> str:

@@ -13,9 +13,12 @@ schedulers do not see (they see ``mu``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
+
+from ..errors import InputError
+from ..validation import check_int, check_number
 
 __all__ = ["ClusterConfig", "JobSequence", "draw_jobs"]
 
@@ -65,17 +68,46 @@ class ClusterConfig:
 
     def __post_init__(self):
         for f in ("K", "N", "H", "Q", "L", "t_arrive", "max_steps"):
-            if int(getattr(self, f)) != getattr(self, f) or getattr(self, f) < 1:
-                raise ValueError(f"{f} must be a positive integer, got {getattr(self, f)}")
-        if self.B < 0 or len(self.energy) != self.K or any(e <= 0 for e in self.energy):
-            raise ValueError("B must be >= 0 and energy must give one positive value per machine")
+            check_int(f, getattr(self, f), 1)
+        check_int("B", self.B, 0)
+        for f in ("slowdown", "lam", "beta", "c"):
+            check_number(f, getattr(self, f), allow_inf=(f == "c"))
+        try:
+            energy = tuple(self.energy)
+        except TypeError:
+            raise InputError(f"energy must be a sequence of {self.K} numbers, got "
+                             f"{self.energy!r}") from None
+        if len(energy) != self.K:
+            raise InputError(f"energy must give one value per machine ({self.K}), got "
+                             f"{len(energy)}")
+        for k, e in enumerate(energy):
+            check_number(f"energy[{k}]", e)
+            if not e > 0:
+                raise InputError(f"energy[{k}] must be > 0, got {e}")
         if not 0 < self.lam <= 1 or not 0 <= self.beta <= 1:
-            raise ValueError(f"lam must be in (0, 1] and beta in [0, 1], got {self.lam}, {self.beta}")
+            raise InputError(f"lam must be in (0, 1] and beta in [0, 1], got {self.lam}, "
+                             f"{self.beta}")
         if not self.c > 0 or not self.slowdown >= 1:
-            raise ValueError(f"c must be > 0 and slowdown >= 1, got {self.c}, {self.slowdown}")
+            raise InputError(f"c must be > 0 and slowdown >= 1, got {self.c}, {self.slowdown}")
         if 15 * self.slowdown ** (self.K - 1) > self.L:
-            raise ValueError(f"L ({self.L}) must hold the longest expected duration "
+            raise InputError(f"L ({self.L}) must hold the longest expected duration "
                              f"({15 * self.slowdown ** (self.K - 1):g})")
+
+    @classmethod
+    def coerce(cls, config) -> ClusterConfig:
+        """``config`` as a ClusterConfig: one, ``None`` (the defaults) or a dict of fields."""
+        if config is None:
+            return cls()
+        if isinstance(config, cls):
+            return config
+        if isinstance(config, dict):
+            unknown = sorted(set(config) - {f.name for f in fields(cls)})
+            if unknown:
+                raise InputError(f"config: unknown field(s) {unknown}; the fields are "
+                                 f"{[f.name for f in fields(cls)]}")
+            return cls(**config)
+        raise InputError(f"config must be a ClusterConfig or a dict of its fields, got "
+                         f"{type(config).__name__}")
 
     @property
     def n_actions(self) -> int:
@@ -97,6 +129,57 @@ class JobSequence:
     n: np.ndarray
     mu: np.ndarray
     d: np.ndarray
+
+    def __post_init__(self):
+        arrival = np.asarray(self.arrival)
+        J = arrival.shape[0] if arrival.ndim == 1 else -1
+        if J < 0:
+            raise InputError(f"JobSequence: arrival must be one-dimensional, got shape "
+                             f"{arrival.shape}")
+        for name, ndim in (("n", 1), ("mu", 2), ("d", 2)):
+            a = np.asarray(getattr(self, name))
+            if a.ndim != ndim or a.shape[0] != J:
+                raise InputError(f"JobSequence: {name} must have shape "
+                                 f"{'(J,)' if ndim == 1 else '(J, K)'} with J = {J}, got "
+                                 f"{a.shape}")
+        if np.asarray(self.mu).shape != np.asarray(self.d).shape:
+            raise InputError(f"JobSequence: mu and d must have the same shape, got "
+                             f"{np.asarray(self.mu).shape} and {np.asarray(self.d).shape}")
+        conv = {}
+        for name, low in (("arrival", 0), ("n", 1), ("d", 1)):
+            a = np.asarray(getattr(self, name))
+            if a.size and (a.dtype.kind not in "iuf" or not np.all(np.isfinite(a))
+                           or np.any(a != np.round(a))):
+                raise InputError(f"JobSequence: {name} must hold integers, got {a.ravel()[:5]}")
+            if a.size and a.min() < low:
+                j = int(np.flatnonzero((a < low).reshape(J, -1).any(axis=1))[0])
+                raise InputError(f"JobSequence: job {j}: {name} must be >= {low}")
+            conv[name] = a.astype(np.int64)
+        mu = np.asarray(self.mu, dtype=np.float64) if np.asarray(self.mu).dtype.kind in "iuf" \
+            else None
+        if mu is None or (mu.size and (not np.all(np.isfinite(mu)) or mu.min() <= 0)):
+            raise InputError("JobSequence: mu (expected durations) must be finite and > 0")
+        if J and np.any(np.diff(conv["arrival"]) < 0):
+            raise InputError("JobSequence: arrival times must be non-decreasing")
+        for name, a in (*conv.items(), ("mu", mu)):
+            object.__setattr__(self, name, a)
+
+    def check(self, cfg: ClusterConfig) -> None:
+        """Refuse a sequence that ``cfg``'s cluster cannot run, naming the first bad job."""
+        J = len(self)
+        if J == 0:
+            return
+        if self.mu.shape[1] != cfg.K:
+            raise InputError(f"JobSequence: durations for {self.mu.shape[1]} machines, the "
+                             f"cluster has K = {cfg.K}")
+        if self.n.max() > cfg.N:
+            j = int(np.argmax(self.n > cfg.N))
+            raise InputError(f"JobSequence: job {j} needs {self.n[j]} processors, a machine "
+                             f"has N = {cfg.N}")
+        if self.d.max() > cfg.L:
+            j = int(np.flatnonzero((self.d > cfg.L).any(axis=1))[0])
+            raise InputError(f"JobSequence: job {j} lasts {self.d[j].max()} steps, more than "
+                             f"L = {cfg.L}")
 
     def __len__(self) -> int:
         return int(self.arrival.shape[0])

@@ -30,12 +30,19 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ..errors import InputError
 from .cluster import ClusterConfig, JobSequence, draw_jobs
 
 __all__ = ["DeepEASEnv", "ENV_ID"]
 
 #: The id under which the environment is registered with Gymnasium.
 ENV_ID = "moga/DeepEAS-v0"
+
+
+def _check_sequence(jobs, cfg: ClusterConfig) -> None:
+    if not isinstance(jobs, JobSequence):
+        raise InputError(f"jobs must be a JobSequence, got {type(jobs).__name__}")
+    jobs.check(cfg)
 
 
 class DeepEASEnv(gym.Env):
@@ -53,8 +60,10 @@ class DeepEASEnv(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, config: ClusterConfig | None = None, jobs: JobSequence | None = None):
-        self.cfg = config or ClusterConfig()
+        self.cfg = ClusterConfig.coerce(config)
         c = self.cfg
+        if jobs is not None:
+            _check_sequence(jobs, c)
         self.observation_space = spaces.Box(0, 1, shape=(c.H, c.width), dtype=np.uint8)
         self.action_space = spaces.Discrete(c.n_actions)
         self._fixed = jobs
@@ -63,7 +72,13 @@ class DeepEASEnv(gym.Env):
     # -------------------------------------------------------------- episode
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
-        jobs = (options or {}).get("jobs") or self._fixed
+        if options is not None and not isinstance(options, dict):
+            raise InputError(f"reset: options must be a dict, got {type(options).__name__}")
+        jobs = (options or {}).get("jobs")
+        if jobs is not None:
+            _check_sequence(jobs, self.cfg)
+        else:
+            jobs = self._fixed
         self.jobs = jobs if jobs is not None else draw_jobs(self.cfg, self.np_random)
         c, J = self.cfg, len(self.jobs)
         self.t = 0
@@ -101,9 +116,15 @@ class DeepEASEnv(gym.Env):
 
     def step(self, action):
         c = self.cfg
+        if self.jobs is None:
+            raise InputError("step() before reset(): call reset() to start an episode")
+        if isinstance(action, np.ndarray) and action.ndim == 0:
+            action = action.item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise InputError(f"action must be an integer in [0, {c.n_actions}), got {action!r}")
         a = int(action)
         if not 0 <= a < c.n_actions:
-            raise ValueError(f"action must be in [0, {c.n_actions}), got {action!r}")
+            raise InputError(f"action must be in [0, {c.n_actions}), got {action!r}")
         reward = 0.0
         if a < c.Q * c.K and self.can_start(a // c.K, a % c.K):
             reward = self._start(a // c.K, a % c.K)

@@ -18,7 +18,7 @@ import numpy as np
 from .cluster import ClusterConfig
 
 __all__ = ["init_params", "logits", "act", "greedy", "save_params", "load_params",
-           "policy_scheduler", "shipped_policy", "conv_shape"]
+           "check_params", "param_shapes", "policy_scheduler", "shipped_policy", "conv_shape"]
 
 FILTERS = 8
 
@@ -96,19 +96,82 @@ def policy_scheduler(params: dict, sample: bool = True, seed: int = 0):
 
 
 def save_params(params: dict, path, **meta) -> Path:
-    """Write the parameters (and scalar metadata) to ``path`` (.npz)."""
+    """Write the parameters (and scalar metadata) to ``path`` (.npz), atomically."""
+    from ..outputs import atomic_path
+
     path = Path(path)
-    np.savez(path, **params, **{f"meta_{k}": np.asarray(v) for k, v in meta.items()})
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **params, **{f"meta_{k}": np.asarray(v) for k, v in meta.items()})
     return path
 
 
-def load_params(path) -> tuple[dict, dict]:
-    """``(params, meta)`` from a file written by :func:`save_params`."""
-    with np.load(path, allow_pickle=False) as z:
-        params = {k: z[k] for k in ("w1", "b1", "w2", "b2")}
-        meta = {k[5:]: z[k].item() if z[k].ndim == 0 else z[k] for k in z.files
-                if k.startswith("meta_")}
-    return params, meta
+#: The policy's arrays, in order.
+PARAM_KEYS = ("w1", "b1", "w2", "b2")
+
+
+def param_shapes(cfg: ClusterConfig) -> dict:
+    """The shape of each parameter array for ``cfg``'s observation and actions."""
+    ho, wo = conv_shape(cfg)
+    return {"w1": (9, FILTERS), "b1": (FILTERS,), "w2": (ho * wo * FILTERS, cfg.n_actions),
+            "b2": (cfg.n_actions,)}
+
+
+def check_params(params: dict, cfg: ClusterConfig | None = None, source: str = "params") -> dict:
+    """Refuse parameters of the wrong keys, shapes (against ``cfg``) or non-finite values.
+
+    Returns the arrays as float32. The error names ``source`` (a file name).
+    """
+    from ..errors import InputError
+
+    cfg = cfg or ClusterConfig()
+    missing = [k for k in PARAM_KEYS if k not in params]
+    if missing:
+        raise InputError(f"{source}: not a Deep-EAS policy: missing array(s) {missing}")
+    out = {}
+    for k, shape in param_shapes(cfg).items():
+        a = np.asarray(params[k])
+        if a.dtype.kind not in "iuf":
+            raise InputError(f"{source}: {k} must hold numbers, got dtype {a.dtype}")
+        if a.shape != shape:
+            raise InputError(f"{source}: {k} has shape {a.shape}; the cluster (K={cfg.K}, "
+                             f"N={cfg.N}, Q={cfg.Q}, H={cfg.H}, B={cfg.B}) needs {shape}")
+        if not np.all(np.isfinite(a)):
+            raise InputError(f"{source}: {k} holds non-finite values")
+        out[k] = a.astype(np.float32)
+    return out
+
+
+def load_params(path, config: ClusterConfig | None = None) -> tuple[dict, dict]:
+    """``(params, meta)`` from a file written by :func:`save_params`.
+
+    Raises
+    ------
+    InputError
+        Naming the file, if it cannot be read as an npz archive, lacks an array,
+        or holds arrays of the wrong shape for ``config`` (default: the paper's
+        cluster) or non-finite values.
+    """
+    import zipfile
+
+    from ..errors import InputError
+
+    path = Path(path)
+    try:
+        z = np.load(path, allow_pickle=False)
+        if not hasattr(z, "files"):
+            raise InputError(f"{path}: not a policy archive (.npz), but a single array")
+        with z:
+            raw = {k: z[k] for k in z.files if k in PARAM_KEYS}
+            meta = {k[5:]: z[k].item() if z[k].ndim == 0 else z[k] for k in z.files
+                    if k.startswith("meta_")}
+    except InputError:
+        raise
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such policy file") from None
+    except (OSError, EOFError, zipfile.BadZipFile, ValueError, KeyError) as e:
+        raise InputError(f"{path}: not a readable policy archive (.npz): "
+                         f"{type(e).__name__}: {e}") from None
+    return check_params(raw, config, source=str(path)), meta
 
 
 def shipped_policy() -> tuple[dict, dict]:

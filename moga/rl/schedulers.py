@@ -102,5 +102,6 @@ def mean_edp(scheduler, config: ClusterConfig | None = None, n_sequences: int = 
         rng = np.random.default_rng(seed)
         sequences = [draw_jobs(cfg, rng) for _ in range(n_sequences)]
     vals = [run_episode(scheduler, s, cfg) for s in sequences]
-    allv = np.concatenate([v for v in vals if v.size]) if vals else np.zeros(0)
+    parts = [v for v in vals if v.size]
+    allv = np.concatenate(parts) if parts else np.zeros(0)
     return float(np.nanmean(allv)) if allv.size else float("nan")

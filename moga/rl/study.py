@@ -32,7 +32,8 @@ def evaluate_grid(params, lams=(0.1, 0.3, 0.5, 0.7, 0.9), betas=(0.5,), n_sequen
         for name, f in scheds.items():
             row[name] = mean_edp(f, cfg, sequences=seqs)
         if "Deep-EAS" in row:
-            row["vs_ESJF_pct"] = 100.0 * (row["Deep-EAS"] / row["ESJF"] - 1.0)
+            row["vs_ESJF_pct"] = (100.0 * (row["Deep-EAS"] / row["ESJF"] - 1.0)
+                                  if row["n_jobs"] else float("nan"))
         rows.append(row)
     return rows
 
@@ -44,8 +45,9 @@ def grid_table(rows: list[dict]) -> str:
         " | Deep-EAS vs ESJF |" if "vs_ESJF_pct" in rows[0] else " |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
-        cells = " | ".join(f"{r[n]:.1f}" for n in names)
-        tail = f" | {r['vs_ESJF_pct']:+.1f}% |" if "vs_ESJF_pct" in r else " |"
+        cells = " | ".join("n/a" if np.isnan(r[n]) else f"{r[n]:.1f}" for n in names)
+        tail = (" |" if "vs_ESJF_pct" not in r else " | n/a |" if np.isnan(r["vs_ESJF_pct"])
+                else f" | {r['vs_ESJF_pct']:+.1f}% |")
         lines.append(f"| {r['lam']:.1f} | {r['beta']:.1f} | {r['n_jobs']} | {cells}{tail}")
     return "\n".join(lines)
 

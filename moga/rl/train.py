@@ -14,6 +14,7 @@ continues exactly as an uninterrupted one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass
@@ -21,11 +22,18 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import InputError, MissingExtraError
+from ..outputs import atomic_path, atomic_write
 from .cluster import ClusterConfig, draw_jobs
 from .env import DeepEASEnv
-from .policy import act, init_params, jax_logits, load_params, save_params
+from .policy import PARAM_KEYS, act, check_params, init_params, jax_logits
 
-__all__ = ["TrainConfig", "TrainResult", "train", "PAPER_BUDGET"]
+__all__ = ["TrainConfig", "TrainResult", "train", "PAPER_BUDGET", "CHECKPOINT",
+           "read_checkpoint", "write_checkpoint"]
+
+#: The file in a training folder that a run resumes from (parameters, optimizer state,
+#: settings and history, with a digest over all of them).
+CHECKPOINT = "checkpoint.npz"
 
 #: The paper's training budget: iterations, sequences, trajectories per sequence.
 PAPER_BUDGET = (1000, 150, 20)
@@ -78,6 +86,73 @@ class TrainResult:
     train: TrainConfig
 
 
+def _digest(arrays: dict, state_json: str) -> str:
+    h = hashlib.sha256(state_json.encode())
+    for k in sorted(arrays):
+        a = np.ascontiguousarray(arrays[k])
+        h.update(f"{k}:{a.dtype.str}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+def write_checkpoint(path, params: dict, opt_leaves: list, state: dict) -> None:
+    """Write one training checkpoint atomically: parameters, optimizer leaves, ``state``
+    (settings, history, iteration) as JSON, and a SHA-256 digest over all of them."""
+    arrays = {**{f"p_{k}": np.asarray(params[k]) for k in PARAM_KEYS},
+              **{f"opt_{i}": np.asarray(x) for i, x in enumerate(opt_leaves)}}
+    state_json = json.dumps(state, sort_keys=True)
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        np.savez(fh, **arrays, state=np.asarray(state_json),
+                 digest=np.asarray(_digest(arrays, state_json)))
+
+
+def read_checkpoint(path, cfg: ClusterConfig, n_opt: int):
+    """``(params, optimizer leaves, state)`` of a checkpoint written by :func:`write_checkpoint`.
+
+    Raises
+    ------
+    InputError
+        Naming the file, if it is cut, damaged, of another layout, or its
+        digest does not match its content.
+    """
+    import zipfile
+
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            files = set(z.files)
+            need = {f"p_{k}" for k in PARAM_KEYS} | {f"opt_{i}" for i in range(n_opt)} | \
+                {"state", "digest"}
+            if not need <= files:
+                raise InputError(f"{path}: not a training checkpoint of this layout (missing "
+                                 f"{sorted(need - files)[:4]}); start afresh with resume=False "
+                                 "(--no-resume) or use another folder")
+            arrays = {k: z[k] for k in need - {"state", "digest"}}
+            state_json = str(z["state"].item())
+            digest = str(z["digest"].item())
+    except InputError:
+        raise
+    except (OSError, EOFError, zipfile.BadZipFile, ValueError, KeyError) as e:
+        raise InputError(f"{path}: damaged training checkpoint ({type(e).__name__}: {e}); start "
+                         "afresh with resume=False (--no-resume) or use another folder") from None
+    if _digest(arrays, state_json) != digest:
+        raise InputError(f"{path}: damaged training checkpoint (its digest does not match its "
+                         "content); start afresh with resume=False (--no-resume)")
+    state = json.loads(state_json)
+    params = check_params({k: arrays[f"p_{k}"] for k in PARAM_KEYS}, cfg, source=str(path))
+    return params, [arrays[f"opt_{i}"] for i in range(n_opt)], state
+
+
+def _diff(old, new, prefix=""):
+    """The settings that differ, as ``key: old -> new``."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out = []
+        for k in sorted(set(old) | set(new)):
+            out += _diff(old.get(k), new.get(k), f"{prefix}{k}.")
+        return out
+    return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} in the folder, {new!r} now"]
+
+
 def _rollout(params, cfg, jobs, rng):
     env = DeepEASEnv(cfg, jobs)
     obs, _ = env.reset()
@@ -101,9 +176,11 @@ def _bucket(n):
 
 def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, out=None,
           resume: bool = True, progress: bool = True, init=None) -> TrainResult:
-    """Train a policy; with ``out`` (a folder) keep ``checkpoint.npz``, ``optimizer.npz`` and
-    ``history.json`` there and resume from them when ``resume`` (a run may be resumed with
-    more iterations; other settings must match).
+    """Train a policy; with ``out`` (a folder) keep ``checkpoint.npz`` there (parameters,
+    optimizer state, settings and history in one file, written atomically with a digest) and
+    ``history.json`` (for reading), and resume from the checkpoint when ``resume`` (a run may
+    be resumed with more iterations; other settings must match, and a damaged checkpoint is
+    an error naming it).
 
     Parameters
     ----------
@@ -122,8 +199,7 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
         import jax.numpy as jnp
         import optax
     except ImportError as e:  # pragma: no cover - exercised without the extra
-        raise ImportError("training needs the rl extra: pip install 'moga[rl]' "
-                          "(JAX and optax)") from e
+        raise MissingExtraError("training", "rl", f"JAX and optax; {e}") from None
     from ..progress import Progress
 
     cfg = config or ClusterConfig()
@@ -139,19 +215,26 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
                                                  if k not in ("iterations", "checkpoint_every")}}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-        ck = out / "checkpoint.npz"
+        ck = out / CHECKPOINT
         if resume and ck.exists():
-            params, meta = load_params(ck)
-            saved = json.loads((out / "history.json").read_text())
-            if saved["settings"] != json.loads(json.dumps(settings)):
-                raise ValueError(f"{out} holds a run with other settings; use another folder "
-                                 "or resume=False")
-            history = saved["history"]
-            start_it = int(meta["iteration"])
             leaves, tree = jax.tree_util.tree_flatten(state)
-            with np.load(out / "optimizer.npz") as z:
-                state = jax.tree_util.tree_unflatten(
-                    tree, [jnp.asarray(z[f"a{i}"]) for i in range(len(leaves))])
+            params, opt_leaves, saved = read_checkpoint(ck, cfg, n_opt=len(leaves))
+            if saved["settings"] != json.loads(json.dumps(settings)):
+                diffs = _diff(saved["settings"], json.loads(json.dumps(settings)))
+                raise InputError(f"{ck}: holds a run with other settings ({'; '.join(diffs)}); "
+                                 "use another folder, or start afresh with resume=False "
+                                 "(--no-resume)")
+            history = saved["history"]
+            start_it = int(saved["iteration"])
+            if start_it > tc.iterations:
+                raise InputError(f"{ck}: {start_it} iterations are trained already, more than "
+                                 f"the {tc.iterations} asked; ask for at least {start_it}, or "
+                                 "start afresh with resume=False (--no-resume)")
+            state = jax.tree_util.tree_unflatten(tree, [jnp.asarray(x) for x in opt_leaves])
+        elif resume and ((out / "optimizer.npz").exists() or (out / "history.json").exists()):
+            raise InputError(f"{out}: holds a training run without {CHECKPOINT} (an older "
+                             "layout or a damaged run); use another folder, or start afresh "
+                             "with resume=False (--no-resume)")
 
     seq_rng = np.random.default_rng([tc.seed, 10**6])
     sequences = [draw_jobs(cfg, seq_rng) for _ in range(tc.sequences)]
@@ -198,15 +281,16 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
         updates, state = opt.update(grads, state, p_jx)
         p_jx = optax.apply_updates(p_jx, updates)
         params = {k: np.asarray(v) for k, v in p_jx.items()}
-        allv = np.concatenate([e for e in edps if e.size]) if edps else np.zeros(0)
+        parts = [e for e in edps if e.size]
+        allv = np.concatenate(parts) if parts else np.zeros(0)
         history.append({"iteration": it + 1, "mean_edp": float(np.nanmean(allv)),
                         "seconds": time.perf_counter() - t0})
         bar.step(f"iteration {it + 1}: mean EDP {history[-1]['mean_edp']:.1f}")
         if out is not None and ((it + 1) % tc.checkpoint_every == 0 or it + 1 == tc.iterations):
             leaves, _ = jax.tree_util.tree_flatten(state)
-            np.savez(out / "optimizer.npz", **{f"a{i}": np.asarray(x) for i, x in enumerate(leaves)})
-            save_params(params, out / "checkpoint.npz", iteration=it + 1)
-            (out / "history.json").write_text(json.dumps({"settings": settings,
-                                                          "history": history}, indent=1))
+            write_checkpoint(ck, params, [np.asarray(x) for x in leaves],
+                             {"settings": settings, "history": history, "iteration": it + 1})
+            atomic_write(out / "history.json", json.dumps({"settings": settings,
+                                                           "history": history}, indent=1))
     bar.close()
     return TrainResult(params, history, cfg, tc)

@@ -8,6 +8,7 @@ import numpy as np
 
 from decoders.value import decode_value, decode_value_batch, value_at
 
+from ..errors import InputError
 from ..model.jobset import JobSet
 from ..model.platform import Federation
 from ..model.schedule import check_chromosome
@@ -80,6 +81,10 @@ def value_arrays(js: JobSet, fed: Federation):
     if not js.has_values:
         raise ValueError(f"job-set {js.name!r} has no value functions; use "
                          "moga.value.attach_values first")
+    if fed.capped:
+        raise InputError(f"federation {fed.name!r} has a power cap, which the value-function "
+                         "decoders and heuristics do not model; use an uncapped federation "
+                         "(Federation.without_cap()) for value workloads")
     return (js.release, js.tasks, js.runtime, js.v_start, js.v_final, js.soft, js.hard,
             fed.nodes, fed.speed)
 

@@ -141,11 +141,11 @@ def run_sweep(config, out, scheduler=None, workers=None, max_runs=None, progress
                          "scheduler address")
     task = run_one if task is None else task
     check_windows(cfg)
-    out = open_store(out, cfg.fingerprint())
     cpus = os.cpu_count() or 1
     n_workers = workers or cpus
     threads = max(1, cpus // n_workers) if scheduler is None else 0
     specs = cfg.runs(numba_threads=threads)
+    out = open_store(out, cfg.fingerprint(), run_ids=[s.run_id for s in specs])
     done_ids = finished_runs(out)
     todo = [s for s in specs if s.run_id not in done_ids]
     if max_runs is not None:

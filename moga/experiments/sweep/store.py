@@ -30,8 +30,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ...outputs import OutputError, atomic_write
+
 __all__ = ["ROW_FIELDS", "StoreError", "open_store", "write_run", "finished_runs", "load_results",
-           "atomic_write"]
+           "foreign_runs", "read_config", "atomic_write"]
 
 #: Columns of a run's row, in order.
 ROW_FIELDS = ("run_id", "sweep", "trace", "window", "start", "n_jobs", "jobset", "algorithm",
@@ -43,21 +45,6 @@ _NUMERIC_INT = {"window", "start", "n_jobs", "seed", "front_size", "n_evals"}
 
 class StoreError(ValueError):
     """A results store that cannot be used as asked (mismatch, damage, not writable)."""
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file, fsync and rename."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def _diff(old: dict, new: dict, prefix=""):
@@ -75,11 +62,14 @@ def _diff(old: dict, new: dict, prefix=""):
     return out
 
 
-def open_store(out, fingerprint: dict) -> Path:
+def open_store(out, fingerprint: dict, run_ids=None) -> Path:
     """Create or reopen a store for a configuration; refuse a store made with another.
 
     Checks first that the folder can be written, so that nothing runs for
-    results that could not be kept.
+    results that could not be kept. ``config.json`` is created exclusively and
+    read back, so two sweeps started together into one store cannot both pass
+    the check. ``run_ids`` (the configuration's runs) are recorded with it, so
+    that :func:`load_results` can tell rows that do not belong.
     """
     out = Path(out)
     if out.exists() and not out.is_dir():
@@ -88,28 +78,71 @@ def open_store(out, fingerprint: dict) -> Path:
         (out / "runs").mkdir(parents=True, exist_ok=True)
         (out / "fronts").mkdir(parents=True, exist_ok=True)
         probe = out / f".write-test.{os.getpid()}"
-        probe.write_text("")
+        with open(probe, "wb") as fh:
+            fh.write(b"\0" * 16384)
+            fh.flush()
+            os.fsync(fh.fileno())
         probe.unlink()
     except OSError as e:
         raise StoreError(f"{out}: cannot write the results store: {e.strerror or e}") from None
     cfg = out / "config.json"
     fp = json.loads(json.dumps(fingerprint, default=str))
-    if cfg.exists():
-        try:
-            old = json.loads(cfg.read_text())
-        except (OSError, ValueError) as e:
-            raise StoreError(f"{cfg}: unreadable store configuration ({e}); move the store "
-                             "away or repair the file") from None
-        old_fp = old.get("fingerprint", old)
-        if old_fp != fp:
-            diffs = _diff(old_fp, fp) if isinstance(old_fp, dict) else ["(old format)"]
-            raise StoreError(
-                f"{out} holds runs of a different sweep configuration; use another --out, or "
-                f"move this store away. Differences: " + "; ".join(diffs[:6])
-                + (f" (and {len(diffs) - 6} more)" if len(diffs) > 6 else ""))
-    else:
-        atomic_write(cfg, json.dumps({"fingerprint": fp}, indent=2) + "\n")
+    doc = {"fingerprint": fp}
+    if run_ids is not None:
+        doc["run_ids"] = sorted(run_ids)
+    if not cfg.exists():
+        _create_exclusive(cfg, json.dumps(doc, indent=2) + "\n")
+    # Re-read whatever is there now: when two sweeps start together, only one creates the
+    # file, and the other must compare with it.
+    old = read_config(out)
+    old_fp = old.get("fingerprint", old)
+    if old_fp != fp:
+        diffs = _diff(old_fp, fp) if isinstance(old_fp, dict) else ["(old format)"]
+        raise StoreError(
+            f"{out} holds runs of a different sweep configuration; use another --out, or "
+            f"move this store away. Differences: " + "; ".join(diffs[:6])
+            + (f" (and {len(diffs) - 6} more)" if len(diffs) > 6 else ""))
+    if run_ids is not None and "run_ids" not in old:
+        atomic_write(cfg, json.dumps({**old, "run_ids": sorted(run_ids)}, indent=2) + "\n")
     return out
+
+
+def _create_exclusive(path: Path, text: str) -> bool:
+    """Create ``path`` with ``text`` unless it exists; True when this call created it.
+
+    The content goes to a temporary file first and is linked into place, which
+    fails when the name exists: of processes racing to create the file exactly
+    one succeeds, and no reader ever sees it half written.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+    try:
+        atomic_write(tmp, text)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    except OutputError as e:
+        raise StoreError(str(e)) from None
+    except OSError as e:
+        raise StoreError(f"{path}: cannot create the store configuration: "
+                         f"{e.strerror or e}") from None
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def read_config(out) -> dict:
+    """The store's ``config.json``: ``fingerprint`` and, when recorded, ``run_ids``."""
+    cfg = Path(out) / "config.json"
+    try:
+        old = json.loads(cfg.read_text())
+    except (OSError, ValueError) as e:
+        raise StoreError(f"{cfg}: unreadable store configuration ({e}); move the store "
+                         "away or repair the file") from None
+    if not isinstance(old, dict):
+        raise StoreError(f"{cfg}: unreadable store configuration (not a JSON object)")
+    return old
 
 
 def write_run(out: Path, result: dict) -> None:
@@ -156,6 +189,8 @@ def _read_row(p: Path) -> dict:
                 r[k] = int(v)
             elif k.endswith(("_s", "_J")) or k == "hv":
                 r[k] = float(v)
+                if not (np.isfinite(r[k]) and r[k] >= 0):
+                    raise ValueError(f"{v!r} is not a finite number >= 0")
     except ValueError as e:
         raise StoreError(f"{p}: damaged run row, column {k}: {e}; delete it to rerun that "
                          "run") from None
@@ -164,17 +199,36 @@ def _read_row(p: Path) -> dict:
     return r
 
 
-def load_results(out):
+def load_results(out, foreign: str = "keep"):
     """``(rows, fronts)``: every run's row (dicts, numbers converted) and front (n, 2), by run id.
+
+    Parameters
+    ----------
+    out : path
+        The store.
+    foreign : {"keep", "drop", "error"}
+        What to do with rows whose run is not one of the runs recorded in
+        ``config.json`` (rows of another configuration): keep them, leave them
+        out (:func:`foreign_runs` lists them), or raise. Stores that record no
+        run ids keep every row.
 
     Raises
     ------
     StoreError
-        Naming the file of a damaged row or front.
+        Naming the file of a damaged row or front, or the foreign rows with
+        ``foreign="error"``.
     """
+    if foreign not in ("keep", "drop", "error"):
+        raise ValueError(f"foreign must be 'keep', 'drop' or 'error', got {foreign!r}")
     out = Path(out)
+    other = set(foreign_runs(out)) if foreign != "keep" else set()
+    if other and foreign == "error":
+        raise StoreError(f"{out}: {len(other)} run row(s) do not belong to the recorded "
+                         f"configuration (e.g. runs/{sorted(other)[0]}.csv)")
     rows, fronts = [], {}
     for p in sorted((out / "runs").glob("*.csv")):
+        if p.stem in other:
+            continue
         r = _read_row(p)
         fp = out / "fronts" / f"{p.stem}.csv"
         try:
@@ -185,6 +239,23 @@ def load_results(out):
         if front.shape[1:] != (2,) or len(front) != r["front_size"]:
             raise StoreError(f"{fp}: damaged front of run {p.stem} (expected {r['front_size']} "
                              f"rows of 2 values); delete {p} to rerun that run")
+        if not np.all(np.isfinite(front)) or np.any(front < 0):
+            raise StoreError(f"{fp}: impossible front of run {p.stem} (non-finite or negative "
+                             f"objectives); delete {p} to rerun that run")
         rows.append(r)
         fronts[p.stem] = front
     return rows, fronts
+
+
+def foreign_runs(out) -> list:
+    """Run ids with a row in the store that the recorded configuration does not name.
+
+    Empty when ``config.json`` records no run ids (stores of older versions).
+    """
+    out = Path(out)
+    if not (out / "config.json").exists():
+        return []
+    ids = read_config(out).get("run_ids")
+    if ids is None:
+        return []
+    return sorted(finished_runs(out) - set(ids))

@@ -1,0 +1,52 @@
+"""Parameter checks shared by the dataclasses and functions that take numbers from users.
+
+Each check raises :class:`~moga.errors.InputError` naming the parameter, so
+that a string, a boolean, NaN or an out-of-range value never reaches
+arithmetic that would fail with a less helpful message (or not fail at all).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from .errors import InputError
+
+__all__ = ["check_number", "check_int"]
+
+
+def check_number(name: str, v, low=None, high=None, *, low_open: bool = False,
+                 high_open: bool = False, allow_inf: bool = False) -> float:
+    """``v`` as a float, refused unless it is a real number (not a bool) within the bounds.
+
+    ``low`` and ``high`` are inclusive unless ``low_open`` / ``high_open``;
+    NaN is always refused, infinities unless ``allow_inf``.
+    """
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise InputError(f"{name} must be a number, got {v!r}")
+    x = float(v)
+    if math.isnan(x) or (math.isinf(x) and not allow_inf):
+        raise InputError(f"{name} must be a finite number, got {v!r}")
+    if low is not None and (x < low or (low_open and x == low)):
+        raise InputError(f"{name} must be {'>' if low_open else '>='} {low}, got {v!r}")
+    if high is not None and (x > high or (high_open and x == high)):
+        raise InputError(f"{name} must be {'<' if high_open else '<='} {high}, got {v!r}")
+    return x
+
+
+def check_int(name: str, v, low=None, high=None) -> int:
+    """``v`` as an int, refused unless it is a whole number (not a bool) within ``[low, high]``."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise InputError(f"{name} must be an integer, got {v!r}")
+    if isinstance(v, numbers.Integral):
+        x = int(v)
+    else:
+        f = float(v)
+        if not math.isfinite(f) or f != int(f):
+            raise InputError(f"{name} must be an integer, got {v!r}")
+        x = int(f)
+    if low is not None and x < low:
+        raise InputError(f"{name} must be an integer >= {low}, got {v!r}")
+    if high is not None and x > high:
+        raise InputError(f"{name} must be an integer <= {high}, got {v!r}")
+    return x
