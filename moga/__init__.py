@@ -16,12 +16,13 @@ from .model.platform import Federation
 from .model.schedule import Schedule, evaluate, evaluate_batch
 from .model.traces import TraceNotFoundError, resolve_trace
 from .model.workload import CleaningReport, SWFFormatError, Trace, load_default, load_swf
-from .results import SearchResult
+from .results import SearchResult, load_result
 
 __all__ = [
     "CleaningReport", "Federation", "GAParams", "JobSet", "RunResult", "SWFFormatError", "Schedule",
     "SearchResult", "TUNE_SPACE", "Trace", "TraceNotFoundError", "TuneResult", "baselines",
-    "evaluate", "evaluate_batch", "evolution", "load_default", "load_swf", "model", "powercap",
+    "evaluate", "evaluate_batch", "evolution", "load_default", "load_result", "load_swf", "model",
+    "powercap",
     "realtime", "resolve_trace", "run", "tune", "value",
 ]
 __version__ = "0.2.0"

@@ -214,7 +214,8 @@ def _cmd_run(args) -> int:
     from .plot import plot_convergence, plot_front, plot_gantt
 
     trace, fed, js, params, out = _load_ga(
-        args, ["front.csv", "run.json", "front.png", "convergence.png", "gantt_knee.png"])
+        args, ["front.csv", "run.json", "result.npz", "schedule.csv", "schedule.swf",
+               "front.png", "convergence.png", "gantt_knee.png"])
     print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II pop {params.pop_size}, "
           f"{params.n_gen} generations, model {args.model}, seed {args.seed}"
           + (", EASY decoder" if args.backfill == "easy" else ""), flush=True)
@@ -238,12 +239,16 @@ def _cmd_run(args) -> int:
     summary["jobset_report"] = js.report
     summary["federation_spec"] = fed.to_dict()
     atomic_write(out / "run.json", json.dumps(summary, indent=2, default=str) + "\n")
+    res.save(out / "result.npz")
+    knee = res.schedule(k)
+    knee.to_csv(out / "schedule.csv")
+    knee.to_swf(out / "schedule.swf")
     plots = _plots([
         ("front.png", lambda: plot_front(res.F, baselines={"submit order": submit}, knee=k,
                                          path=out / "front.png",
                                          title=f"{js.name}, {len(js)} jobs ({args.model})")),
         ("convergence.png", lambda: plot_convergence(res.history, path=out / "convergence.png")),
-        ("gantt_knee.png", lambda: plot_gantt(res.schedule(k), path=out / "gantt_knee.png")),
+        ("gantt_knee.png", lambda: plot_gantt(knee, path=out / "gantt_knee.png")),
     ])
     km, ke = summary["knee_change_pct"]
     print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: makespan "
@@ -251,7 +256,8 @@ def _cmd_run(args) -> int:
           f"({ke:+.1f}%) against the submit order{' under EASY' if args.backfill == 'easy' else ''}"
           f"; {summary['generations']} generations ({summary['stopped_by']}), "
           f"{res.wall_time:.1f} s ({100 * res.decode_time / res.wall_time:.0f}% decoding)")
-    print(f"wrote {out}/front.csv, run.json" + "".join(f", {p}" for p in plots))
+    print(f"wrote {out}/front.csv, run.json, result.npz, schedule.csv, schedule.swf (the knee)"
+          + "".join(f", {p}" for p in plots))
     if summary["partial"]:
         print(f"moga: interrupted after {summary['generations']} generations; {out}/run.json is "
               "marked partial", file=sys.stderr)
@@ -297,6 +303,37 @@ class _Interrupt:
         if self._old is not None:
             signal.signal(signal.SIGINT, self._old)
         return False
+
+
+def _cmd_schedule(args) -> int:
+    from pathlib import Path
+
+    from .plot import plot_gantt
+    from .results import load_result
+
+    run_dir = Path(args.run_dir)
+    src = run_dir / "result.npz" if run_dir.is_dir() else run_dir
+    res = load_result(src)
+    if args.point == "knee":
+        i = res.knee()
+    else:
+        try:
+            i = int(args.point)
+        except ValueError:
+            raise ValueError(f"--point takes knee or a front index, got {args.point!r}") from None
+        if not 0 <= i < len(res.F):
+            raise ValueError(f"--point {i}: the front of {src} has {len(res.F)} members "
+                             f"(0 to {len(res.F) - 1})")
+    out = _prepare_out(args.out or (src.parent / f"schedule-{args.point}"),
+                       ["schedule.csv", "schedule.swf", "gantt.png"])
+    s = res.schedule(i)
+    s.to_csv(out / "schedule.csv")
+    s.to_swf(out / "schedule.swf")
+    plots = _plots([("gantt.png", lambda: plot_gantt(s, path=out / "gantt.png"))])
+    print(f"front member {i} of {len(res.F)} ({'knee' if i == res.knee() else 'index'}): "
+          f"makespan {s.makespan / 3600:.2f} h, energy {s.energy / 3.6e9:.4f} MWh")
+    print(f"wrote {out}/schedule.csv, schedule.swf" + "".join(f", {p}" for p in plots))
+    return 0
 
 
 def _power_cap(text: str):
@@ -644,6 +681,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="evolve under a power budget: watts, or a percentage of the "
                         "federation's peak power such as 60%%")
     p.set_defaults(func=_cmd_run)
+    p = sub.add_parser("schedule", help="write the schedule files and a Gantt chart of a "
+                                         "front member of a moga run")
+    p.add_argument("run_dir", help="output folder of moga run (or its result.npz)")
+    p.add_argument("--point", default="knee",
+                   help="knee, or the index of a front member in front.csv (default: knee)")
+    p.add_argument("--out", default=None,
+                   help="output folder (default: RUN_DIR/schedule-POINT)")
+    p.set_defaults(func=_cmd_schedule)
     p = sub.add_parser("powercap", help="power-capped dispatching: EASY, PRB and hybrid CP at "
                                          "several caps (release mode)")
     _add_workload_args(p, power="lognormal")

@@ -18,11 +18,13 @@ class InputError(ValueError):
 
 
 class MissingExtraError(ImportError):
-    """A feature needs an optional dependency that is not installed; the message names the extra."""
+    """A feature needs an optional dependency that is not installed; the message names the
+    extra to install (or, with ``package=True``, the package itself)."""
 
-    def __init__(self, feature: str, extra: str, cause: str = ""):
+    def __init__(self, feature: str, extra: str, cause: str = "", package: bool = False):
         self.extra = extra
-        msg = f"{feature} needs the {extra} extra: pip install 'moga[{extra}]'"
+        msg = (f"{feature} needs {extra}: pip install {extra}" if package else
+               f"{feature} needs the {extra} extra: pip install 'moga[{extra}]'")
         if cause:
             msg += f" ({cause})"
         super().__init__(msg)

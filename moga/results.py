@@ -7,7 +7,9 @@ adds its history): the same names with the same meanings everywhere.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -17,7 +19,13 @@ from .model.jobset import JobSet
 from .model.platform import Federation
 from .model.schedule import Schedule, evaluate
 
-__all__ = ["SearchResult"]
+__all__ = ["SearchResult", "load_result"]
+
+#: Format stamp of the files written by :meth:`SearchResult.save`.
+_RESULT_FORMAT = "moga-result-1"
+#: JobSet arrays a result file holds (``None`` ones are left out).
+_JOBSET_ARRAYS = ("id", "release", "tasks", "runtime", "sigma", "bw", "power", "requested",
+                  "v_start", "v_final", "soft", "hard", "priority")
 
 
 @dataclass(kw_only=True)
@@ -80,8 +88,97 @@ class SearchResult:
         order, _ = split(self.X[i], J, 0)
         return order, np.zeros((J, K))
 
+    def _state(self) -> tuple[dict, dict]:
+        """``(json_fields, arrays)`` that :meth:`save` stores beside the common ones."""
+        return {}, {}
+
+    def save(self, path) -> Path:
+        """Write the result to ``path`` (one ``.npz`` file), atomically.
+
+        The file holds the front's objectives and chromosomes, the job-set, the
+        federation and the settings, so that :func:`load_result` gives back a
+        result whose every member can be decoded again (:meth:`schedule`).
+        """
+        from .outputs import atomic_path
+
+        path = Path(path)
+        js = self.jobset
+        meta = {"format": _RESULT_FORMAT, "class": type(self).__name__, "name": self.name,
+                "model": self.model, "seed": int(self.seed), "n_evals": int(self.n_evals),
+                "wall_time": float(self.wall_time), "use_blacklist": bool(self.use_blacklist),
+                "backfill": self.backfill, "rule": self.rule, "info": self.info,
+                "jobset_name": js.name, "jobset_report": js.report,
+                "federation": self.federation.to_dict()}
+        extra_meta, extra_arrays = self._state()
+        meta.update(extra_meta)
+        arrays = {"F": np.asarray(self.F, dtype=float), "X": np.asarray(self.X, dtype=float),
+                  **{f"js_{f}": getattr(js, f) for f in _JOBSET_ARRAYS
+                     if getattr(js, f) is not None}, **extra_arrays}
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            np.savez_compressed(fh, meta=np.asarray(json.dumps(meta, default=_json_default)),
+                                **arrays)
+        return path
+
     def schedule(self, i: int) -> Schedule:
         """Decode member ``i`` into a :class:`~moga.model.schedule.Schedule`."""
         order, bl = self.chromosome(i)
         return evaluate(self.jobset, self.federation, order, bl, model=self.model,
                         backfill=self.backfill, rule=self.rule)
+
+
+def _json_default(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return str(v)
+
+
+def load_result(path):
+    """A result written by :meth:`SearchResult.save` (a :class:`RunResult` for ``moga.run``'s).
+
+    Raises
+    ------
+    InputError
+        Naming the file, if it is missing, damaged or not a result file.
+    """
+    import zipfile
+
+    from .errors import InputError
+
+    path = Path(path)
+    try:
+        z = np.load(path, allow_pickle=False)
+        if not hasattr(z, "files"):
+            raise InputError(f"{path}: not a moga result file (.npz), but a single array")
+        with z:
+            arrays = {k: z[k] for k in z.files}
+    except InputError:
+        raise
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such result file") from None
+    except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
+        raise InputError(f"{path}: not a readable moga result file ({type(e).__name__}: "
+                         f"{e})") from None
+    try:
+        meta = json.loads(str(arrays.pop("meta").item()))
+        if meta.get("format") != _RESULT_FORMAT:
+            raise KeyError("format")
+        js_fields = {f: arrays.pop(f"js_{f}") for f in _JOBSET_ARRAYS if f"js_{f}" in arrays}
+        jobset = JobSet(name=meta["jobset_name"], report=meta["jobset_report"], **js_fields)
+        federation = Federation.from_dict(meta["federation"], source=str(path))
+        common = {"name": meta["name"], "F": arrays.pop("F"), "X": arrays.pop("X"),
+                  "jobset": jobset, "federation": federation, "model": meta["model"],
+                  "seed": meta["seed"], "n_evals": meta["n_evals"],
+                  "wall_time": meta["wall_time"], "use_blacklist": meta["use_blacklist"],
+                  "backfill": meta["backfill"], "rule": meta["rule"], "info": meta["info"]}
+        if meta["class"] == "RunResult":
+            from .evolution.runner import RunResult
+
+            return RunResult._from_state(common, meta, arrays)
+        return SearchResult(**common)
+    except InputError:
+        raise
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"{path}: not a moga result file of this version (missing or bad "
+                         f"{e})") from None

@@ -67,6 +67,22 @@ class RunResult(SearchResult):
     decode_time: float
     name: str = "MOGA"
 
+    def _state(self):
+        meta = {"objectives": list(self.objectives), "params": self.params.to_dict(),
+                "reference": self.reference.tolist(), "ref_point": self.ref_point.tolist(),
+                "decode_time": float(self.decode_time)}
+        return meta, {f"history_{k}": np.asarray(v) for k, v in self.history.items()}
+
+    @classmethod
+    def _from_state(cls, common: dict, meta: dict, arrays: dict) -> RunResult:
+        """The inverse of :meth:`_state` (see :func:`moga.load_result`)."""
+        history = {k[len("history_"):]: v for k, v in arrays.items() if k.startswith("history_")}
+        return cls(**common, history=history, objectives=tuple(meta["objectives"]),
+                   params=GAParams.from_dict(meta["params"]),
+                   reference=np.asarray(meta["reference"], dtype=float),
+                   ref_point=np.asarray(meta["ref_point"], dtype=float),
+                   decode_time=float(meta["decode_time"]))
+
     @property
     def hv(self) -> float:
         """Normalised hypervolume of the final front."""

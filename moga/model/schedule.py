@@ -103,6 +103,25 @@ class Schedule:
             "n_relaxed": self.n_relaxed, "n_coalloc": self.n_coalloc,
         }
 
+    def to_dataframe(self):
+        """One row per job with Batsim's ``out_jobs.csv`` columns, as a pandas DataFrame
+        (see :mod:`moga.model.export`; pandas is imported when called)."""
+        from .export import to_dataframe
+
+        return to_dataframe(self)
+
+    def to_csv(self, path) -> None:
+        """Write the schedule per job as Batsim's ``out_jobs.csv`` (evalys reads it)."""
+        from .export import write_csv
+
+        write_csv(self, path)
+
+    def to_swf(self, path) -> None:
+        """Write the schedule as an SWF trace with its real wait and run times."""
+        from .export import write_swf
+
+        write_swf(self, path)
+
     def node_assignment(self) -> list[list[np.ndarray]]:
         """Concrete node indices for every job: ``result[j][k]`` holds job j's nodes in cluster k.
 

@@ -1,0 +1,145 @@
+"""Schedules out: a per-job table that other tools read.
+
+Two formats, both written atomically (:mod:`moga.outputs`):
+
+``schedule.csv``
+    Batsim's ``out_jobs.csv`` columns, so that evalys
+    (``evalys.jobset.JobSet.from_csv``) reads it and draws its Gantt chart,
+    utilisation and queue plots. Nodes are numbered across the federation:
+    cluster ``k``'s nodes follow those of clusters ``0 .. k-1``
+    (:func:`node_offsets`); ``allocated_resources`` is the job's node set in
+    Batsim's interval notation (``"0-3 40-41"``).
+``schedule.swf``
+    The 18 fields of the Standard Workload Format with the schedule's real
+    wait and run times, which :func:`moga.load_swf` and other SWF tools read
+    back: submit = release, wait = start - release, run time = finish - start,
+    processors = tasks, requested time = the job's requested time, status 1,
+    partition = the cluster (1-based) that holds most of the job's tasks.
+
+Per-job energy (``consumed_energy``) is what the job's nodes draw while it
+runs: ``sum_k alloc[j, k] * max(power[j] * power_busy[k], power_idle[k]) *
+(finish - start)``; idle power outside the jobs is the federation's, not any
+job's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import MissingExtraError
+from ..outputs import atomic_write
+
+__all__ = ["BATSIM_COLUMNS", "jobs_table", "node_offsets", "to_dataframe", "write_csv",
+           "write_swf"]
+
+#: Columns of ``schedule.csv``: Batsim's ``out_jobs.csv``, in its order.
+BATSIM_COLUMNS = ("job_id", "workload_name", "profile", "submission_time",
+                  "requested_number_of_resources", "requested_time", "success", "final_state",
+                  "starting_time", "execution_time", "finish_time", "waiting_time",
+                  "turnaround_time", "stretch", "allocated_resources", "consumed_energy",
+                  "metadata")
+
+
+def node_offsets(federation) -> np.ndarray:
+    """Federation-wide number of each cluster's first node, shape (K,)."""
+    return np.concatenate([[0], np.cumsum(federation.nodes)[:-1]]).astype(np.int64)
+
+
+def _interval_string(nodes) -> str:
+    """Sorted node numbers as Batsim's interval set: ``"0-3 7 9-10"``."""
+    nodes = np.sort(np.asarray(nodes, dtype=np.int64))
+    if nodes.size == 0:
+        return ""
+    cut = np.flatnonzero(np.diff(nodes) != 1) + 1
+    parts = []
+    for run in np.split(nodes, cut):
+        parts.append(str(run[0]) if run.size == 1 else f"{run[0]}-{run[-1]}")
+    return " ".join(parts)
+
+
+def jobs_table(schedule) -> dict:
+    """The schedule per job, as columns (:data:`BATSIM_COLUMNS`), in job-set order."""
+    js, fed = schedule.jobset, schedule.federation
+    start, finish, alloc = schedule.start, schedule.finish, schedule.alloc
+    run = finish - start
+    turnaround = finish - js.release
+    offsets = node_offsets(fed)
+    nodes = schedule.node_assignment()
+    draw = np.maximum(js.power[:, None] * fed.power_busy[None, :], fed.power_idle[None, :])
+    energy = (alloc * draw).sum(axis=1) * run
+    names = fed.names
+    return {
+        "job_id": js.id.astype(np.int64),
+        "workload_name": [js.name] * len(js),
+        "profile": ["delay"] * len(js),
+        "submission_time": js.release.copy(),
+        "requested_number_of_resources": js.tasks.astype(np.int64),
+        "requested_time": js.requested.copy(),
+        "success": np.ones(len(js), dtype=np.int64),
+        "final_state": ["COMPLETED_SUCCESSFULLY"] * len(js),
+        "starting_time": start.copy(),
+        "execution_time": run,
+        "finish_time": finish.copy(),
+        "waiting_time": start - js.release,
+        "turnaround_time": turnaround,
+        "stretch": np.divide(turnaround, run, out=np.ones_like(run), where=run > 0),
+        "allocated_resources": [
+            _interval_string(np.concatenate([offsets[k] + nodes[j][k]
+                                             for k in range(len(names))]))
+            for j in range(len(js))],
+        "consumed_energy": energy,
+        "metadata": [" ".join(f"{names[k]}:{int(alloc[j, k])}" for k in range(len(names))
+                              if alloc[j, k]) for j in range(len(js))],
+    }
+
+
+def _cell(v) -> str:
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))
+    s = str(v)
+    if any(c in s for c in ',"\n'):
+        return '"' + s.replace('"', '""') + '"'
+    return s
+
+
+def write_csv(schedule, path) -> None:
+    """Write ``schedule.csv`` (:data:`BATSIM_COLUMNS`) to ``path``, atomically."""
+    table = jobs_table(schedule)
+    lines = [",".join(BATSIM_COLUMNS)]
+    cols = [table[c] for c in BATSIM_COLUMNS]
+    for i in range(len(schedule.jobset)):
+        lines.append(",".join(_cell(c[i]) for c in cols))
+    atomic_write(path, "\n".join(lines) + "\n")
+
+
+def write_swf(schedule, path) -> None:
+    """Write the schedule as an SWF file (18 fields, real wait and run times), atomically."""
+    js, fed = schedule.jobset, schedule.federation
+    alloc = schedule.alloc
+    main = np.argmax(alloc, axis=1) + 1
+    head = ["; Version: 2.2",
+            f"; Computer: moga federation {fed.name} ({', '.join(fed.names)})",
+            f"; MaxProcs: {fed.total_nodes}",
+            f"; MaxNodes: {fed.total_nodes}",
+            f"; Note: schedule of {js.name} ({len(js)} jobs) by moga, model {schedule.model}, "
+            f"backfill {schedule.backfill}; times in s from the first release; partition = "
+            "the cluster holding most of the job's tasks (1-based)"]
+    rows = []
+    for j in np.argsort(js.release, kind="stable"):
+        f = [int(js.id[j]), repr(float(js.release[j])),
+             repr(float(schedule.start[j] - js.release[j])),
+             repr(float(schedule.finish[j] - schedule.start[j])), int(js.tasks[j]), -1, -1,
+             int(js.tasks[j]), repr(float(js.requested[j])), -1, 1, -1, -1, -1, -1,
+             int(main[j]), -1, -1]
+        rows.append(" ".join(str(x) for x in f))
+    atomic_write(path, "\n".join(head + rows) + "\n")
+
+
+def to_dataframe(schedule):
+    """The per-job table (:func:`jobs_table`) as a pandas DataFrame (pandas needed)."""
+    try:
+        import pandas as pd
+    except ImportError as e:
+        raise MissingExtraError("Schedule.to_dataframe", "pandas", str(e),
+                                package=True) from None
+    return pd.DataFrame(jobs_table(schedule), columns=list(BATSIM_COLUMNS))

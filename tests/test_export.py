@@ -1,0 +1,143 @@
+"""Schedules out (schedule.csv for evalys, schedule.swf) and results saved and loaded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import moga
+from moga.cli import main
+from moga.errors import InputError
+from moga.model.export import BATSIM_COLUMNS, jobs_table, node_offsets
+
+
+@pytest.fixture(scope="module")
+def result():
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(start=200, n_jobs=60, federation=fed, batch=False,
+                                    power="lognormal")
+    return moga.run(js, fed, pop_size=10, n_gen=6, seed=3)
+
+
+def _nodes(text):
+    out = []
+    for part in text.split():
+        lo, _, hi = part.partition("-")
+        out += list(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def test_jobs_table_matches_the_schedule(result):
+    s = result.schedule(result.knee())
+    t = jobs_table(s)
+    assert tuple(t) == BATSIM_COLUMNS
+    np.testing.assert_array_equal(t["starting_time"], s.start)
+    np.testing.assert_array_equal(t["waiting_time"], s.start - s.jobset.release)
+    offsets = node_offsets(s.federation)
+    bounds = np.r_[offsets, s.federation.total_nodes]
+    for j, text in enumerate(t["allocated_resources"]):
+        nodes = _nodes(text)
+        assert len(nodes) == len(set(nodes)) == s.jobset.tasks[j]
+        per_cluster = np.histogram(nodes, bins=bounds)[0]
+        np.testing.assert_array_equal(per_cluster, s.alloc[j])
+    # No node runs two jobs at once.
+    busy = {}
+    for j, text in enumerate(t["allocated_resources"]):
+        for n in _nodes(text):
+            for a, b in busy.get(n, []):
+                assert s.finish[j] <= a or b <= s.start[j]
+            busy.setdefault(n, []).append((s.start[j], s.finish[j]))
+    draw = np.maximum(s.jobset.power[:, None] * s.federation.power_busy,
+                      s.federation.power_idle)
+    np.testing.assert_allclose(t["consumed_energy"],
+                               (s.alloc * draw).sum(axis=1) * (s.finish - s.start))
+
+
+def test_schedule_swf_round_trips_through_load_swf(result, tmp_path):
+    s = result.schedule(0)
+    s.to_swf(tmp_path / "s.swf")
+    tr = moga.load_swf(tmp_path / "s.swf")
+    assert tr.report.kept == len(s.jobset) and tr.report.max_procs == s.federation.total_nodes
+    ids = tr.field("job").astype(int)
+    start = tr.field("submit") + tr.field("wait")
+    by_id = dict(zip(s.jobset.id.tolist(), s.start.tolist(), strict=True))
+    np.testing.assert_allclose(start, [by_id[i] for i in ids], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(tr.field("runtime"),
+                               [dict(zip(s.jobset.id.tolist(), (s.finish - s.start).tolist(),
+                                         strict=True))[i] for i in ids], rtol=1e-12)
+
+
+def test_evalys_reads_schedule_csv_and_draws_its_gantt(result, tmp_path):
+    pytest.importorskip("evalys")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from evalys.jobset import JobSet
+    from evalys.visu.gantt import plot_gantt
+
+    s = result.schedule(result.knee())
+    s.to_csv(tmp_path / "schedule.csv")
+    ev = JobSet.from_csv(tmp_path / "schedule.csv")
+    assert len(ev.df) == len(s.jobset)
+    np.testing.assert_allclose(ev.df["starting_time"].to_numpy(), s.start)
+    assert list(ev.df["proc_alloc"]) == s.jobset.tasks.tolist()
+    plot_gantt(ev)
+    plt.savefig(tmp_path / "gantt.png")
+    plt.close("all")
+    assert (tmp_path / "gantt.png").stat().st_size > 0
+
+
+def test_to_dataframe(result):
+    pd = pytest.importorskip("pandas")
+    df = result.schedule(0).to_dataframe()
+    assert isinstance(df, pd.DataFrame) and list(df.columns) == list(BATSIM_COLUMNS)
+
+
+def test_results_save_and_load(result, tmp_path):
+    p = result.save(tmp_path / "r.npz")
+    back = moga.load_result(p)
+    assert type(back) is type(result)
+    np.testing.assert_array_equal(back.F, result.F)
+    np.testing.assert_array_equal(back.X, result.X)
+    np.testing.assert_array_equal(back.history["hv"], result.history["hv"])
+    assert back.params == result.params and back.hv == result.hv
+    for i in (0, len(result.F) - 1):
+        a, b = result.schedule(i), back.schedule(i)
+        np.testing.assert_array_equal(a.start, b.start)
+        assert (a.makespan, a.energy) == (b.makespan, b.energy) == tuple(result.F[i])
+    (tmp_path / "bad.npz").write_bytes(b"PK\x03\x04 not a zip")
+    for bad in ("bad.npz", "missing.npz"):
+        with pytest.raises(InputError, match=bad):
+            moga.load_result(tmp_path / bad)
+    np.savez(tmp_path / "other.npz", a=np.zeros(2))
+    with pytest.raises(InputError, match="other.npz: not a moga result"):
+        moga.load_result(tmp_path / "other.npz")
+
+
+def test_baseline_results_save_and_load(tmp_path):
+    from moga.baselines import random_search
+
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(n_jobs=20, federation=fed)
+    r = random_search(js, fed, n_evals=20, seed=1)
+    back = moga.load_result(r.save(tmp_path / "r.npz"))
+    assert type(back) is moga.SearchResult and back.name == r.name
+    np.testing.assert_array_equal(back.F, r.F)
+
+
+def test_cli_run_writes_the_schedule_and_schedule_decodes_any_member(tmp_path):
+    out = tmp_path / "R"
+    assert main(["run", "--n-jobs", "40", "--pop", "8", "--gen", "4", "--out", str(out),
+                 "--no-progress"]) == 0
+    for f in ("result.npz", "schedule.csv", "schedule.swf"):
+        assert (out / f).stat().st_size > 0
+    res = moga.load_result(out / "result.npz")
+    assert main(["schedule", str(out), "--point", str(len(res.F) - 1)]) == 0
+    d = out / f"schedule-{len(res.F) - 1}"
+    tr = moga.load_swf(d / "schedule.swf")
+    s = res.schedule(len(res.F) - 1)
+    assert tr.report.kept == len(s.jobset)
+    assert (d / "gantt.png").stat().st_size > 0
+    assert main(["schedule", str(out), "--point", "99"]) == 2
+    assert main(["schedule", str(tmp_path / "nowhere")]) == 2
