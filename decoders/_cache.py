@@ -70,3 +70,16 @@ def drop_stale_cache() -> int:
         except OSError:
             continue
     return removed
+
+
+def is_cached(module: str, kernel: str) -> bool:
+    """True when Numba's cache holds an index of ``kernel`` of the package's ``module``
+    (``"federated"``, ``"_decode"``), so that this process loads it instead of compiling."""
+    pattern = f"{module}.{kernel}-*.nbi"
+    for d in _cache_dirs():
+        try:
+            if d.is_dir() and any(d.glob(pattern)):
+                return True
+        except OSError:
+            continue
+    return False

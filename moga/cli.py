@@ -38,16 +38,25 @@ def _pos_int(name):
     return _int_arg(name, 1)
 
 
-def _pos_float(name):
+def _float_arg(name, ok, what):
+    """An argparse type: a number for which ``ok(v)`` holds; errors name the option."""
     def parse(text):
         try:
             v = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if not v > 0 or v == float("inf"):
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, got {text}")
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text}")
         return v
     return parse
+
+
+def _pos_float(name):
+    return _float_arg(name, lambda v: 0 < v < float("inf"), "a finite number > 0")
+
+
+def _fraction(name):
+    return _float_arg(name, lambda v: 0 <= v <= 1, "in [0, 1]")
 
 
 def _seed(text):
@@ -59,6 +68,22 @@ def _seed(text):
 
 def _trace_path(args):
     return resolve_trace(args.trace) if args.trace else default_trace_path()
+
+
+#: A job-set of more jobs than this, taken without --n-jobs or --days, gets a warning.
+WHOLE_TRACE_WARNING = 5000
+
+
+def _check_window(trace, args) -> None:
+    """Warn before a command works on a whole long trace because no window was given."""
+    if args.n_jobs is not None or args.days is not None:
+        return
+    n = len(trace) - args.start
+    if n > WHOLE_TRACE_WARNING:
+        print(f"moga: warning: no --n-jobs or --days: the job-set is every job of {trace.name} "
+              f"from --start {args.start} on, {n:,} jobs, which can take hours; pick a window "
+              f"with --days 30 or --n-jobs N (moga trace --trace FILE lists the 30-day "
+              "windows)", file=sys.stderr, flush=True)
 
 
 def _prepare_out(out, names):
@@ -89,19 +114,6 @@ def _plots(jobs):
             print(f"moga: warning: plot {name} failed ({type(e).__name__}: {e}); the data "
                   "files are complete", file=sys.stderr)
     return written
-
-
-def _fraction(name):
-    """An argparse type: a number in [0, 1]; errors name the option."""
-    def parse(text):
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if not 0 <= v <= 1:
-            raise argparse.ArgumentTypeError(f"{name} must lie in [0, 1], got {text}")
-        return v
-    return parse
 
 
 def _add_workload_args(p: argparse.ArgumentParser, power: str | None = "none",
@@ -157,13 +169,14 @@ def _add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
 def _load(args):
     path = _trace_path(args)
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
+    _check_window(trace, args)
     fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days, federation=fed,
                       wide=args.wide, seed=args.attr_seed, batch=not args.release,
                       power=None if args.power == "none" else args.power)
     cap = getattr(args, "power_cap", None)
     if cap is not None:
-        fed = fed.with_cap(fraction=cap[1]) if cap[0] == "%" else fed.with_cap(cap[1])
+        fed = fed.with_cap(fraction=cap[1]) if cap[0] == "x" else fed.with_cap(cap[1])
     return trace, fed, js
 
 
@@ -205,6 +218,9 @@ def _load_ga(args, outputs):
     out = _prepare_out(args.out, outputs)
     trace, fed, js = _load(args)
     params = GAParams.from_toml(args.params) if args.params else GAParams()
+    if args.params and args.gen is None and params.n_gen != GAParams.n_gen:
+        print(f"moga: note: {params.n_gen} generations from {args.params} (not the default "
+              f"{GAParams.n_gen}); pass --gen to change", file=sys.stderr, flush=True)
     params = params.replace(pop_size=args.pop, n_gen=args.gen)
     return trace, fed, js, params, out
 
@@ -336,22 +352,43 @@ def _cmd_schedule(args) -> int:
     return 0
 
 
+def _cap_parser(option: str, bare: str):
+    """An argparse type for a power cap, the same syntax in every command.
+
+    ``60%`` (a percentage of the federation's peak power), ``0.6x`` (a
+    fraction of peak), ``2700W`` or ``2.7kW`` (watts); a bare number keeps the
+    option's own meaning, ``bare`` (``"W"`` for watts, ``"x"`` for a fraction of
+    peak). Returns ``("W", watts)`` or ``("x", fraction of peak)``.
+    """
+    def parse(text):
+        t = text.strip().lower().replace(" ", "")
+        units = (("kw", "W", 1e3), ("w", "W", 1.0), ("%", "x", 0.01), ("x", "x", 1.0))
+        kind, scale = bare, 1.0
+        for suffix, k, f in units:
+            if t.endswith(suffix):
+                t, kind, scale = t[: -len(suffix)], k, f
+                break
+        try:
+            v = float(t) * scale
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{option} takes a cap as 60% or 0.6x (of peak power) or 2700W / 2.7kW, got "
+                f"{text!r}") from None
+        if not (v > 0 and v != float("inf")):
+            raise argparse.ArgumentTypeError(f"{option} must be a finite cap > 0, got {text!r}")
+        return kind, v
+    return parse
+
+
 def _power_cap(text: str):
-    """``("W", watts)`` or ``("%", fraction of peak)`` from ``--power-cap``."""
-    t = text.strip()
-    try:
-        if t.endswith("%"):
-            v = float(t[:-1]) / 100.0
-            kind = "%"
-        else:
-            v = float(t)
-            kind = "W"
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--power-cap takes watts or a percentage of peak "
-                                         f"power (60%), got {text!r}") from None
-    if not v > 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"--power-cap must be > 0, got {text!r}")
-    return kind, v
+    """``--power-cap`` of moga run: a bare number is watts."""
+    return _cap_parser("--power-cap", "W")(text)
+
+
+def _cap_fraction(cap, fed) -> float:
+    """A parsed cap as a fraction of ``fed``'s peak power."""
+    kind, v = cap
+    return v if kind == "x" else v / fed.peak_power
 
 
 def _cmd_powercap(args) -> int:
@@ -359,16 +396,23 @@ def _cmd_powercap(args) -> int:
     from .powercap.study import plot_power, plot_wqt, study_table
 
     args.release = True  # dispatchers are online: jobs arrive at their submit times
+    if "hybrid" in args.dispatchers:  # before any dispatch, not at the first hybrid one
+        from .errors import require
+
+        require("ortools.sat.python.cp_model", "the hybrid dispatcher (--dispatchers hybrid)",
+                "cp")
     out = _prepare_out(args.out, ["powercap.md", "powercap.json", "power.png", "wqt.png"])
     trace, fed, js = _load(args)
+    caps = [_cap_fraction(c, fed) for c in args.caps]
     print(f"{js.name}: {len(js)} jobs (release mode) on {fed!r}, peak {fed.peak_power / 1e3:.1f} "
-          f"kW, idle {fed.idle_power / 1e3:.1f} kW; caps {args.caps} x peak", flush=True)
+          f"kW, idle {fed.idle_power / 1e3:.1f} kW; caps {', '.join(f'{c:.3g}' for c in caps)} "
+          "x peak", flush=True)
 
     def say(c, d):
         if not args.no_progress:
             print(f"  cap {c:.2f} x peak: {d} ...", flush=True)
 
-    results = cap_study(js, fed, caps=args.caps, dispatchers=args.dispatchers, model=args.model,
+    results = cap_study(js, fed, caps=caps, dispatchers=args.dispatchers, model=args.model,
                         cp=CPOptions(window=args.window, time_limit=args.cp_time), progress=say)
     table = study_table(results)
     atomic_write(out / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n{table}\n")
@@ -379,7 +423,7 @@ def _cmd_powercap(args) -> int:
     atomic_write(out / "powercap.json", json.dumps({"jobset": js.name, "jobset_report": js.report,
                                                    "federation": fed.to_dict(), "runs": rows},
                                                   indent=2, default=str) + "\n")
-    tight = min(args.caps)
+    tight = min(caps)
     plots = _plots([
         ("power.png", lambda: plot_power([r for r in results if np.isclose(
             r.federation.power_cap / r.federation.peak_power, tight)], out / "power.png")),
@@ -397,6 +441,7 @@ def _cmd_realtime(args) -> int:
     out = _prepare_out(args.out, ["realtime.md", "realtime.json", "slowdown.png"])
     path = _trace_path(args)
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
+    _check_window(trace, args)
     if args.machine == "mira":
         machine = Machine.mira()
     elif args.machine == "auto":
@@ -559,6 +604,7 @@ def _cmd_tune(args) -> int:
                                   "importances.png"])
     path = _trace_path(args)
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
+    _check_window(trace, args)
     fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     starts = args.starts or [args.start]
     jobsets = [trace.jobset(start=s, n_jobs=args.n_jobs, days=args.days, federation=fed,
@@ -601,6 +647,7 @@ def _cmd_value(args) -> int:
                                   "value_by_class.png"])
     path = _trace_path(args)
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
+    _check_window(trace, args)
     fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     # Jobs run inside one cluster: the largest cluster bounds the width.
     js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days,
@@ -636,7 +683,10 @@ def _cmd_value(args) -> int:
 
 
 def _cmd_trace(args) -> int:
-    path = resolve_trace(args.path) if args.path else default_trace_path()
+    if args.path and args.trace_opt and args.path != args.trace_opt:
+        raise ValueError(f"give the trace once: {args.path!r} and --trace {args.trace_opt!r}")
+    name = args.trace_opt or args.path
+    path = resolve_trace(name) if name else default_trace_path()
     trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
     if args.json:
         print(json.dumps({"report": trace.report.as_dict(), "header": trace.header}, indent=2))
@@ -677,9 +727,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stagnation", type=_pos_int("--stagnation"), default=None,
                    metavar="GENS", help="stop when the hypervolume rose by less than 0.1%% "
                                         "over this many generations")
-    p.add_argument("--power-cap", type=_power_cap, default=None, metavar="W",
-                   help="evolve under a power budget: watts, or a percentage of the "
-                        "federation's peak power such as 60%%")
+    p.add_argument("--power-cap", type=_power_cap, default=None, metavar="CAP",
+                   help="evolve under a power budget: 60%% or 0.6x (of the federation's peak "
+                        "power) or 2700W / 2.7kW; a bare number is watts (default: none)")
     p.set_defaults(func=_cmd_run)
     p = sub.add_parser("schedule", help="write the schedule files and a Gantt chart of a "
                                          "front member of a moga run")
@@ -692,12 +742,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("powercap", help="power-capped dispatching: EASY, PRB and hybrid CP at "
                                          "several caps (release mode)")
     _add_workload_args(p, power="lognormal")
-    p.add_argument("--caps", type=_pos_float("--caps"), nargs="+", default=[1.0, 0.8, 0.6, 0.4],
-                   help="caps as fractions of the federation's peak power "
-                        "(default: 1.0 0.8 0.6 0.4)")
+    p.add_argument("--caps", type=_cap_parser("--caps", "x"), nargs="+",
+                   default=[("x", 1.0), ("x", 0.8), ("x", 0.6), ("x", 0.4)], metavar="CAP",
+                   help="caps: 60%% or 0.6x (of the federation's peak power) or 2700W / 2.7kW; "
+                        "a bare number is a fraction of peak (default: 1.0 0.8 0.6 0.4)")
     p.add_argument("--dispatchers", nargs="+", choices=["easy", "prb", "hybrid"],
                    default=["easy", "prb", "hybrid"], help="default: all three")
-    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid")
+    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
+                   help="execution model (default: fluid)")
     p.add_argument("--window", type=_int_arg("--window", 2), default=16,
                    help="hybrid: waiting jobs in the CP model per event (default 16)")
     p.add_argument("--cp-time", type=_pos_float("--cp-time"), default=0.01,
@@ -732,11 +784,15 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--lam", type=_pos_float("--lam"), default=0.7, help="arrival rate (0.7)")
     q.add_argument("--beta", type=float, default=0.5, help="share of short jobs (0.5)")
     q.add_argument("--c", type=_pos_float("--c"), default=4.0, help="estimator accuracy (4)")
-    q.add_argument("--iterations", type=_pos_int("--iterations"), default=60)
-    q.add_argument("--sequences", type=_pos_int("--sequences"), default=12)
-    q.add_argument("--trajectories", type=_pos_int("--trajectories"), default=6)
-    q.add_argument("--lr", type=_pos_float("--lr"), default=1e-3)
-    q.add_argument("--seed", type=_seed, default=0)
+    q.add_argument("--iterations", type=_pos_int("--iterations"), default=60,
+                   help="training iterations in all, resumed ones included (default 60)")
+    q.add_argument("--sequences", type=_pos_int("--sequences"), default=12,
+                   help="training job sequences per iteration (default 12)")
+    q.add_argument("--trajectories", type=_pos_int("--trajectories"), default=6,
+                   help="episodes per sequence and iteration, >= 2 (default 6)")
+    q.add_argument("--lr", type=_pos_float("--lr"), default=1e-3,
+                   help="Adam's learning rate (default 0.001)")
+    q.add_argument("--seed", type=_seed, default=0, help="seed of every draw (default 0)")
     q.add_argument("--out", default="moga-rl", help="output folder, resumed (default: moga-rl)")
     q.add_argument("--no-resume", action="store_true", help="start afresh even if a checkpoint "
                                                             "is there")
@@ -745,11 +801,16 @@ def build_parser() -> argparse.ArgumentParser:
     q = rl.add_parser("evaluate", help="mean EDP of the policy and the heuristics")
     q.add_argument("--policy", default=None, help="policy.npz (default: the shipped one)")
     q.add_argument("--lam", type=_pos_float("--lam"), nargs="+",
-                   default=[0.1, 0.3, 0.5, 0.7, 0.9])
-    q.add_argument("--beta", type=float, nargs="+", default=[0.5])
-    q.add_argument("--c", type=_pos_float("--c"), default=4.0)
-    q.add_argument("--sequences", type=_pos_int("--sequences"), default=30)
-    q.add_argument("--seed", type=_seed, default=1)
+                   default=[0.1, 0.3, 0.5, 0.7, 0.9],
+                   help="arrival rates to evaluate at (default 0.1 0.3 0.5 0.7 0.9)")
+    q.add_argument("--beta", type=float, nargs="+", default=[0.5],
+                   help="shares of short jobs (default 0.5)")
+    q.add_argument("--c", type=_pos_float("--c"), default=4.0,
+                   help="estimator accuracy (default 4)")
+    q.add_argument("--sequences", type=_pos_int("--sequences"), default=30,
+                   help="unseen job sequences per setting (default 30)")
+    q.add_argument("--seed", type=_seed, default=1,
+                   help="seed of the sequences and of the policy's sampling (default 1)")
     q.add_argument("--out", default="moga-rl-eval", help="output folder (default: moga-rl-eval)")
     q.add_argument("--no-progress", action="store_true", help="accepted for consistency")
     q.set_defaults(func=_cmd_rl_evaluate)
@@ -774,14 +835,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_sweep)
     p = sub.add_parser("report", help="statistics, tests and plots of a sweep's results store")
-    p.add_argument("out", help="results store of moga sweep")
-    p.add_argument("--dest", default=None, help="report folder (default: OUT/report)")
+    p.add_argument("out", metavar="STORE", help="results store of moga sweep (its --out)")
+    p.add_argument("--out", "--dest", dest="dest", default=None,
+                   help="report folder (default: STORE/report); --dest is the older name")
     p.set_defaults(func=_cmd_report)
     p = sub.add_parser("tune", help="tune GA parameters with Optuna; writes best.toml")
     _add_workload_args(p)
     p.add_argument("--starts", type=_nonneg_int("--starts"), nargs="+", default=None,
                    help="first job of each job-set to tune on (default: --start)")
-    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid")
+    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
+                   help="execution model (default: fluid)")
     p.add_argument("--trials", type=_pos_int("--trials"), default=50,
                    help="trials in the study (default 50)")
     p.add_argument("--seeds", type=_pos_int("--seeds"), default=3,
@@ -790,10 +853,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="evaluations per run, population x generations (default 20000)")
     p.add_argument("--storage", default=None,
                    help="sqlite:///file.db or a journal file, to resume a study")
-    p.add_argument("--study-name", default=None)
+    p.add_argument("--study-name", default=None,
+                   help="study name in the storage (default: moga-tune)")
     p.add_argument("--timeout", type=_pos_float("--timeout"), default=None,
                    help="stop starting trials after this many seconds")
-    p.add_argument("--sampler-seed", type=_seed, default=0)
+    p.add_argument("--sampler-seed", type=_seed, default=0,
+                   help="seed of Optuna's sampler (default 0)")
     p.add_argument("--out", default="moga-tune", help="output folder (default: moga-tune)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_tune)
@@ -809,13 +874,53 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true",
                    help="accepted for consistency (this command draws no bar)")
     p.set_defaults(func=_cmd_value)
+    from .warmup import KERNEL_GROUPS
+
+    p = sub.add_parser("warmup", help="compile every Numba kernel ahead of use (for a shared "
+                                       "install or a CI image)")
+    p.add_argument("--groups", nargs="+", choices=list(KERNEL_GROUPS), default=None,
+                   help="kernel groups to compile (default: all)")
+    p.set_defaults(func=_cmd_warmup)
     p = sub.add_parser("trace", help="read a trace and print its cleaning report")
-    p.add_argument("path", nargs="?", default=None, help="SWF file (default: the bundled one)")
-    p.add_argument("--max-procs", type=_pos_int("--max-procs"), default=None)
-    p.add_argument("--skip-malformed", action="store_true")
+    p.add_argument("path", nargs="?", default=None,
+                   help="SWF file, as --trace (default: the bundled one)")
+    p.add_argument("--trace", dest="trace_opt", default=None,
+                   help="SWF file, plain or .gz (default: the bundled month of HPC2N)")
+    p.add_argument("--max-procs", type=_pos_int("--max-procs"), default=None,
+                   help="machine size for traces without a MaxProcs header (default: the "
+                        "header's, else the widest job)")
+    p.add_argument("--skip-malformed", action="store_true",
+                   help="skip and count malformed trace lines instead of failing")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_trace)
     return parser
+
+
+#: What the compile notice says a cold compile costs (``benchmarks/cold_start.py`` measures it).
+COMPILE_NOTE = "several minutes and up to 5 GB of memory on 2 cores"
+
+
+def _compile_notice(command: str) -> None:
+    """Say so before a command compiles kernels that are not in the cache."""
+    from .warmup import COMMAND_GROUPS, cold_groups
+
+    groups = COMMAND_GROUPS.get(command)
+    if not groups:
+        return
+    cold = cold_groups(groups)
+    if cold:
+        print(f"moga: compiling the kernels once ({', '.join(cold)}): {COMPILE_NOTE}; later "
+              "runs load them from the cache (moga warmup compiles every kernel ahead)",
+              file=sys.stderr, flush=True)
+
+
+def _cmd_warmup(args) -> int:
+    from .warmup import warmup
+
+    print("compiling or loading every kernel group:", flush=True)
+    secs = warmup(args.groups, say=lambda line: print(line, flush=True))
+    print(f"done in {sum(secs.values()):.1f} s")
+    return 0
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
@@ -832,6 +937,7 @@ def main(argv=None) -> int:
     shown = warnings.showwarning
     warnings.showwarning = _show_warning
     try:
+        _compile_notice(args.command)
         return args.func(args)
     except KeyboardInterrupt:
         print("\nmoga: interrupted", file=sys.stderr)

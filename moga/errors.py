@@ -10,7 +10,7 @@ status 2; any other exception is an internal error and keeps its traceback.
 
 from __future__ import annotations
 
-__all__ = ["InputError", "MissingExtraError"]
+__all__ = ["InputError", "MissingExtraError", "require"]
 
 
 class InputError(ValueError):
@@ -24,7 +24,18 @@ class MissingExtraError(ImportError):
     def __init__(self, feature: str, extra: str, cause: str = "", package: bool = False):
         self.extra = extra
         msg = (f"{feature} needs {extra}: pip install {extra}" if package else
-               f"{feature} needs the {extra} extra: pip install 'moga[{extra}]'")
+               f"{feature} needs the {extra} extra: pip install 'moga[{extra}]' (in a clone: "
+               f"pip install '.[{extra}]')")
         if cause:
             msg += f" ({cause})"
         super().__init__(msg)
+
+
+def require(module: str, feature: str, extra: str):
+    """Import ``module`` for ``feature``, or raise :class:`MissingExtraError` naming ``extra``."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise MissingExtraError(feature, extra, str(e)) from None

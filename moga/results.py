@@ -142,26 +142,13 @@ def load_result(path):
     InputError
         Naming the file, if it is missing, damaged or not a result file.
     """
-    import zipfile
-
     from .errors import InputError
+    from .validation import read_npz
 
     path = Path(path)
+    arrays = read_npz(path, "moga result")
     try:
-        z = np.load(path, allow_pickle=False)
-        if not hasattr(z, "files"):
-            raise InputError(f"{path}: not a moga result file (.npz), but a single array")
-        with z:
-            arrays = {k: z[k] for k in z.files}
-    except InputError:
-        raise
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such result file") from None
-    except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
-        raise InputError(f"{path}: not a readable moga result file ({type(e).__name__}: "
-                         f"{e})") from None
-    try:
-        meta = json.loads(str(arrays.pop("meta").item()))
+        meta = json.loads(str(arrays.pop("meta").item()))  # KeyError: not a result file
         if meta.get("format") != _RESULT_FORMAT:
             raise KeyError("format")
         js_fields = {f: arrays.pop(f"js_{f}") for f in _JOBSET_ARRAYS if f"js_{f}" in arrays}

@@ -12,7 +12,7 @@ import numbers
 
 from .errors import InputError
 
-__all__ = ["check_number", "check_int"]
+__all__ = ["check_number", "check_int", "read_npz"]
 
 
 def check_number(name: str, v, low=None, high=None, *, low_open: bool = False,
@@ -50,3 +50,34 @@ def check_int(name: str, v, low=None, high=None) -> int:
     if high is not None and x > high:
         raise InputError(f"{name} must be an integer <= {high}, got {v!r}")
     return x
+
+
+def read_npz(path, what: str) -> dict:
+    """Every array of the NumPy archive at ``path``, read without pickles.
+
+    ``what`` names the kind of file in the errors (``"policy"``, ``"moga result"``).
+
+    Raises
+    ------
+    InputError
+        Naming the file, if it is missing, cut, not an archive, or a single array.
+    """
+    import zipfile
+    from pathlib import Path
+
+    import numpy as np
+
+    path = Path(path)
+    try:
+        z = np.load(path, allow_pickle=False)
+        if not hasattr(z, "files"):
+            raise InputError(f"{path}: not a {what} archive (.npz), but a single array")
+        with z:
+            return {k: z[k] for k in z.files}
+    except InputError:
+        raise
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such {what} file") from None
+    except (OSError, EOFError, zipfile.BadZipFile, ValueError, KeyError) as e:
+        raise InputError(f"{path}: not a readable {what} archive (.npz): "
+                         f"{type(e).__name__}: {e}") from None

@@ -410,7 +410,7 @@ def test_13_reports_refuse_impossible_data_and_name_dest(tmp_path, capsys):
         load_results(out)
     row.write_text(text)
     (tmp_path / "file").write_text("x")
-    with pytest.raises(OutputError, match="--dest .*file: exists and is not a folder"):
+    with pytest.raises(OutputError, match="--out .*file: exists and is not a folder"):
         make_report(out, tmp_path / "file")
     assert main(["report", str(tmp_path / "file")]) == 2
     assert "not a results store" in capsys.readouterr().err

@@ -131,7 +131,7 @@ def make_report(out, dest=None) -> dict:
         raise ValueError(f"{out}: no finished runs of the recorded configuration in this "
                          "results store")
     dest = check_writable(Path(dest) if dest else out / "report",
-                          "--dest" if dest else "report folder")
+                          "--out" if dest else "report folder")
     metrics = run_metrics(rows, fronts)
     summary = summarize(metrics)
     tests = wilcoxon_vs(metrics)

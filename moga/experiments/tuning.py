@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import require
 from ..evolution.params import GAParams
 from ..evolution.runner import run
 
@@ -206,7 +207,7 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
     verbose : bool
         Let Optuna log every trial.
     progress : bool
-        Optuna's progress bar over the trials.
+        A progress bar over the trials on a terminal, periodic lines otherwise.
 
     Notes
     -----
@@ -219,7 +220,7 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
     -------
     TuneResult
     """
-    import optuna
+    optuna = require("optuna", "tuning", "tune")
 
     if not verbose:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -274,8 +275,20 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
     done = sum(t.state in counted for t in study.trials)
     t0 = time.perf_counter()
     if n_trials > done:
+        from ..progress import Progress
+
+        bar = Progress(n_trials - done, enabled=progress,
+                       every=max(1, (n_trials - done) // 10))
+
+        def step(study, trial):
+            best = study.best_value if any(t.state == optuna.trial.TrialState.COMPLETE
+                                           for t in study.trials) else float("nan")
+            bar.step(f"trial {trial.number} {trial.state.name.lower()}, best {best:.4f}")
+
+        # moga's own progress lines: a bar on a terminal, periodic lines in a log.
         study.optimize(objective, n_trials=n_trials - done, timeout=timeout,
-                       gc_after_trial=False, show_progress_bar=progress)
+                       gc_after_trial=False, show_progress_bar=False, callbacks=[step])
+        bar.close()
     wall = time.perf_counter() - t0
     completed = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     if not completed:

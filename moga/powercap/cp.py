@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import require
 from ..validation import check_int, check_number
 
 __all__ = ["CPOptions", "RelaxedSolution", "solve_relaxed", "serial_schedule", "WEIGHT_SCALE"]
@@ -168,7 +169,7 @@ def solve_relaxed(duration, nodes, power, weight, node_capacity, power_capacity,
     -------
     RelaxedSolution
     """
-    from ortools.sat.python import cp_model
+    cp_model = require("ortools.sat.python.cp_model", "the hybrid CP dispatcher", "cp")
 
     dur = np.maximum(1, np.ceil(np.asarray(duration, dtype=float))).astype(np.int64)
     n = dur.shape[0]

@@ -21,7 +21,7 @@ from functools import reduce
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, require
 
 __all__ = ["MilpSolution", "solve_milp", "min_threshold"]
 
@@ -123,7 +123,7 @@ def solve_milp(release, p, nodes, rtj, capacity: int, threshold: float | None = 
     release, p, nodes, rtj = _check(release, p, nodes, rtj, capacity)
     threshold = _positive("threshold", threshold, allow_none=True)
     time_limit = _positive("time_limit", time_limit)
-    from ortools.sat.python import cp_model
+    cp_model = require("ortools.sat.python.cp_model", "the exact integer program", "cp")
 
     J = p.shape[0]
     H = int(release.max() + p.sum()) if J else 0

@@ -26,12 +26,13 @@ as the arrival period passes.
 
 from __future__ import annotations
 
-import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 
-from ..errors import InputError
+from ..errors import InputError, require
 from .cluster import ClusterConfig, JobSequence, draw_jobs
+
+gym = require("gymnasium", "the Deep-EAS environment (moga rl)", "gym")
+spaces = gym.spaces
 
 __all__ = ["DeepEASEnv", "ENV_ID"]
 

@@ -151,26 +151,12 @@ def load_params(path, config: ClusterConfig | None = None) -> tuple[dict, dict]:
         or holds arrays of the wrong shape for ``config`` (default: the paper's
         cluster) or non-finite values.
     """
-    import zipfile
-
-    from ..errors import InputError
+    from ..validation import read_npz
 
     path = Path(path)
-    try:
-        z = np.load(path, allow_pickle=False)
-        if not hasattr(z, "files"):
-            raise InputError(f"{path}: not a policy archive (.npz), but a single array")
-        with z:
-            raw = {k: z[k] for k in z.files if k in PARAM_KEYS}
-            meta = {k[5:]: z[k].item() if z[k].ndim == 0 else z[k] for k in z.files
-                    if k.startswith("meta_")}
-    except InputError:
-        raise
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such policy file") from None
-    except (OSError, EOFError, zipfile.BadZipFile, ValueError, KeyError) as e:
-        raise InputError(f"{path}: not a readable policy archive (.npz): "
-                         f"{type(e).__name__}: {e}") from None
+    z = read_npz(path, "policy")
+    raw = {k: v for k, v in z.items() if k in PARAM_KEYS}
+    meta = {k[5:]: v.item() if v.ndim == 0 else v for k, v in z.items() if k.startswith("meta_")}
     return check_params(raw, config, source=str(path)), meta
 
 

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from ...errors import require
 from ...progress import Progress
 from .config import RunSpec, SweepConfig, TraceSpec, load_config
 from .store import finished_runs, open_store, write_run
@@ -167,7 +168,9 @@ def run_sweep(config, out, scheduler=None, workers=None, max_runs=None, progress
                 record(task(s))
         return stats
 
-    from distributed import Client, LocalCluster, as_completed
+    distributed = require("distributed", "a sweep on Dask", "sweep")
+    Client, LocalCluster, as_completed = (distributed.Client, distributed.LocalCluster,
+                                          distributed.as_completed)
 
     cluster = None
     if scheduler is None:

@@ -1,0 +1,101 @@
+"""Compiling the Numba kernels ahead of use, and telling when a command will compile them.
+
+Numba compiles each kernel the first time a process calls it and keeps the
+machine code in its cache (``NUMBA_CACHE_DIR``, else ``__pycache__`` beside
+the sources); later processes load it. :func:`warmup` compiles every kernel
+group at once (``moga warmup``, for a cluster's shared install or a CI
+image); :func:`cold_groups` says which groups a command would compile, so the
+command can say so before a silent wait.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["KERNEL_GROUPS", "cold_groups", "warmup"]
+
+#: Kernel groups: name -> (what uses them, [(module, kernel) the cache must hold]).
+KERNEL_GROUPS = {
+    "decoder": ("moga evaluate, run, compare, sweep, tune", [("federated", "_decode")]),
+    "batch decoder": ("moga run, compare, sweep, tune (populations in parallel)",
+                      [("federated", "_decode_batch")]),
+    "dispatch steps": ("moga powercap (the hybrid dispatcher)",
+                       [("federated", "_step_map"), ("federated", "_step_end")]),
+    "value decoders": ("moga value", [("value", "_decode_value"),
+                                      ("value", "_decode_value_batch")]),
+    "online value heuristics": ("moga value", [("loop", "_simulate")]),
+}
+
+#: The kernel groups each command uses.
+COMMAND_GROUPS = {
+    "evaluate": ("decoder",),
+    "run": ("decoder", "batch decoder"),
+    "compare": ("decoder", "batch decoder"),
+    "tune": ("decoder", "batch decoder"),
+    "sweep": ("decoder", "batch decoder"),
+    "powercap": ("decoder", "dispatch steps"),
+    "value": ("value decoders", "online value heuristics"),
+}
+
+
+def cold_groups(groups=None) -> list[str]:
+    """The kernel groups (of ``groups``, default all) whose kernels are not in the cache."""
+    from decoders._cache import is_cached
+
+    names = KERNEL_GROUPS if groups is None else groups
+    return [g for g in names if not all(is_cached(m, k) for m, k in KERNEL_GROUPS[g][1])]
+
+
+def _tiny():
+    import moga
+
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(n_jobs=12, federation=fed, batch=False, power="lognormal")
+    return moga, fed, js
+
+
+def _compile(group: str) -> None:
+    moga, fed, js = _tiny()
+    J, K = len(js), fed.n_clusters
+    if group == "decoder":
+        moga.evaluate(js, fed)
+    elif group == "batch decoder":
+        moga.evaluate_batch(js, fed, np.tile(np.arange(J), (2, 1)), np.zeros((2, J, K)))
+    elif group == "dispatch steps":
+        from moga.powercap import CPOptions, run_dispatcher
+
+        run_dispatcher(js, fed.with_cap(fraction=0.9), "hybrid", cp=CPOptions(window=2))
+    else:
+        from moga.value import attach_values, evaluate_value, evaluate_value_batch, online
+
+        vjs = attach_values(moga.load_default().jobset(
+            n_jobs=12, federation=int(fed.nodes.max()), wide="drop", batch=False))
+        if group == "value decoders":
+            evaluate_value(vjs, fed)
+            n = len(vjs)
+            evaluate_value_batch(vjs, fed, np.tile(np.arange(n), (2, 1)), np.zeros((2, n, K)))
+        else:
+            online(vjs, fed)
+
+
+def warmup(groups=None, say=print) -> dict:
+    """Compile (or load) every kernel group; returns seconds per group.
+
+    ``say`` (default ``print``) is called with one line per group.
+    """
+    names = list(KERNEL_GROUPS if groups is None else groups)
+    unknown = [g for g in names if g not in KERNEL_GROUPS]
+    if unknown:
+        raise ValueError(f"unknown kernel group(s) {unknown}; choose from {list(KERNEL_GROUPS)}")
+    cold = set(cold_groups(names))
+    out = {}
+    for g in names:
+        t0 = time.perf_counter()
+        _compile(g)
+        out[g] = time.perf_counter() - t0
+        if say is not None:
+            say(f"  {g} ({KERNEL_GROUPS[g][0]}): {'compiled' if g in cold else 'loaded'} in "
+                f"{out[g]:.1f} s")
+    return out
