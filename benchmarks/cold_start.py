@@ -52,11 +52,16 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp) / "numba-cache"
-        runs = [_one(cache, Path(tmp) / f"run{i}", args.gen) for i in range(3)]
+        runs = []
+        for i in range(3):
+            runs.append(_one(cache, Path(tmp) / f"run{i}", args.gen))
+            print(f"run {i + 1}: {runs[-1]}", flush=True)
     doc = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, "
            f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
            "command": f"moga run --gen {args.gen}", "runs": runs, "targets": TARGETS}
+    print(json.dumps(doc, indent=2), flush=True)
     out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     from moga.outputs import atomic_write
 
     atomic_write(out / "cold_start.json", json.dumps(doc, indent=2) + "\n")

@@ -99,6 +99,19 @@ def _prepare_out(out, names):
     return out
 
 
+def _write_schedules(out, schedules: dict) -> str:
+    """Write ``schedules/NAME/schedule.csv`` and ``schedule.swf`` for each named schedule;
+    returns the folder's name."""
+    import re
+
+    for name, s in schedules.items():
+        d = out / "schedules" / re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+        d.mkdir(parents=True, exist_ok=True)
+        s.to_csv(d / "schedule.csv")
+        s.to_swf(d / "schedule.swf")
+    return "schedules/"
+
+
 def _plots(jobs):
     """Run plot jobs ``(name, callable)``; a failing plot is reported, never fatal.
 
@@ -240,7 +253,7 @@ def _cmd_run(args) -> int:
               "peak)", flush=True)
     with _Interrupt() as stop:
         res = run(js, fed, seed=args.seed, model=args.model, params=params,
-                  progress=not args.no_progress and sys.stderr.isatty(), backfill=args.backfill,
+                  progress=not args.no_progress, backfill=args.backfill,
                   time_limit=args.time_limit, stagnation=args.stagnation, interrupt=stop)
     k = res.knee()
     submit = res.reference
@@ -408,14 +421,21 @@ def _cmd_powercap(args) -> int:
           f"kW, idle {fed.idle_power / 1e3:.1f} kW; caps {', '.join(f'{c:.3g}' for c in caps)} "
           "x peak", flush=True)
 
+    t_start = time.perf_counter()
+
     def say(c, d):
         if not args.no_progress:
-            print(f"  cap {c:.2f} x peak: {d} ...", flush=True)
+            print(f"  [{time.perf_counter() - t_start:7.1f} s] cap {c:.2f} x peak: {d} ...",
+                  flush=True)
 
     results = cap_study(js, fed, caps=caps, dispatchers=args.dispatchers, model=args.model,
                         cp=CPOptions(window=args.window, time_limit=args.cp_time), progress=say)
     table = study_table(results)
     atomic_write(out / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n{table}\n")
+    sched_dirs = _write_schedules(out, {f"{r.dispatcher}-cap{c:.3g}": r.schedule()
+                                        for r, c in zip(results, [c for c in caps
+                                                                  for _ in args.dispatchers],
+                                                        strict=True)})
     rows = [{"dispatcher": r.dispatcher, "cap_W": r.federation.power_cap,
              "wall_s": r.wall_time, **r.metrics.as_dict(),
              **{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in r.info.items()}}
@@ -430,7 +450,8 @@ def _cmd_powercap(args) -> int:
         ("wqt.png", lambda: plot_wqt(results, out / "wqt.png")),
     ])
     print(table)
-    print(f"wrote {out}/powercap.md, powercap.json" + "".join(f", {p}" for p in plots))
+    print(f"wrote {out}/powercap.md, powercap.json, {sched_dirs} (schedule.csv and schedule.swf "
+          "per dispatcher and cap)" + "".join(f", {p}" for p in plots))
     return 0
 
 
@@ -459,9 +480,12 @@ def _cmd_realtime(args) -> int:
           + (", partitions" if machine.partitions else "") + f"); real-time shares "
           f"{args.rtj_fraction}", flush=True)
 
+    t_start = time.perf_counter()
+
     def say(f, label):
         if not args.no_progress:
-            print(f"  {f:.0%} real-time: {label} ...", flush=True)
+            print(f"  [{time.perf_counter() - t_start:7.1f} s] {f:.0%} real-time: {label} ...",
+                  flush=True)
 
     runs = realtime_study(js, machine, fractions=args.rtj_fraction, schemes=args.schemes,
                           seed=args.tag_seed,
@@ -547,8 +571,9 @@ def _cmd_compare(args) -> int:
           f"{params.pop_size} x {params.n_gen} generations, seed {args.seed}", flush=True)
     c = compare(js, fed, seed=args.seed, model=args.model, params=params,
                 algorithms=args.algorithms,
-                progress=not args.no_progress and sys.stderr.isatty())
+                progress=not args.no_progress)
     atomic_write(out / "compare.csv", c.to_csv())
+    sched_dirs = _write_schedules(out, {name: r.schedule(r.knee()) for name, r in c.results.items()})
     atomic_write(out / "compare.json", json.dumps(
         {"jobset": js.name, "n_jobs": len(js), "model": args.model, "rows": c.rows,
          "reference": c.reference.tolist(), **c.info,
@@ -563,7 +588,8 @@ def _cmd_compare(args) -> int:
             main_front, baselines=c.points, fronts=fronts, path=out / "compare.png",
             title=f"{js.name}, {len(js)} jobs ({args.model})"))])
     print(c.table())
-    print(f"wrote {out}/compare.csv, compare.json" + "".join(f", {p}" for p in plots))
+    print(f"wrote {out}/compare.csv, compare.json, {sched_dirs} (schedule.csv and schedule.swf "
+          "of each algorithm's knee)" + "".join(f", {p}" for p in plots))
     return 0
 
 

@@ -62,6 +62,7 @@ def test_console_script_help(args):
     assert r.returncode == 0 and "usage: moga" in r.stdout
 
 
+@pytest.mark.slow
 def test_powercap_writes_table_and_plots(tmp_path, capsys):
     out = tmp_path / "pc"
     assert main(["powercap", "--n-jobs", "60", "--caps", "1.0", "0.45", "--out", str(out)]) == 0

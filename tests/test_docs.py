@@ -15,6 +15,7 @@ CODE = re.compile(r"```python\n(.*?)```", re.S)
 GUIDE = [p for p in sorted((DOCS / "guide").glob("*.md")) if CODE.search(p.read_text())]
 
 
+@pytest.mark.slow
 def test_documentation_builds_without_warnings(tmp_path):
     pytest.importorskip("sphinx")
     pytest.importorskip("sphinxarg")

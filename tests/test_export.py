@@ -141,3 +141,32 @@ def test_cli_run_writes_the_schedule_and_schedule_decodes_any_member(tmp_path):
     assert (d / "gantt.png").stat().st_size > 0
     assert main(["schedule", str(out), "--point", "99"]) == 2
     assert main(["schedule", str(tmp_path / "nowhere")]) == 2
+
+
+def test_compare_and_powercap_write_their_schedules(tmp_path):
+    out = tmp_path / "C"
+    assert main(["compare", "--n-jobs", "25", "--pop", "8", "--gen", "2", "--algorithms", "FCFS",
+                 "EASY", "MOGA", "--out", str(out), "--no-progress"]) == 0
+    assert sorted(p.name for p in (out / "schedules").iterdir()) == ["EASY", "FCFS", "MOGA"]
+    tr = moga.load_swf(out / "schedules" / "EASY" / "schedule.swf")
+    assert tr.report.kept == 25
+    out = tmp_path / "P"
+    assert main(["powercap", "--n-jobs", "25", "--caps", "1.0", "60%", "--dispatchers", "prb",
+                 "--out", str(out), "--no-progress"]) == 0
+    assert sorted(p.name for p in (out / "schedules").iterdir()) == ["prb-cap0.6", "prb-cap1"]
+    text = (out / "schedules" / "prb-cap0.6" / "schedule.csv").read_text().splitlines()
+    assert text[0].split(",") == list(BATSIM_COLUMNS) and len(text) == 26
+
+
+def test_powercap_result_is_a_schedule():
+    from moga.powercap import run_dispatcher
+
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(n_jobs=30, federation=fed, batch=False, power="lognormal")
+    r = run_dispatcher(js, fed.with_cap(fraction=0.5), "easy")
+    s = r.schedule()
+    np.testing.assert_array_equal(s.start, r.start)
+    assert (s.makespan, s.energy) == (r.metrics.makespan, r.metrics.energy)
+    times, watts = s.power_profile()
+    assert watts.max() <= fed.with_cap(fraction=0.5).power_cap * (1 + 1e-9)
+    s.node_assignment()  # capacity holds

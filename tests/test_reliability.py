@@ -324,6 +324,7 @@ def test_params_files_are_checked(tmp_path, text, message):
 
 
 # --------------------------------------------------------------------- value workloads
+@pytest.mark.slow
 def test_compare_value_on_empty_and_worthless_job_sets():
     fed = moga.Federation.preset()
     js = attach_values(moga.load_default().jobset(n_jobs=10, federation=fed, batch=False))

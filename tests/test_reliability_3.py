@@ -138,6 +138,7 @@ def _small_cfg():
     return ClusterConfig(N=4, Q=3, B=6, H=12, L=30, t_arrive=8)
 
 
+@pytest.mark.rl
 def test_4_training_checkpoint_is_one_stamped_file(tmp_path):
     pytest.importorskip("jax")
     from moga.rl.train import TrainConfig, train

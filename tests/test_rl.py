@@ -131,6 +131,7 @@ def test_numpy_and_jax_forward_agree():
 SMALL = ClusterConfig(N=5, Q=3, B=6, H=10, lam=0.6, t_arrive=15)
 
 
+@pytest.mark.rl
 def test_training_improves_on_the_random_initial_policy(tmp_path):
     pytest.importorskip("jax")
     from moga.rl.train import TrainConfig, train
@@ -145,6 +146,7 @@ def test_training_improves_on_the_random_initial_policy(tmp_path):
     assert after < before
 
 
+@pytest.mark.rl
 def test_training_resumes_exactly(tmp_path):
     pytest.importorskip("jax")
     from moga.rl.train import TrainConfig, train

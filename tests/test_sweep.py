@@ -102,6 +102,7 @@ def test_rows_are_deterministic_per_seed(tmp_path):
     assert moga_rows[0]["seed"] != moga_rows[1]["seed"]
 
 
+@pytest.mark.dask
 def test_tiny_sweep_on_a_two_worker_local_cluster(tmp_path):
     out = tmp_path / "dask"
     assert main(["sweep", str(TINY), "--workers", "2", "--out", str(out), "--no-progress"]) == 0
@@ -114,6 +115,7 @@ def test_tiny_sweep_on_a_two_worker_local_cluster(tmp_path):
     assert (out / "report" / "hv_bundled.png").stat().st_size > 0
 
 
+@pytest.mark.dask
 def test_a_task_whose_worker_dies_is_retried(tmp_path):
     marker = str(tmp_path / "crashed")
 

@@ -218,3 +218,9 @@ def test_ricc_without_header_uses_given_size():
     fed = moga.Federation.preset("ricc")
     js = tr.jobset(days=30, federation=fed)
     assert len(js) > 1000
+
+
+def test_submit_order_is_first_come_first_served_ties_by_position():
+    js = moga.JobSet.from_arrays(release=[5.0, 0.0, 5.0, 1.0], tasks=[1, 1, 1, 1],
+                                 runtime=[1.0, 1.0, 1.0, 1.0])
+    assert js.submit_order.tolist() == [1, 3, 0, 2] and js.submit_order.dtype == np.int64

@@ -34,7 +34,7 @@ def _submit_order(problem, J):
     js = getattr(problem, "jobset", None)
     if js is None:
         return np.arange(J)
-    return np.lexsort((np.arange(J), js.release))
+    return js.submit_order
 
 
 def seed_blacklists(n_jobs: int, speed, levels=(0.0, 0.5, 1.0)) -> np.ndarray:

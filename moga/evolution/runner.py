@@ -412,5 +412,5 @@ def _submit_individual(jobset, federation=None):
     """The submit order with an empty blacklist (no blacklist part when ``federation`` is None)."""
     J = len(jobset)
     K = 0 if federation is None else federation.n_clusters
-    order = np.lexsort((np.arange(J), jobset.release)).astype(float)
+    order = jobset.submit_order.astype(float)
     return np.concatenate([order, np.zeros(J * K)])[None, :]

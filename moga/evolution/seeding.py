@@ -118,7 +118,7 @@ def heuristic_seeds(js: JobSet, fed: Federation, model: str = "fluid",
 def _submit_rank(js: JobSet) -> np.ndarray:
     """Each job's position in the submit order (release time, ties by position)."""
     rank = np.empty(len(js), dtype=np.int64)
-    rank[np.lexsort((np.arange(len(js)), js.release))] = np.arange(len(js))
+    rank[js.submit_order] = np.arange(len(js))
     return rank
 
 
@@ -129,7 +129,7 @@ def heuristic_orders(js: JobSet, fed: Federation, model: str = "fluid",
     Orders equal to one already listed are left out, so every value is distinct.
     """
     J = len(js)
-    submit = np.lexsort((np.arange(J), js.release)).astype(np.int64)
+    submit = js.submit_order
     rank = np.empty(J, dtype=np.int64)
     rank[submit] = np.arange(J)
     work = js.tasks * js.runtime

@@ -253,6 +253,11 @@ class JobSet:
         return int(self.release.shape[0])
 
     @property
+    def submit_order(self) -> np.ndarray:
+        """Job positions by release time, ties by position (first come, first served), int64."""
+        return np.lexsort((np.arange(len(self)), self.release)).astype(np.int64)
+
+    @property
     def n_jobs(self) -> int:
         """Number of jobs ``J``."""
         return len(self)

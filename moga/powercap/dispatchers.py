@@ -18,7 +18,7 @@ from decoders.dispatch import Dispatch, Stepper, dispatch
 
 from ..model.jobset import JobSet
 from ..model.platform import Federation
-from ..model.schedule import check_power
+from ..model.schedule import Schedule, check_power
 from .cp import CPOptions, serial_schedule, solve_relaxed
 from .metrics import PowercapMetrics, powercap_metrics
 from .queues import Queues
@@ -62,6 +62,18 @@ class PowercapResult:
     metrics: PowercapMetrics
     wall_time: float
     info: dict = field(default_factory=dict)
+    model: str = "fluid"
+
+    def schedule(self) -> Schedule:
+        """The dispatch as a :class:`~moga.model.schedule.Schedule` (the one schedule record):
+        its per-job table, SWF export and Gantt chart. ``order`` is the start order."""
+        js = self.jobset
+        order = np.lexsort((np.arange(len(js)), self.start)).astype(np.int64)
+        flow = float(np.sum(self.finish - js.release))
+        return Schedule(js, self.federation, order, np.zeros_like(self.alloc, dtype=float),
+                        self.model, self.start, self.finish, self.alloc, self.metrics.makespan,
+                        self.metrics.energy, flow, 0, int(np.sum((self.alloc > 0).sum(axis=1) > 1)),
+                        "easy" if self.dispatcher == "easy" else "none")
 
 
 def _arrays(js: JobSet, fed: Federation):
@@ -112,7 +124,8 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
                      tie=js.tasks * js.runtime, **kw)
     wall = time.perf_counter() - t0
     metrics = powercap_metrics(js, fed, d.start, d.finish, d.alloc, d.energy, queues)
-    return PowercapResult(dispatcher, js, fed, d.start, d.finish, d.alloc, metrics, wall, info)
+    return PowercapResult(dispatcher, js, fed, d.start, d.finish, d.alloc, metrics, wall, info,
+                          model)
 
 
 def _prb_rank(queued, t, js, weight, tierank):

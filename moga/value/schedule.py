@@ -92,7 +92,7 @@ def value_arrays(js: JobSet, fed: Federation):
 def evaluate_value(js: JobSet, fed: Federation, order=None, blacklist=None) -> ValueSchedule:
     """Decode one chromosome with the value decoder (default: submit order, no blacklist)."""
     J, K = len(js), fed.n_clusters
-    order = np.lexsort((np.arange(J), js.release)) if order is None else order
+    order = js.submit_order if order is None else order
     blacklist = np.zeros((J, K)) if blacklist is None else blacklist
     check_chromosome(order, blacklist, J, K)
     r = decode_value(*value_arrays(js, fed), order, blacklist)
