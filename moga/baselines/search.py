@@ -16,7 +16,8 @@ import numpy as np
 from pymoo.algorithms.soo.nonconvex.ga import GA
 from pymoo.optimize import minimize
 
-from ..evolution.operators import ScheduleDuplicateElimination, ScheduleSampling
+from ..evolution.duplicates import ScheduleDuplicateElimination
+from ..evolution.operators import ScheduleSampling
 from ..evolution.params import GAParams, check_seed
 from ..evolution.problem import SchedulingProblem
 from ..metrics import nondominated

@@ -18,7 +18,7 @@ from pymoo.core.infill import InfillCriterion
 from pymoo.core.selection import Selection
 from pymoo.core.variable import get
 
-from .operators import SeenRows, _row_hashes
+from .duplicates import SeenRows, _row_hashes
 
 __all__ = ["ArrayMating", "NeighbourSelection", "nearest_neighbours"]
 

@@ -19,9 +19,10 @@ from ..model.jobset import JobSet
 from ..model.platform import Federation
 from ..results import SearchResult
 from .archive import ParetoArchive
+from .duplicates import ScheduleDuplicateElimination
 from .engine import evolve
 from .mating import ArrayMating, NeighbourSelection
-from .operators import ScheduleDuplicateElimination, ScheduleSampling
+from .operators import ScheduleSampling
 from .params import GAParams, check_seed
 from .problem import SchedulingProblem, _use_blacklist
 from .resequencing import Resequencer

@@ -97,7 +97,8 @@ def best_known(js: JobSet, fed: Federation, pop_size: int | None = None,
     from pymoo.core.callback import Callback
     from pymoo.optimize import minimize
 
-    from ..evolution.operators import ScheduleDuplicateElimination, ScheduleSampling
+    from ..evolution.duplicates import ScheduleDuplicateElimination
+    from ..evolution.operators import ScheduleSampling
 
     params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)
     seed = check_seed(seed)
