@@ -4,7 +4,8 @@ Sub-packages: :mod:`moga.model` (workloads, job-sets, federations, schedules),
 :mod:`moga.evolution` (GA parameters, problem, operators, ``run``),
 :mod:`moga.baselines`, :mod:`moga.value`, :mod:`moga.experiments` (sweeps,
 report, tuning), :mod:`moga.powercap` (power-capped dispatching),
-:mod:`moga.realtime` (real-time jobs, preemption, checkpointing). The names below are the stable public API.
+:mod:`moga.realtime` (real-time jobs, preemption, checkpointing), :mod:`moga.rl` (Deep-EAS,
+imported on use: it needs the ``gym`` extra). The names below are the stable public API.
 """
 from . import baselines, evolution, model, powercap, realtime, value
 from .evolution.params import GAParams

@@ -283,7 +283,7 @@ def _cmd_run(args) -> int:
     print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: makespan "
           f"{res.F[k, 0] / 3600:.2f} h ({km:+.1f}%), energy {res.F[k, 1] / 3.6e9:.4f} MWh "
           f"({ke:+.1f}%) against the submit order{' under EASY' if args.backfill == 'easy' else ''}"
-          f"; {summary['generations']} generations ({summary['stopped_by']}), "
+          f"; {summary['generations']} generations (stopped by {_STOPPED[summary['stopped_by']]}), "
           f"{res.wall_time:.1f} s ({100 * res.decode_time / res.wall_time:.0f}% decoding)")
     print(f"wrote {out}/front.csv, run.json, result.npz, schedule.csv, schedule.swf (the knee)"
           + "".join(f", {p}" for p in plots))
@@ -292,6 +292,12 @@ def _cmd_run(args) -> int:
               "marked partial", file=sys.stderr)
         return 130
     return 0
+
+
+#: How ``moga run`` words each ``stopped_by`` of a run.
+_STOPPED = {"generations": "the generation budget", "time limit": "the time limit",
+            "stagnation": "stagnation", "interrupted": "Ctrl-C",
+            "no new child": "no new child in 100 matings"}
 
 
 class _Interrupt:
