@@ -58,6 +58,7 @@ def main(argv=None) -> int:
             print(f"run {i + 1}: {runs[-1]}", flush=True)
     doc = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, "
            f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
+           "load_average_at_end": round(os.getloadavg()[0], 2),
            "command": f"moga run --gen {args.gen}", "runs": runs, "targets": TARGETS}
     print(json.dumps(doc, indent=2), flush=True)
     out = Path(args.out)
@@ -73,7 +74,8 @@ def main(argv=None) -> int:
           f"Measured {doc['date']} on {doc['machine']} by `python benchmarks/cold_start.py`: "
           "three runs in fresh processes against one empty Numba cache. Peak memory is the "
           "largest child so far (getrusage), so a later run shows '-' when it stayed below an "
-          "earlier one.", "", *rows, "",
+          f"earlier one. Load average (1 min) at the end: {doc['load_average_at_end']}.", "",
+          *rows, "",
           f"Targets: first run at most {TARGETS['first_wall_s']:.0f} s and "
           f"{TARGETS['first_peak_gb']} GB; later runs at most {TARGETS['later_wall_s']:.0f} s "
           "and no compile.", ""]
