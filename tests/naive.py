@@ -9,6 +9,7 @@ Numba kernels must agree with them on random inputs.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 RTOL = 1e-9  # finish times within this relative distance finish together (docs/design.md §5)
 SHIFT_RTOL = 1e-12  # a shift is kept while the slowdown grows by at most this relative amount
@@ -1019,8 +1020,8 @@ def naive_deepeas_esjf(arrival, n, mu, d, N, K, energy, Q, B):
 
     Time steps t = 0, 1, ...: jobs with arrival <= t join the queue (at most Q + B waiting);
     then, while some job among the first Q fits a machine now, start the pair of least
-    ``n e_k mu_k / mu* * (t - arrival + mu_k) / mu*`` (ties: lower queue position, lower
-    machine); then the step passes and jobs whose ``start + d`` is reached leave. Returns
+    ``n e_k mu_k / mu* * (t - arrival + mu_k) / mu*`` in exact fractions (ties: lower queue
+    position, lower machine); then the step passes and jobs whose ``start + d`` is reached leave. Returns
     per job ``(machine, start, finish, edp)`` lists.
     """
     J = len(arrival)
@@ -1039,8 +1040,8 @@ def naive_deepeas_esjf(arrival, n, mu, d, N, K, energy, Q, B):
             for pos, j in enumerate(queue[:Q]):
                 for k in range(K):
                     if n[j] <= free[k]:
-                        v = n[j] * energy[k] * mu[j][k] / mstar[j] * (
-                            t - arrival[j] + mu[j][k]) / mstar[j]
+                        m_, s_ = Fraction(mu[j][k]), Fraction(mstar[j])
+                        v = n[j] * Fraction(energy[k]) * m_ / s_ * (t - arrival[j] + m_) / s_
                         if best is None or v < best[0]:
                             best = (v, pos, k)
             if best is None:

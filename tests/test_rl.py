@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from naive import naive_deepeas_esjf
 
+from moga.errors import InputError
 from moga.rl import (
     ENV_ID,
     ClusterConfig,
@@ -24,6 +25,7 @@ from moga.rl import (
     run_episode,
     shipped_policy,
     sjf,
+    sjf_least_edp,
 )
 from moga.rl.policy import init_params, logits, policy_scheduler
 
@@ -75,6 +77,43 @@ def test_esjf_picks_the_least_edp_pair_on_a_hand_made_state():
     assert esjf(env) == 20  # machine 1 is full and job 0 has gone: nothing left, wait
     assert sjf(_hand_state()) == 2  # shortest job (slot 1) on the faster machine
     assert greedy_energy(_hand_state()) == 1  # first come, least energy machine
+
+
+def test_esjf_breaks_an_exact_tie_by_the_lower_slot():
+    # The fidelity review's instance (c = inf, d = mu): at t = 4 jobs 2 and 3 both fit only
+    # machine 0 and tie exactly at 6 * 9.809 = 58.854; job 2 holds the lower slot.
+    mu = np.array([[3.0, 6.0], [15.0, 30.0], [12.0, 24.0], [10.0, 20.0]])
+    jobs = JobSequence(np.array([0, 3, 4, 4]), np.array([10, 4, 6, 6]), mu, mu.astype(int))
+    env = DeepEASEnv(ClusterConfig(), jobs)
+    env.reset()
+    while not env.done:
+        env.step(esjf(env))
+    assert env.start.tolist()[:3] == [0, 3, 4] and env.start[3] > 4
+    m, start, finish, edp = naive_deepeas_esjf(jobs.arrival.tolist(), jobs.n.tolist(),
+                                               mu.tolist(), mu.astype(int).tolist(), 10, 2,
+                                               (9.809, 1.0), 10, 90)
+    assert start == env.start.tolist()
+
+
+def test_sjf_least_edp_takes_the_shortest_job_to_its_least_edp_machine():
+    env = _hand_state()
+    # Job 1 is the shortest; on machine 1 its EDP is 8, on machine 0 2 * 9.809 = 19.6.
+    assert sjf_least_edp(env) == 1 * 2 + 1
+
+
+def test_masked_actions():
+    env = _hand_state()
+    mask = env.action_mask()
+    assert mask.shape == (env.cfg.n_actions,) and mask[-1]
+    assert [a for a in np.flatnonzero(mask)] == [0, 1, 2, 3, 20]
+    masked = DeepEASEnv(ClusterConfig(), env.jobs, mask=True)
+    masked.reset()
+    with pytest.raises(InputError, match="action 5 cannot be carried out"):
+        masked.step(5)
+    params, _ = shipped_policy()
+    choose = policy_scheduler(params, seed=0, mask=True)
+    for _ in range(20):
+        assert masked.action_mask()[choose(masked)]
 
 
 def test_observation_layout():

@@ -13,6 +13,7 @@ from .schedulers import (
     random_scheduler,
     run_episode,
     sjf,
+    sjf_least_edp,
 )
 
 register()
@@ -20,4 +21,4 @@ register()
 __all__ = ["ClusterConfig", "JobSequence", "draw_jobs", "ENV_ID", "DeepEASEnv", "register",
            "init_params", "load_params", "policy_scheduler", "save_params", "shipped_policy",
            "SCHEDULERS", "esjf", "greedy_energy", "mean_edp", "random_scheduler", "run_episode",
-           "sjf"]
+           "sjf", "sjf_least_edp"]

@@ -56,11 +56,20 @@ class DeepEASEnv(gym.Env):
         A fixed job sequence for every episode; otherwise each reset draws one
         from the environment's generator (seeded by ``reset(seed=...)``).
         ``reset(options={"jobs": seq})`` sets it for one episode.
+    mask : bool
+        False (the paper's setting): an action that cannot be carried out ends
+        the time step, as "wait" does. True: such an action is refused, and
+        ``info["action_mask"]`` (also :meth:`action_mask`) says which actions
+        can be carried out, for agents that mask their choice.
     """
 
     metadata = {"render_modes": []}
 
-    def __init__(self, config: ClusterConfig | None = None, jobs: JobSequence | None = None):
+    def __init__(self, config: ClusterConfig | None = None, jobs: JobSequence | None = None,
+                 mask: bool = False):
+        if not isinstance(mask, bool):
+            raise InputError(f"mask must be True or False, got {mask!r}")
+        self.mask = mask
         self.cfg = ClusterConfig.coerce(config)
         c = self.cfg
         if jobs is not None:
@@ -127,6 +136,10 @@ class DeepEASEnv(gym.Env):
         if not 0 <= a < c.n_actions:
             raise InputError(f"action must be in [0, {c.n_actions}), got {action!r}")
         reward = 0.0
+        if self.mask and a < c.Q * c.K and not self.can_start(a // c.K, a % c.K):
+            raise InputError(f"action {a} cannot be carried out (queue slot {a // c.K} holds no "
+                             f"job that fits machine {a % c.K} now) and the environment masks "
+                             "infeasible actions: choose one where action_mask() is True")
         if a < c.Q * c.K and self.can_start(a // c.K, a % c.K):
             reward = self._start(a // c.K, a % c.K)
         else:
@@ -180,8 +193,23 @@ class DeepEASEnv(gym.Env):
         energy[waiting] = self.e_min[waiting]
         return energy * (end - self.jobs.arrival) / self.mu_star if J else np.zeros(0)
 
+    def action_mask(self) -> np.ndarray:
+        """Which actions can be carried out now, shape (n_actions,): the (slot, machine) pairs
+        whose slot holds a job that fits the machine, and "wait" (always)."""
+        c = self.cfg
+        m = np.zeros(c.n_actions, dtype=bool)
+        m[-1] = True
+        for slot, j in enumerate(self.queue[: c.Q]):
+            for k in range(c.K):
+                if self.jobs.n[j] <= self.free[k]:
+                    m[slot * c.K + k] = True
+        return m
+
     def _info(self):
-        return {"t": self.t, "queued": len(self.queue), "running": len(self.running)}
+        info = {"t": self.t, "queued": len(self.queue), "running": len(self.running)}
+        if self.mask:
+            info["action_mask"] = self.action_mask()
+        return info
 
     def _obs(self):
         c = self.cfg

@@ -82,15 +82,27 @@ def greedy(params: dict, obs) -> int:
     return int(np.argmax(logits(params, obs)))
 
 
-def policy_scheduler(params: dict, sample: bool = True, seed: int = 0):
+def policy_scheduler(params: dict, sample: bool = True, seed: int = 0, mask: bool = False):
     """A scheduler (``scheduler(env) -> action``) of the policy: sampling its actions from
     ``default_rng(seed)`` (default, as it was trained), or greedy (the most probable action,
-    which can wait forever in a state where it prefers an action that cannot be taken)."""
+    which can wait forever in a state where it prefers an action that cannot be taken).
+
+    With ``mask``, the choice is among the actions the environment can carry out
+    (:meth:`~moga.rl.env.DeepEASEnv.action_mask`): the others get probability 0 and the
+    rest keep their proportions.
+    """
     rng = np.random.default_rng(seed)
 
     def choose(env):
         obs = env._obs()
-        return act(params, obs, rng) if sample else greedy(params, obs)
+        if not mask:
+            return act(params, obs, rng) if sample else greedy(params, obs)
+        z = logits(params, obs).astype(np.float64)
+        z = np.where(env.action_mask(), z, -np.inf)
+        if not sample:
+            return int(np.argmax(z))
+        p = _softmax(z)
+        return int(rng.choice(p.size, p=p))
 
     return choose
 

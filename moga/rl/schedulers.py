@@ -8,13 +8,15 @@ until none fits, then wait" is one start per call and a wait at the end.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from .cluster import ClusterConfig, JobSequence, draw_jobs
 from .env import DeepEASEnv
 
-__all__ = ["esjf", "sjf", "greedy_energy", "random_scheduler", "run_episode", "mean_edp",
-           "SCHEDULERS"]
+__all__ = ["esjf", "sjf", "sjf_least_edp", "greedy_energy", "random_scheduler", "run_episode",
+           "mean_edp", "expected_edp", "SCHEDULERS"]
 
 
 def _candidates(env):
@@ -29,18 +31,38 @@ def _wait(env):
     return env.cfg.Q * env.cfg.K
 
 
+def expected_edp(env, j, k) -> Fraction:
+    """Job ``j``'s estimated normalised EDP if it starts on machine ``k`` now,
+    ``n e_k mu_jk / mu* * (t - arrival + mu_jk) / mu*``, in exact arithmetic (the floats
+    read exactly as fractions), so that equal estimates tie exactly."""
+    mu = Fraction(float(env.jobs.mu[j, k]))
+    ms = Fraction(float(env.mu_star[j]))
+    wait = Fraction(int(env.t) - int(env.jobs.arrival[j]))
+    return (int(env.jobs.n[j]) * Fraction(float(env.cfg.energy[k])) * mu * (wait + mu)
+            / (ms * ms))
+
+
 def esjf(env) -> int:
     """Energy-aware shortest job first: the (visible job, machine with room) pair of least
-    estimated normalised EDP ``n e_k mu_jk / mu* * (t - arrival + mu_jk) / mu*``; ties to the
-    lower slot, then machine; wait when nothing fits."""
+    estimated normalised EDP (:func:`expected_edp`, exact); ties to the lower slot, then
+    machine; wait when nothing fits."""
     best, act = None, _wait(env)
-    e = env.cfg.energy
     for slot, j, k in _candidates(env):
-        mu = env.jobs.mu[j, k]
-        ms = env.mu_star[j]
-        edp = env.jobs.n[j] * e[k] * mu / ms * (env.t - env.jobs.arrival[j] + mu) / ms
+        edp = expected_edp(env, j, k)
         if best is None or edp < best:
             best, act = edp, slot * env.cfg.K + k
+    return act
+
+
+def sjf_least_edp(env) -> int:
+    """Shortest job first (least ``mu*``, ties to the lower slot), started on the machine with
+    room of least estimated EDP (:func:`expected_edp`; ties to the lower index): the strongest
+    simple heuristic of the fidelity review."""
+    best, act = None, _wait(env)
+    for slot, j, k in _candidates(env):
+        key = (float(env.mu_star[j]), slot, expected_edp(env, j, k), k)
+        if best is None or key < best:
+            best, act = key, slot * env.cfg.K + k
     return act
 
 
@@ -79,7 +101,8 @@ def random_scheduler(seed=0):
 
 
 #: The heuristic schedulers by name.
-SCHEDULERS = {"ESJF": esjf, "SJF": sjf, "greedy-energy": greedy_energy}
+SCHEDULERS = {"ESJF": esjf, "SJF": sjf, "SJF-least-EDP": sjf_least_edp,
+              "greedy-energy": greedy_energy}
 
 
 def run_episode(scheduler, jobs: JobSequence, config: ClusterConfig | None = None) -> np.ndarray:
