@@ -498,3 +498,19 @@ def test_16_too_wide_for_the_cap_names_the_job_id():
 
     jid, pos = map(int, re.search(r"job id (\d+) \(position (\d+)", str(e.value)).groups())
     assert int(js.id[pos]) == jid
+
+
+def test_11_whole_float_sizes_are_stored_as_integers():
+    from moga.rl import ClusterConfig, DeepEASEnv
+
+    c = ClusterConfig(K=2.0, N=10.0, B=90.0, energy=[9.809, 1])
+    assert (type(c.K), type(c.N), type(c.B), c.energy) == (int, int, int, (9.809, 1.0))
+    env = DeepEASEnv(config={"K": 2.0})
+    env.reset(seed=0)
+    assert env.observation_space.shape == (env.cfg.H, env.cfg.width)
+    for kw, msg in (({"Q": 2e20}, "Q must be an integer <="), ({"N": 5000, "Q": 100},
+                                                                "observation image would be"),
+                    ({"K": 1100, "N": 1, "Q": 1, "B": 0, "H": 3, "energy": (1.0,) * 1100},
+                     "L .* must hold")):
+        with pytest.raises(InputError, match=msg):
+            ClusterConfig(**kw)

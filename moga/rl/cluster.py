@@ -23,6 +23,10 @@ from ..validation import check_int, check_number
 __all__ = ["ClusterConfig", "JobSequence", "draw_jobs"]
 
 
+#: Largest observation image (H x width cells) a configuration may ask for.
+MAX_IMAGE_CELLS = 10**7
+
+
 @dataclass(frozen=True)
 class ClusterConfig:
     """The paper's set-up (all defaults are its values).
@@ -67,11 +71,16 @@ class ClusterConfig:
     max_steps: int = 2000
 
     def __post_init__(self):
+        # Stored as plain ints and floats: 2.0 machines is 2 (Gymnasium's spaces need ints).
         for f in ("K", "N", "H", "Q", "L", "t_arrive", "max_steps"):
-            check_int(f, getattr(self, f), 1)
-        check_int("B", self.B, 0)
+            object.__setattr__(self, f, check_int(f, getattr(self, f), 1, 2**31 - 1))
+        object.__setattr__(self, "B", check_int("B", self.B, 0, 2**31 - 1))
+        cells = self.H * self.width
+        if cells > MAX_IMAGE_CELLS:
+            raise InputError(f"the observation image would be {self.H} x {self.width} = {cells:,} "
+                             f"cells, more than {MAX_IMAGE_CELLS:,}: lower H, K, N, Q or B")
         for f in ("slowdown", "lam", "beta", "c"):
-            check_number(f, getattr(self, f), allow_inf=(f == "c"))
+            object.__setattr__(self, f, check_number(f, getattr(self, f), allow_inf=(f == "c")))
         try:
             energy = tuple(self.energy)
         except TypeError:
@@ -84,14 +93,19 @@ class ClusterConfig:
             check_number(f"energy[{k}]", e)
             if not e > 0:
                 raise InputError(f"energy[{k}] must be > 0, got {e}")
+        object.__setattr__(self, "energy", tuple(float(e) for e in energy))
         if not 0 < self.lam <= 1 or not 0 <= self.beta <= 1:
             raise InputError(f"lam must be in (0, 1] and beta in [0, 1], got {self.lam}, "
                              f"{self.beta}")
         if not self.c > 0 or not self.slowdown >= 1:
             raise InputError(f"c must be > 0 and slowdown >= 1, got {self.c}, {self.slowdown}")
-        if 15 * self.slowdown ** (self.K - 1) > self.L:
+        try:
+            longest = 15 * self.slowdown ** (self.K - 1)
+        except OverflowError:
+            longest = float("inf")
+        if longest > self.L:
             raise InputError(f"L ({self.L}) must hold the longest expected duration "
-                             f"({15 * self.slowdown ** (self.K - 1):g})")
+                             f"({longest:g})")
 
     @classmethod
     def coerce(cls, config) -> ClusterConfig:
