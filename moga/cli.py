@@ -14,7 +14,7 @@ from .model.platform import PRESETS, Federation
 from .model.schedule import evaluate
 from .model.traces import resolve_trace
 from .model.workload import default_trace_path, load_swf
-from .outputs import atomic_write, check_writable
+from .outputs import atomic_write, check_writable, safe_name
 
 
 def _int_arg(name, low):
@@ -70,6 +70,15 @@ def _trace_path(args):
     return resolve_trace(args.trace) if args.trace else default_trace_path()
 
 
+def _read_trace(args):
+    """The trace of the workload options, read, with the whole-trace warning when no window
+    is given."""
+    trace = load_swf(_trace_path(args), skip_malformed=args.skip_malformed,
+                     max_procs=args.max_procs)
+    _check_window(trace, args)
+    return trace
+
+
 #: A job-set of more jobs than this, taken without --n-jobs or --days, gets a warning.
 WHOLE_TRACE_WARNING = 5000
 
@@ -102,10 +111,8 @@ def _prepare_out(out, names):
 def _write_schedules(out, schedules: dict) -> str:
     """Write ``schedules/NAME/schedule.csv`` and ``schedule.swf`` for each named schedule;
     returns the folder's name."""
-    import re
-
     for name, s in schedules.items():
-        d = out / "schedules" / re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+        d = out / "schedules" / safe_name(name)
         d.mkdir(parents=True, exist_ok=True)
         s.to_csv(d / "schedule.csv")
         s.to_swf(d / "schedule.swf")
@@ -180,9 +187,7 @@ def _add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
 
 
 def _load(args):
-    path = _trace_path(args)
-    trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
-    _check_window(trace, args)
+    trace = _read_trace(args)
     fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days, federation=fed,
                       wide=args.wide, seed=args.attr_seed, batch=not args.release,
@@ -438,10 +443,9 @@ def _cmd_powercap(args) -> int:
                         cp=CPOptions(window=args.window, time_limit=args.cp_time), progress=say)
     table = study_table(results)
     atomic_write(out / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n{table}\n")
-    sched_dirs = _write_schedules(out, {f"{r.dispatcher}-cap{c:.3g}": r.schedule()
-                                        for r, c in zip(results, [c for c in caps
-                                                                  for _ in args.dispatchers],
-                                                        strict=True)})
+    sched_dirs = _write_schedules(out, {
+        f"{r.dispatcher}-cap{r.federation.power_cap / r.federation.peak_power:.3g}": r.schedule()
+        for r in results})
     rows = [{"dispatcher": r.dispatcher, "cap_W": r.federation.power_cap,
              "wall_s": r.wall_time, **r.metrics.as_dict(),
              **{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in r.info.items()}}
@@ -466,9 +470,7 @@ def _cmd_realtime(args) -> int:
     from .realtime.study import plot_slowdowns, realtime_study, study_table
 
     out = _prepare_out(args.out, ["realtime.md", "realtime.json", "slowdown.png"])
-    path = _trace_path(args)
-    trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
-    _check_window(trace, args)
+    trace = _read_trace(args)
     if args.machine == "mira":
         machine = Machine.mira()
     elif args.machine == "auto":
@@ -634,9 +636,7 @@ def _cmd_tune(args) -> int:
 
     out = _prepare_out(args.out, ["best.toml", "trials.csv", "tune.json", "history.png",
                                   "importances.png"])
-    path = _trace_path(args)
-    trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
-    _check_window(trace, args)
+    trace = _read_trace(args)
     fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     starts = args.starts or [args.start]
     jobsets = [trace.jobset(start=s, n_jobs=args.n_jobs, days=args.days, federation=fed,
@@ -677,9 +677,7 @@ def _cmd_value(args) -> int:
 
     out = _prepare_out(args.out, ["value.csv", "value.json", "value_over_time.png",
                                   "value_by_class.png"])
-    path = _trace_path(args)
-    trace = load_swf(path, skip_malformed=args.skip_malformed, max_procs=args.max_procs)
-    _check_window(trace, args)
+    trace = _read_trace(args)
     fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     # Jobs run inside one cluster: the largest cluster bounds the width.
     js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days,

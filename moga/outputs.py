@@ -15,7 +15,8 @@ import contextlib
 import os
 from pathlib import Path
 
-__all__ = ["OutputError", "atomic_path", "atomic_write", "check_writable"]
+__all__ = ["OutputError", "atomic_create", "atomic_path", "atomic_write", "check_writable",
+           "safe_name"]
 
 
 class OutputError(OSError):
@@ -79,6 +80,47 @@ def atomic_write(path, data) -> None:
     with atomic_path(path) as tmp, open(tmp, "wb") as fh:
         fh.write(raw)
         fh.flush()
+
+
+def atomic_create(path, data) -> bool:
+    """Create ``path`` with ``data`` (str or bytes) unless it exists; True when this call did.
+
+    The content is written and fsynced under a temporary name, then linked into
+    place, which fails when the name exists: of processes racing to create the
+    file exactly one succeeds, and no reader ever sees it half written.
+
+    Raises
+    ------
+    OutputError
+        If the file cannot be written, naming it.
+    """
+    path = Path(path)
+    raw = data.encode() if isinstance(data, str) else bytes(data)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        _fsync_dir(path.parent)
+        return True
+    except OSError as e:
+        raise OutputError(f"{path}: cannot write the file: {e.strerror or e}") from None
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def safe_name(name: str) -> str:
+    """``name`` as a file or folder name: every run of other characters than letters,
+    digits, ``-``, ``_`` and ``.`` becomes one ``_``."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))
 
 
 def check_writable(folder, what: str = "--out") -> Path:

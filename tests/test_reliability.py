@@ -98,7 +98,7 @@ def test_store_writes_survive_an_interrupted_write(tmp_path, monkeypatch):
         real_fsync(fd)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store.os, "fsync", die)
+    monkeypatch.setattr(os, "fsync", die)
     row = next(iter(good))
     with pytest.raises(KeyboardInterrupt):
         store.atomic_write(tmp_path / "runs" / row, "half")

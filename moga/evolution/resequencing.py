@@ -11,23 +11,14 @@ job that starts earlier than under EASY (the argument of
 blacklist, so the same energy preference at a shorter makespan.
 
 :class:`Resequencer` applies this to a random share of the children of every
-generation. Measured on the 1,000-job sets of ``benchmarks/quality.py`` at
-equal wall time (about 10 s for two runs side by side, 10 seeds per set):
-without it, 500 generations reached a median of 92.8% of the reference
-hypervolume; re-sequencing 3% of the children for 350 generations, 95.9%
-(docs/design.md §7 has the other rates). An EASY decode costs about as much
-as 10-12 in-order decodes on 1,000 jobs, which is why only a few children
-are re-sequenced; they count in the run's evaluations.
-
-The EASY decoder scans its queue at every event, so on a batch job-set it
-costs more in-order decodes the larger the set (``benchmarks/bench_backfill.py``;
-one thread: 1,000 jobs 1.0-1.3 ms against 0.10-0.12 ms on the front of a
-200-generation run; in an earlier round, before the scan's filters, on
-chromosomes of a 30-generation run, one month of CTC-SP2, 7,077 jobs, 82
-ms against 0.96 ms, and METACENTRUM, 12,172 jobs, 311 ms against 1.3 ms). The chance of re-sequencing
-a child is therefore ``rate`` up to :data:`SCALE_JOBS` jobs and
+generation (the rates measured against each other are in docs/design.md §7 and
+``benchmarks/quality.py``). An EASY decode scans its queue at every event, so
+on a batch job-set it costs many in-order decodes, more the larger the set
+(``benchmarks/bench_backfill.py``); hence only a few children are
+re-sequenced, and they count in the run's evaluations. The chance of
+re-sequencing a child is ``rate`` up to :data:`SCALE_JOBS` jobs and
 ``rate * SCALE_JOBS / J`` beyond, which keeps the share of a generation's
-time spent on it at or below its share on 1,000 jobs on those sets.
+time spent on it at or below its share on 1,000 jobs.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..metrics import igd_plus, normalized_hypervolume, reference_front, spread
-from ..outputs import atomic_write, check_writable
+from ..outputs import atomic_write, check_writable, safe_name
 from .sweep.store import StoreError, foreign_runs, load_results
 
 __all__ = ["run_metrics", "summarize", "wilcoxon_vs", "make_report"]
@@ -161,7 +161,7 @@ def make_report(out, dest=None) -> dict:
         others = {a: F for a, F in sel.items() if len(F) > 1}
         if main is None:
             main = reference_front(list(sel.values()))
-        p = dest / f"fronts_{_safe(js)}.png"
+        p = dest / f"fronts_{safe_name(js)}.png"
         plot_front(main, baselines={"FCFS": tuple(ref), **points}, fronts=others, path=p,
                    title=f"{js} (seed {seed})")
         written["plots"].append(p)
@@ -195,7 +195,3 @@ def make_report(out, dest=None) -> dict:
     atomic_write(dest / "report.json", json.dumps({"summary": summary, "wilcoxon": tests,
                                                    "foreign_runs": foreign}, indent=2) + "\n")
     return written
-
-
-def _safe(name):
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

@@ -217,13 +217,9 @@ class Federation:
         if fraction is not None:
             if power_cap is not None:
                 raise ValueError("give power_cap or fraction, not both")
-            if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.integer,
-                                                                        np.floating)):
-                raise ValueError(f"fraction must be a number (a share of peak power), got "
-                                 f"{fraction!r}")
-            if not (np.isfinite(fraction) and fraction > 0):
-                raise ValueError(f"fraction must be a finite number > 0, got {fraction}")
-            power_cap = float(fraction) * self.peak_power
+            from ..validation import check_number
+
+            power_cap = check_number("fraction", fraction, 0, low_open=True) * self.peak_power
         power_cap = self.power_cap if power_cap is None else power_cap
         cluster_caps = self.cluster_caps if cluster_caps is None else cluster_caps
         return Federation(names=self.names, nodes=self.nodes, speed=self.speed,

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from decoders.dispatch import Dispatch, Stepper, dispatch
+from decoders.federated import CapInfeasibleError
 
 from ..model.jobset import JobSet
 from ..model.platform import Federation
-from ..model.schedule import Schedule, check_power
+from ..model.schedule import Schedule, cap_error
 from .cp import CPOptions, serial_schedule, solve_relaxed
 from .metrics import PowercapMetrics, powercap_metrics
 from .queues import Queues
@@ -111,17 +112,19 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
         raise ValueError(f"unknown dispatcher {dispatcher!r}; choose one of {list(DISPATCHERS)}")
     if not isinstance(js, JobSet) or not isinstance(fed, Federation):
         raise TypeError("run_dispatcher takes a moga.JobSet and a moga.Federation")
-    check_power(js, fed)
     kw = {"power": js.power, "power_cap": fed.power_cap, "cluster_caps": fed.cluster_caps,
           "model": model, "rule": rule, "check": False}
     weight = queues.weights(js.requested)
     t0 = time.perf_counter()
     info: dict = {}
-    if dispatcher == "hybrid":
-        d, info = _hybrid(js, fed, weight, kw, cp)
-    else:
-        d = dispatch(*_arrays(js, fed), method=dispatcher, weight=weight,
-                     tie=js.tasks * js.runtime, **kw)
+    try:
+        if dispatcher == "hybrid":
+            d, info = _hybrid(js, fed, weight, kw, cp)
+        else:
+            d = dispatch(*_arrays(js, fed), method=dispatcher, weight=weight,
+                         tie=js.tasks * js.runtime, **kw)
+    except CapInfeasibleError as e:  # the kernels' check, named by the job's id here
+        raise cap_error(e, js, fed) from None
     wall = time.perf_counter() - t0
     metrics = powercap_metrics(js, fed, d.start, d.finish, d.alloc, d.energy, queues)
     return PowercapResult(dispatcher, js, fed, d.start, d.finish, d.alloc, metrics, wall, info,

@@ -22,6 +22,7 @@ from functools import reduce
 import numpy as np
 
 from ..errors import InputError, require
+from ..validation import check_number
 
 __all__ = ["MilpSolution", "solve_milp", "min_threshold"]
 
@@ -59,16 +60,6 @@ def _int_array(name, v):
     if a.size and np.abs(a).max() >= _INT_LIMIT:
         raise InputError(f"{name} holds values too large for integer slots")
     return a.astype(np.int64)
-
-
-def _positive(name, v, allow_none=False):
-    if v is None and allow_none:
-        return None
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise InputError(f"{name} must be a number, got {v!r}")
-    if not (np.isfinite(v) and v > 0):
-        raise InputError(f"{name} must be a finite number > 0, got {v!r}")
-    return float(v)
 
 
 def _check(release, p, nodes, rtj, capacity):
@@ -121,8 +112,9 @@ def solve_milp(release, p, nodes, rtj, capacity: int, threshold: float | None = 
     """
     t_begin = time.perf_counter()
     release, p, nodes, rtj = _check(release, p, nodes, rtj, capacity)
-    threshold = _positive("threshold", threshold, allow_none=True)
-    time_limit = _positive("time_limit", time_limit)
+    if threshold is not None:
+        threshold = check_number("threshold", threshold, 0, low_open=True)
+    time_limit = check_number("time_limit", time_limit, 0, low_open=True)
     cp_model = require("ortools.sat.python.cp_model", "the exact integer program", "cp")
 
     J = p.shape[0]
@@ -216,7 +208,8 @@ def min_threshold(release, p, nodes, rtj, capacity: int, lo: float = 1.1, hi: fl
         are not finite numbers with ``1 <= lo <= hi`` and ``tol > 0``, or the instance
         is refused by :func:`solve_milp`.
     """
-    lo, hi, tol = (_positive(n, v) for n, v in (("lo", lo), ("hi", hi), ("tol", tol)))
+    lo, hi, tol = (check_number(n, v, 0, low_open=True)
+                   for n, v in (("lo", lo), ("hi", hi), ("tol", tol)))
     if not 1.0 <= lo <= hi:
         raise InputError(f"need 1 <= lo <= hi, got lo = {lo}, hi = {hi}")
     release, p, nodes, rtj = _check(release, p, nodes, rtj, capacity)

@@ -25,12 +25,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
-from ...outputs import OutputError, atomic_write
+from ...outputs import OutputError, atomic_create, atomic_write, check_writable
 
 __all__ = ["ROW_FIELDS", "StoreError", "open_store", "write_run", "finished_runs", "load_results",
            "foreign_runs", "read_config", "atomic_write"]
@@ -75,16 +74,10 @@ def open_store(out, fingerprint: dict, run_ids=None) -> Path:
     if out.exists() and not out.is_dir():
         raise StoreError(f"{out}: the results store must be a folder, and this is a file")
     try:
-        (out / "runs").mkdir(parents=True, exist_ok=True)
-        (out / "fronts").mkdir(parents=True, exist_ok=True)
-        probe = out / f".write-test.{os.getpid()}"
-        with open(probe, "wb") as fh:
-            fh.write(b"\0" * 16384)
-            fh.flush()
-            os.fsync(fh.fileno())
-        probe.unlink()
-    except OSError as e:
-        raise StoreError(f"{out}: cannot write the results store: {e.strerror or e}") from None
+        for sub in ("runs", "fronts"):
+            check_writable(out / sub, "the results store")
+    except OutputError as e:
+        raise StoreError(str(e)) from None
     cfg = out / "config.json"
     fp = json.loads(json.dumps(fingerprint, default=str))
     doc = {"fingerprint": fp}
@@ -108,28 +101,11 @@ def open_store(out, fingerprint: dict, run_ids=None) -> Path:
 
 
 def _create_exclusive(path: Path, text: str) -> bool:
-    """Create ``path`` with ``text`` unless it exists; True when this call created it.
-
-    The content goes to a temporary file first and is linked into place, which
-    fails when the name exists: of processes racing to create the file exactly
-    one succeeds, and no reader ever sees it half written.
-    """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+    """:func:`moga.outputs.atomic_create`, its failure a :class:`StoreError`."""
     try:
-        atomic_write(tmp, text)
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            return False
-        return True
+        return atomic_create(path, text)
     except OutputError as e:
         raise StoreError(str(e)) from None
-    except OSError as e:
-        raise StoreError(f"{path}: cannot create the store configuration: "
-                         f"{e.strerror or e}") from None
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 def read_config(out) -> dict:
