@@ -52,7 +52,11 @@ The scalars of the loop live in the state too, ``st.evi`` (int64, indices
 capacity), the counters ``E_STARTED``, ``E_COALLOC`` and ``E_RELAXED``, and
 the rule's cursors ``E_CURSOR`` (in order: position in the order; EASY: jobs
 arrived), ``E_NQ`` (EASY: queue length) and ``E_QH`` (where the queue starts
-in ``wq``: the queue is ``wq[E_QH:E_QH + E_NQ]``); ``st.evf[0]`` is the earliest
+in ``wq``: the queue is ``wq[E_QH:E_QH + E_NQ]``; under EASY it may hold
+``E_HOLES`` started jobs, skipped and compacted away once they are half of
+it) and ``E_NACT`` (the non-empty groups of EASY's candidate index,
+:mod:`decoders._backfill_index`, whose fields ``g_*``, ``tr_*`` and ``dfs``
+that module describes); ``st.evf[0]`` is the earliest
 finish among the re-rated jobs. Helpers read them into locals on entry and
 write them back on exit, so that hot loops run on registers. Everything here
 is inlined into the kernels, which run without reference counting.
@@ -70,14 +74,15 @@ from ._kernels import FINISH_RTOL, SHIFT_RTOL, heap_pop, heap_push, link_traffic
 __all__ = ["Jobs", "Platform", "State", "Out", "new_state", "reset_events", "place", "least_power",
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
            "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC",
-           "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH"]
+           "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "n_groups"]
 
 Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power")
 Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow "
                                   "budget")
 State = namedtuple("State", "fin sd ht hj cl coal started wq sh_t sh_j by_release pos_of "
                             "free load allow allow_h free_s hold evi evf "
-                            "pk pks hold_p pkh xs rk free_h allow_j relaxed_j mask_j slack_h free_in")
+                            "pk pks hold_p pkh xs rk free_h allow_j relaxed_j mask_j slack_h free_in "
+                            "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r dfs")
 Out = namedtuple("Out", "start finish alloc reserve")
 
 #: Most clusters for which EASY's scan keeps the free nodes of every set of
@@ -85,7 +90,8 @@ Out = namedtuple("Out", "start finish alloc reserve")
 TABLE_K = 8
 
 #: Indices of the loop's integer scalars in ``State.evi``.
-E_NH, E_NCL, E_NCOAL, E_SAT, E_STARTED, E_COALLOC, E_RELAXED, E_CURSOR, E_NQ, E_QH = range(10)
+(E_NH, E_NCL, E_NCOAL, E_SAT, E_STARTED, E_COALLOC, E_RELAXED, E_CURSOR, E_NQ, E_QH, E_HOLES,
+ E_NACT) = range(12)
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -102,14 +108,27 @@ def reset_events(st):
 def new_state(J, K):
     """Fresh work arrays for decodes of J jobs on K clusters (reusable from decode to decode)."""
     f = np.empty((4, J))
-    i = np.empty((10, J), dtype=np.int64)
+    i = np.empty((12, J), dtype=np.int64)
     c = np.empty((9, K), dtype=np.int64)
     p = np.zeros((4, K + 1))
+    G = n_groups(K)
+    n_tree = 4 * J + 2 * G + 2
+    g = np.empty((2, G + 1), dtype=np.int64)
     return State(f[0], f[1], f[2], i[0], i[1], i[2], i[3], i[4], f[3], i[5], i[6], i[7],
-                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(10, dtype=np.int64),
+                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(12, dtype=np.int64),
                  np.full(1, np.inf), p[0], p[1], p[2], p[3], c[5], c[6], c[7],
                  np.empty((J, K), dtype=np.int64), i[8], i[9], c[8],
-                 np.zeros(1 << min(K, TABLE_K), dtype=np.int64))
+                 np.zeros(1 << min(K, TABLE_K), dtype=np.int64),
+                 i[10], g[0], g[1], i[11], np.empty(G, dtype=np.int64),
+                 np.empty(G, dtype=np.int64), np.empty(n_tree, dtype=np.int64), np.empty(n_tree),
+                 np.empty(2 * 64 + 8, dtype=np.int64))
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def n_groups(K):
+    """Groups of EASY's candidate index (:mod:`decoders._backfill_index`): one per cluster set
+    up to :data:`TABLE_K` clusters, else one."""
+    return 1 << K if K <= TABLE_K else 1
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -169,8 +188,7 @@ def allocate(j, jobs, plat, st, alloc, allow):
     the job's other clusters. When a move prices ``SC = 1`` and no further
     move of the run could load either link past 1 (:func:`_unsaturated_run`),
     every further move prices the same slowdown and the whole run is taken
-    at once (moving such runs one task at a time cost 3-8% of an in-order
-    decode of evolved chromosomes on the convergence sets).
+    at once.
     """
     K = alloc.shape[1]
     speed, free, load, link = plat.speed, st.free, st.load, plat.link
@@ -307,9 +325,8 @@ def allowance(j, blacklist, jobs, plat, allow):
 def allowances(blacklist, jobs, plat, st):
     """Every job's :func:`allowance` into ``st.allow_j`` and ``st.relaxed_j`` (1 when void).
 
-    EASY tests most queued jobs at every event and few of them fit: reading
-    the allowance from this table instead of recomputing it (K floors) makes
-    the test a K-term sum.
+    EASY's backfill test reads the allowance from this table instead of
+    recomputing it (K floors), so the test is a K-term sum.
     """
     for j in range(blacklist.shape[0]):
         st.relaxed_j[j] = allowance(j, blacklist, jobs, plat, st.allow_j[j])
@@ -320,13 +337,11 @@ def allowances(blacklist, jobs, plat, st):
 def cluster_mask(counts):
     """Bit k set for every cluster k with ``counts[k] > 0`` (every bit beyond 62 clusters).
 
-    EASY's backfill scan rejects most candidates on their allowance: on evolved
-    chromosomes of the 1,000-job batch sets, 90-98% of those that pass the
-    width and reservation tests, and for 21% (HPC2N), 73% (CTC-SP2) and 87%
-    (NASA-iPSC) of them no allowed cluster has a free node. ``mask_j[j]``
-    indexes :func:`free_by_mask`'s table up to :data:`TABLE_K` clusters;
-    beyond, ``mask_j[j] & cluster_mask(free)`` tells that in one operation, a
-    necessary condition of :func:`fits` (``n >= 1`` tasks need a free allowed node).
+    ``mask_j[j]`` (a job's allowed clusters) indexes :func:`free_by_mask`'s
+    table up to :data:`TABLE_K` clusters and groups the jobs of EASY's
+    candidate index; beyond, ``mask_j[j] & cluster_mask(free)`` tells in one
+    operation whether an allowed cluster has a free node, a necessary
+    condition of :func:`fits` (``n >= 1`` tasks need a free allowed node).
     """
     K = counts.shape[0]
     if K > 62:
@@ -342,13 +357,11 @@ def cluster_mask(counts):
 def free_by_mask(free, table):
     """Fill ``table`` (``2**K``) with the free nodes of every set of clusters: bit k is cluster k.
 
-    EASY's backfill scan rejects most candidates because their allowed
-    clusters hold fewer free nodes than they have tasks; on children of a
-    run that is 91% of the candidates that pass the cheaper tests on HPC2N
-    and 63-70% on CTC-SP2 and NASA-iPSC (docs/design.md §14).
-    ``table[mask_j[j]] < tasks[j]`` tells that with one look-up, a necessary
-    condition of :func:`fits` that also covers "no free allowed node" and
-    "fewer free nodes than tasks". ``2**K`` additions, for ``K <= TABLE_K``.
+    ``table[mask_j[j]] < tasks[j]`` tells with one look-up that job j's
+    allowed clusters hold fewer free nodes than its tasks, a necessary
+    condition of :func:`fits` that also covers "no free allowed node"; EASY's
+    candidate index (:mod:`decoders._backfill_index`) prunes on it. ``2**K``
+    additions, for ``K <= TABLE_K``.
     """
     table[0] = 0
     for k in range(free.shape[0]):

@@ -55,9 +55,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+from ._backfill_index import EMPTY, build_index, first_after, first_candidate, set_leaf
 from ._federated_core import (
     E_COALLOC,
     E_CURSOR,
+    E_HOLES,
+    E_NACT,
     E_NCL,
     E_NH,
     E_NQ,
@@ -237,10 +240,8 @@ def _dequeue_started(jobs, st, front, first):
     The caller knows where they are: the queue's first ``front`` jobs have
     started, and no job before queue place ``first`` (>= ``front``) has
     otherwise. The front is dropped by moving the queue's start (``E_QH``),
-    and only the places from ``first`` on are compacted: EASY starts jobs
-    from the front and backfills few, so most events move nothing, where
-    compacting the whole queue cost as much as a backfill scan on a batch
-    job-set (every job queued from time 0).
+    and only the places from ``first`` on are compacted (none when ``first``
+    is the queue's length).
     """
     qh = st.evi[E_QH] + front
     nq = st.evi[E_NQ] - front
@@ -285,34 +286,42 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     Returns the next arrival (inf when every job has arrived).
 
     A batch job-set keeps most of its jobs queued at every event, so the
-    backfill scan is the decoder's inner loop: a candidate that provably can
-    neither end by the reservation (its slowdown is at least
-    ``min(1, 1 / fastest speed)``) nor leave the head its nodes
-    (:func:`_room_bounds`) is skipped before its allocation is computed.
-    The skip changes no schedule; with the queue merge of :func:`_enqueue` and
-    the heap copy of :func:`_shadow`, it cut a random chromosome's EASY decode
-    of one CEA-Curie month (21,911 jobs) from minutes to under a second
-    (``benchmarks/bench_backfill.py``). On evolved chromosomes most of the
-    candidates that remain are kept off the free nodes by their blacklists:
-    up to :data:`TABLE_K` clusters one look-up in the table of
-    :func:`free_by_mask` rejects nearly all of them; the allowance comes
-    from the table of :func:`allowances`, so the full test is a K-term sum;
-    and a candidate that cannot end by the reservation is allocated only if
-    :func:`_room_left` says some allocation could leave the head room.
+    backfill candidates come from the index of :mod:`decoders._backfill_index`
+    in queue order: only the jobs that pass the cheap tests (their allowed
+    clusters hold their tasks now, and they can end by the reservation at
+    their fastest, a slowdown of at least ``min(1, 1 / fastest speed)``, or
+    are narrow enough, :func:`_room_bounds`, to leave the head its nodes)
+    are visited, and the bounds of these tests only tighten as jobs start,
+    so each group's next candidate is searched from where it stood. The
+    allowance comes from the table of :func:`allowances`, so the full test is
+    a K-term sum, and a candidate that cannot end by the reservation is
+    allocated only if :func:`_room_left` says some allocation could leave
+    the head room. Started jobs behind the head stay in ``wq`` as holes until
+    they are half of it.
     """
     K = st.free.shape[0]
     tasks = jobs.tasks
     free, alloc = st.free, out.alloc
     capped = is_capped(plat)
+    by_mask = K <= TABLE_K
+    arrived = st.evi[E_CURSOR]
     _enqueue(t, jobs, st)
+    for i in range(arrived, st.evi[E_CURSOR]):
+        j = st.by_release[i]
+        set_leaf(j, tasks[j], jobs.runtime[j], st, by_mask)
     wq = st.wq[st.evi[E_QH]:]
     nq = st.evi[E_NQ]
-    first_bf = nq  # the first backfilled job's place
+    holes = st.evi[E_HOLES]
     head = -1
     hq = 0
     while hq < nq:
-        if not _try_start(wq[hq], t, fluid, jobs, plat, st, out, blacklist):
-            head = wq[hq]
+        j = wq[hq]
+        if st.started[j]:
+            holes -= 1  # a hole reached the front
+        elif _try_start(j, t, fluid, jobs, plat, st, out, blacklist):
+            set_leaf(j, EMPTY, np.inf, st, by_mask)
+        else:
+            head = j
             break
         hq += 1
 
@@ -335,66 +344,114 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         sd_min *= 1.0 - 1e-9
         need = tasks[head]
         room0, spare0 = _room_bounds(st)
-        allow_j, mask_j, free_in = st.allow_j, st.mask_j, st.free_in
-        by_mask = K <= TABLE_K
+        allow_j, free_in = st.allow_j, st.free_in
         free_mask = np.int64(-1)
         if by_mask:
             free_by_mask(free, free_in)
         else:
             free_mask = cluster_mask(free)
-        q = hq + 1
-        while q < nq and free_total > 0:
-            j = wq[q]
-            q += 1
-            if by_mask:
-                if free_in[mask_j[j]] < tasks[j]:
-                    continue  # its allowed clusters hold fewer free nodes than its tasks
-            elif mask_j[j] & free_mask == 0 or tasks[j] > free_total:
-                continue  # no free node on its allowed clusters, or not enough free nodes
-            late = t + jobs.runtime[j] * sd_min > shadow  # cannot end by the reservation
-            if late and (room0 < need or spare0 - tasks[j] < need):
-                continue  # nor leave the head room: skip placing it
-            allow = allow_j[j]  # a view of the table: place() only reads the allowance
-            if not fits(tasks[j], free, allow):
-                continue
-            if late and _room_left(tasks[j], free, allow, st.slack_h, room0) < need:
-                continue  # no allocation of it would leave the head room
-            relaxed = st.relaxed_j[j]
-            if not place(j, jobs, plat, st, alloc, allow):
-                continue
-            predicted = t + jobs.runtime[j] * slowdown(jobs.sigma[j], jobs.bw[j], tasks[j], alloc,
-                                                       j, plat.speed, st.load, plat.link, True)
-            ends_before = predicted <= shadow
-            ok = ends_before
-            if not ok:
-                room = 0
-                for k in range(K):
-                    room += min(st.free_s[k] - st.hold[k] - alloc[j, k], st.allow_h[k])
-                ok = room >= need
-                if ok and capped:
-                    ok = _head_power_after(head, j, jobs, plat, st, alloc)
-            if not ok:
-                for k in range(K):
-                    alloc[j, k] = 0
-                continue
-            if not ends_before:
-                for k in range(K):
-                    st.hold[k] += alloc[j, k]
-                    if capped and alloc[j, k] > 0:
-                        d = alloc[j, k] * node_increment(j, k, jobs, plat)
-                        st.hold_p[k] += d
-                        st.hold_p[K] += d
+        n_act = st.evi[E_NACT]
+        if free_total > 0:
+            # Each group's first candidate behind the head.
+            y = spare0 - need if room0 >= need else -1
+            p_head = st.pos_of[head]
+            for a in range(n_act):
+                m = st.g_act[a]
+                x = free_in[m] if by_mask else free_total
+                st.g_cand[m] = first_candidate(m, first_after(m, p_head, st), st, x, y, t,
+                                               sd_min, shadow)
+        while free_total > 0:
+            # The candidate first in queue order.
+            best = -1
+            p_best = order.shape[0]
+            for a in range(n_act):
+                m = st.g_act[a]
+                c = st.g_cand[m]
+                if c >= 0 and st.g_pos[st.g_off[m] + c] < p_best:
+                    p_best = st.g_pos[st.g_off[m] + c]
+                    best = m
+            if best < 0:
+                break
+            j = order[p_best]
+            started = _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min,
+                                room0, free_mask, by_mask, capped, allow_j[j])
+            if started:
+                set_leaf(j, EMPTY, np.inf, st, by_mask)
+                holes += 1
+                free_total -= tasks[j]
                 room0, spare0 = _room_bounds(st)
-            st.evi[E_RELAXED] += relaxed
-            commit_start(j, t, fluid, jobs, plat, st, out)
-            st.started[j] = 1
-            first_bf = min(first_bf, q - 1)
-            free_total -= tasks[j]
-            if by_mask:
-                free_by_mask(free, free_in)
+                if by_mask:
+                    free_by_mask(free, free_in)
+                else:
+                    free_mask = cluster_mask(free)
+                # The bounds tightened: every group searches on from its candidate.
+                y = spare0 - need if room0 >= need else -1
+                for a in range(n_act):
+                    m = st.g_act[a]
+                    c = st.g_cand[m]
+                    if c >= 0:
+                        x = free_in[m] if by_mask else free_total
+                        st.g_cand[m] = first_candidate(m, c, st, x, y, t, sd_min, shadow)
             else:
-                free_mask = cluster_mask(free)
-    return _dequeue_started(jobs, st, hq, first_bf)
+                x = free_in[best] if by_mask else free_total
+                y = spare0 - need if room0 >= need else -1
+                st.g_cand[best] = first_candidate(best, st.g_cand[best] + 1, st, x, y, t, sd_min,
+                                                  shadow)
+    st.evi[E_HOLES] = holes
+    if 2 * holes > nq - hq:
+        st.evi[E_HOLES] = 0
+        return _dequeue_started(jobs, st, hq, hq)
+    return _dequeue_started(jobs, st, hq, nq)
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room0, free_mask,
+              by_mask, capped, allow):
+    """Start candidate ``j`` now if it fits and does not delay the head's reservation.
+
+    ``allow`` is its allowance (a view of the table: :func:`place` only reads
+    it). A job that runs past the reservation holds its nodes and power there
+    (``hold``, ``hold_p``).
+    """
+    K = st.free.shape[0]
+    tasks = jobs.tasks
+    free, alloc = st.free, out.alloc
+    if not by_mask and st.mask_j[j] & free_mask == 0:
+        return False  # no free node on its allowed clusters
+    late = t + jobs.runtime[j] * sd_min > shadow  # cannot end by the reservation
+    if not fits(tasks[j], free, allow):
+        return False
+    if late and _room_left(tasks[j], free, allow, st.slack_h, room0) < need:
+        return False  # no allocation of it would leave the head room
+    relaxed = st.relaxed_j[j]
+    if not place(j, jobs, plat, st, alloc, allow):
+        return False
+    predicted = t + jobs.runtime[j] * slowdown(jobs.sigma[j], jobs.bw[j], tasks[j], alloc, j,
+                                               plat.speed, st.load, plat.link, True)
+    ends_before = predicted <= shadow
+    ok = ends_before
+    if not ok:
+        room = 0
+        for k in range(K):
+            room += min(st.free_s[k] - st.hold[k] - alloc[j, k], st.allow_h[k])
+        ok = room >= need
+        if ok and capped:
+            ok = _head_power_after(head, j, jobs, plat, st, alloc)
+    if not ok:
+        for k in range(K):
+            alloc[j, k] = 0
+        return False
+    if not ends_before:
+        for k in range(K):
+            st.hold[k] += alloc[j, k]
+            if capped and alloc[j, k] > 0:
+                d = alloc[j, k] * node_increment(j, k, jobs, plat)
+                st.hold_p[k] += d
+                st.hold_p[K] += d
+    st.evi[E_RELAXED] += relaxed
+    commit_start(j, t, fluid, jobs, plat, st, out)
+    st.started[j] = 1
+    return True
 
 
 @njit(cache=True, inline="always", error_model="numpy", _nrt=False)
@@ -431,8 +488,7 @@ def _room_left(n, free, allow, slack_h, room0):
     ``room0 - max(0, n - sum_k min(free_k, allow_k, slack_h[k]))``. A
     candidate that cannot end by the reservation and fails this bound would
     fail the exact test too, so skipping it before its allocation is
-    computed changes no schedule; on the children of a run most such
-    candidates fail here (docs/design.md §14).
+    computed changes no schedule.
     """
     spare = 0
     for k in range(free.shape[0]):
@@ -480,19 +536,32 @@ def _shadow(t, head, jobs, plat, st, alloc, capped):
     for k in range(K + 1):
         st.pks[k] = st.pk[k]
         st.hold_p[k] = 0.0
-    n_sh = st.evi[E_NH]
-    for i in range(n_sh):  # a copy of a heap is a heap
-        sh_t[i] = st.ht[i]
-        sh_j[i] = st.hj[i]
+    # The finishes in time order without copying the event heap: a second heap holds the
+    # frontier of the event heap's nodes (code i >= 0 for node i, whose children join when
+    # it is taken) and the re-rated co-allocated jobs (code -1 - job), so a replay that
+    # stops after m finishes costs O(m log m), not the number of running jobs.
+    nh = st.evi[E_NH]
+    n_sh = 0
+    if nh > 0:
+        n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[0], 0)
     for i in range(st.evi[E_NCL]):
-        n_sh = heap_push(sh_t, sh_j, n_sh, st.fin[st.cl[i]], st.cl[i])
+        n_sh = heap_push(sh_t, sh_j, n_sh, st.fin[st.cl[i]], -1 - st.cl[i])
     shadow = t
     while n_sh > 0 and (not _head_fits(head, need, jobs, plat, st, capped)
                         or sh_t[0] <= shadow + FINISH_RTOL * abs(shadow)):
         # Until the head fits, then every job finishing together with the last one.
         shadow = max(shadow, sh_t[0])
-        r = sh_j[0]
+        code = sh_j[0]
         n_sh = heap_pop(sh_t, sh_j, n_sh)
+        if code >= 0:
+            r = st.hj[code]
+            c = 2 * code + 1
+            if c < nh:
+                n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[c], c)
+            if c + 1 < nh:
+                n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[c + 1], c + 1)
+        else:
+            r = -1 - code
         for k in range(K):
             free_s[k] += alloc[r, k]
         if capped:
@@ -589,7 +658,7 @@ def _decode(jobs, plat, order, blacklist, model, mode, st, out, weight, ties):
     model : int
         ``MODELS`` code (0 fluid, 1 at_start).
     mode : int
-        ``RULE_MODES`` code: 0 strict order (:func:`_start_in_order`), 1 EASY
+        The rule's code: 0 strict order (:func:`_start_in_order`), 1 EASY
         (:func:`_start_easy`), 2 PRB (:func:`_start_prb`).
     weight, ties : float64[:], int64[:, :]
         PRB's queue weights and tie order (see :func:`_start_prb`; unused by the
@@ -608,6 +677,7 @@ def _decode(jobs, plat, order, blacklist, model, mode, st, out, weight, ties):
     _init(jobs, plat, st, out, order, mode != 0)
     if mode == 1:
         allowances(blacklist, jobs, plat, st)
+        st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
     t = 0.0
     while st.evi[E_STARTED] < J:
         t = release_due(t + FINISH_RTOL * abs(t), t, fluid, jobs, plat, st, out)

@@ -137,9 +137,10 @@ def _plots(jobs):
 
 
 def _add_workload_args(p: argparse.ArgumentParser, power: str | None = "none",
-                       federation: bool = True) -> None:
+                       federation: bool = True, online: bool = False) -> None:
     """The workload options; ``power=None`` and ``federation=False`` leave out the options a
-    command does not use (so that they are refused rather than ignored)."""
+    command does not use (so that they are refused rather than ignored). ``online``
+    commands release jobs at their submit times unless ``--batch`` is given."""
     g = p.add_argument_group("workload")
     g.add_argument("--trace", default=None,
                    help="SWF trace, plain or .gz (default: the bundled month of HPC2N)")
@@ -150,8 +151,12 @@ def _add_workload_args(p: argparse.ArgumentParser, power: str | None = "none",
                    help="job-set window by count")
     w.add_argument("--days", type=_pos_float("--days"), default=None,
                    help="job-set window by days (30: a month)")
-    g.add_argument("--release", action="store_true",
-                   help="release jobs at their (shifted) submit times instead of all at 0")
+    if online:
+        g.add_argument("--batch", dest="release", action="store_false",
+                       help="release every job at 0 instead of at its (shifted) submit time")
+    else:
+        g.add_argument("--release", action="store_true",
+                       help="release jobs at their (shifted) submit times instead of all at 0")
     g.add_argument("--wide", choices=["error", "drop", "clip"], default="error",
                    help="jobs wider than the federation (default: error)")
     g.add_argument("--attr-seed", type=_seed, default=0,
@@ -465,6 +470,41 @@ def _cmd_powercap(args) -> int:
     return 0
 
 
+def _cmd_simulate(args) -> int:
+    from .plot import plot_gantt
+    from .sim import POLICIES, simulate
+
+    if args.policy in POLICIES and POLICIES[args.policy].extra:
+        from .errors import require
+
+        if args.policy == "hybrid":
+            require("ortools.sat.python.cp_model", "the hybrid policy", "cp")
+    out = _prepare_out(args.out, ["schedule.csv", "schedule.swf", "metrics.json", "gantt.png"])
+    trace, fed, js = _load(args)
+    print(f"{js.name}: {len(js)} jobs ({'release' if args.release else 'batch'} mode) on "
+          f"{fed!r}; policy {args.policy}", flush=True)
+    s = simulate(js, fed, args.policy, model=args.model, rule=args.rule,
+                 estimates=args.estimates)
+    s.to_csv(out / "schedule.csv")
+    s.to_swf(out / "schedule.swf")
+    summary = s.summary()
+    info = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in s.info.items()}
+    atomic_write(out / "metrics.json", json.dumps(
+        {"policy": s.policy, "jobset": js.name, "jobset_report": js.report,
+         "federation": fed.to_dict(), "metrics": summary, "info": info}, indent=2,
+        default=str) + "\n")
+    plots = [] if args.no_gantt else _plots(
+        [("gantt.png", lambda: plot_gantt(s, path=out / "gantt.png"))])
+    print(f"makespan {s.makespan / 3600:.2f} h, energy {s.energy / 3.6e9:.4f} MWh, mean wait "
+          f"{summary['mean_wait_s'] / 3600:.2f} h, mean bounded slowdown "
+          f"{summary['mean_bounded_slowdown']:.2f}; planned on {info['estimates']} times; "
+          f"{info['wall_s']:.2f} s" + (f" ({info['decision_s']:.2f} s deciding)"
+                                       if "decision_s" in info else ""))
+    print(f"wrote {out}/schedule.csv, schedule.swf, metrics.json"
+          + "".join(f", {p}" for p in plots))
+    return 0
+
+
 def _cmd_realtime(args) -> int:
     from .realtime import Machine
     from .realtime.study import plot_slowdowns, realtime_study, study_table
@@ -708,7 +748,9 @@ def _cmd_value(args) -> int:
         ("value_by_class.png", lambda: plot_value_by_class(
             c.schedules, names, path=out / "value_by_class.png", title=js.name)),
     ])
-    print(f"wrote {out}/value.csv, value.json" + "".join(f", {p}" for p in plots))
+    sched_dirs = _write_schedules(out, {k: v.schedule() for k, v in c.schedules.items()})
+    print(f"wrote {out}/value.csv, value.json, {sched_dirs} (schedule.csv and schedule.swf of "
+          "the jobs each algorithm ran)" + "".join(f", {p}" for p in plots))
     return 0
 
 
@@ -787,6 +829,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="moga-powercap", help="output folder (default: moga-powercap)")
     p.add_argument("--no-progress", action="store_true", help="no per-run progress lines")
     p.set_defaults(func=_cmd_powercap)
+    p = sub.add_parser("simulate", help="run an online policy (registered, or yours as "
+                                         "path.py:Class) on a trace (release mode)")
+    _add_workload_args(p, power="none", online=True)
+    p.add_argument("--policy", default="easy",
+                   help="a registered policy (fcfs, easy, prb, hybrid) or path/to/file.py:Class "
+                        "(an OnlinePolicy; docs/guide/policies.md) (default: easy)")
+    p.add_argument("--estimates", choices=["requested", "exact"], default=None,
+                   help="what the policy plans with: requested (walltime) or exact run times "
+                        "(default: requested for Python policies, exact for the kernels)")
+    p.add_argument("--power-cap", type=_power_cap, default=None,
+                   help="federation power cap: 60%% or 0.6x (of peak) or 2700W / 2.7kW "
+                        "(default: none)")
+    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
+                   help="execution model (default: fluid)")
+    p.add_argument("--rule", choices=["fastest", "greenest"], default="fastest",
+                   help="allocation rule (default: fastest)")
+    p.add_argument("--no-gantt", action="store_true", help="do not draw gantt.png")
+    p.add_argument("--out", default="moga-simulate", help="output folder (default: moga-simulate)")
+    p.set_defaults(func=_cmd_simulate)
     p = sub.add_parser("realtime", help="real-time jobs on a batch system: high-priority queue, "
                                          "preemption and checkpointing (release mode)")
     _add_workload_args(p, power=None, federation=False)

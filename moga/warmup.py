@@ -36,6 +36,7 @@ COMMAND_GROUPS = {
     "tune": ("decoder", "batch decoder"),
     "sweep": ("decoder", "batch decoder"),
     "powercap": ("decoder", "dispatch steps"),
+    "simulate": ("decoder", "dispatch steps"),
     "value": ("value decoders", "online value heuristics"),
 }
 

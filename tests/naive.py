@@ -1323,3 +1323,33 @@ def naive_fitted_row(row, tasks, nodes, greenest):
         while sum(allow) < tasks and allow[k] < nodes[k]:
             allow[k] += 1
     return allow
+
+
+def naive_greedy(release, tasks, runtime, nodes, rank):
+    """A greedy online list scheduler on one cluster of speed 1 without communication.
+
+    At every arrival or finish (finishes first), the waiting jobs are ranked by
+    ``rank(t, waiting)`` (a list of job indices in arrival order, returns them
+    ranked) and every ranked job that fits the free nodes starts, in rank
+    order. Returns the start times. Written for clarity, not speed.
+    """
+    J = len(release)
+    start = [None] * J
+    running = []  # (finish, job)
+    free = nodes
+    t = min(release)
+    while any(s is None for s in start):
+        for f, j in list(running):
+            if f <= t:
+                running.remove((f, j))
+                free += tasks[j]
+        waiting = sorted((j for j in range(J) if start[j] is None and release[j] <= t),
+                         key=lambda j: (release[j], j))
+        for j in rank(t, waiting):
+            if tasks[j] <= free:
+                start[j] = t
+                free -= tasks[j]
+                running.append((t + runtime[j], j))
+        future = [release[j] for j in range(J) if start[j] is None and release[j] > t]
+        t = min([f for f, _ in running] + future)
+    return start

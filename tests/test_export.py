@@ -170,3 +170,32 @@ def test_powercap_result_is_a_schedule():
     times, watts = s.power_profile()
     assert watts.max() <= fed.with_cap(fraction=0.5).power_cap * (1 + 1e-9)
     s.node_assignment()  # capacity holds
+
+
+def test_value_schedules_are_schedules_of_the_jobs_run(tmp_path):
+    from moga.value import attach_values
+    from moga.value.online import online
+
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(n_jobs=120, federation=int(fed.nodes.max()), batch=False)
+    js = attach_values(js, seed=3)
+    v = online(js, fed, "Max-Max-Value")
+    s = v.schedule()
+    ran = v.cluster >= 0
+    assert len(s.jobset) == v.n_run and s.info["n_not_run"] == len(js) - v.n_run
+    np.testing.assert_array_equal(s.start, v.start[ran])
+    np.testing.assert_allclose(s.value_earned(), v.value[ran])
+    assert np.all(s.alloc.sum(axis=1) == s.jobset.tasks)
+    s.node_assignment()  # capacity holds
+    s.to_csv(tmp_path / "schedule.csv")
+    s.to_swf(tmp_path / "schedule.swf")
+    assert moga.load_swf(tmp_path / "schedule.swf").report.kept == v.n_run
+
+
+def test_moga_value_writes_its_schedules(tmp_path):
+    out = tmp_path / "V"
+    assert main(["value", "--n-jobs", "40", "--pop", "6", "--gen", "2", "--out", str(out)]) == 0
+    names = sorted(p.name for p in (out / "schedules").iterdir())
+    assert "Max-Max-Value" in names and len(names) >= 5
+    text = (out / "schedules" / "online-EASY" / "schedule.csv").read_text().splitlines()
+    assert text[0].split(",") == list(BATSIM_COLUMNS)

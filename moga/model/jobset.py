@@ -135,6 +135,9 @@ class JobSet:
     requested : ndarray of float64
         Requested (wall-clock limit) time in s (> 0), what dispatchers that
         classify jobs by queue see; the run time where the trace has none.
+    realtime : ndarray of bool
+        Real-time jobs (:func:`moga.realtime.tag_realtime` tags them); all
+        False unless given.
 
     Raises
     ------
@@ -157,6 +160,7 @@ class JobSet:
     priority: np.ndarray | None = None
     power: np.ndarray | None = None
     requested: np.ndarray | None = None
+    realtime: np.ndarray | None = None
 
     def __post_init__(self):
         n = np.shape(self.release)[0] if np.ndim(self.release) == 1 else -1
@@ -166,6 +170,15 @@ class JobSet:
             object.__setattr__(self, "power", np.ones(n))
         if self.requested is None:
             object.__setattr__(self, "requested", np.asarray(self.runtime))
+        rt = np.zeros(n, dtype=bool) if self.realtime is None else np.asarray(self.realtime)
+        if rt.shape != (n,):
+            raise ValueError(f"JobSet.realtime must have shape ({n},), got {rt.shape}")
+        if rt.dtype != bool:
+            if not np.all(np.isin(rt, (0, 1))):
+                i = int(np.flatnonzero(~np.isin(rt, (0, 1)))[0])
+                raise ValueError(f"JobSet.realtime[{i}] must be True or False, got {rt[i]}")
+            rt = rt.astype(bool)
+        object.__setattr__(self, "realtime", _frozen(rt, bool))
         for f, dt in (("id", np.int64), ("release", np.float64), ("tasks", np.int64),
                       ("runtime", np.float64), ("sigma", np.float64), ("bw", np.float64),
                       ("power", np.float64), ("requested", np.float64)):
@@ -278,7 +291,8 @@ class JobSet:
         return JobSet(id=self.id[index], release=self.release[index], tasks=self.tasks[index],
                       runtime=self.runtime[index], sigma=self.sigma[index], bw=self.bw[index],
                       name=name or self.name, report=dict(self.report),
-                      power=self.power[index], requested=self.requested[index], **values)
+                      power=self.power[index], requested=self.requested[index],
+                      realtime=self.realtime[index], **values)
 
     def with_power(self, power=None, *, seed=None, spread=POWER_SPREAD,
                    clip=POWER_RANGE) -> JobSet:

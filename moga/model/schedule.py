@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -49,6 +49,12 @@ class Schedule:
     reservation : ndarray of float64, shape (J,)
         Under EASY, each job's first reservation as the blocked head of the
         queue (NaN for jobs that never waited at the head); all NaN otherwise.
+    policy : str or None
+        The online policy that made it (:func:`moga.sim.simulate`), None for
+        a decoded chromosome.
+    info : dict
+        What the policy reports: ``estimates`` (what it planned with),
+        ``events``, ``decision_s`` (time spent deciding), ...
     """
 
     jobset: JobSet
@@ -67,6 +73,8 @@ class Schedule:
     backfill: str = "none"
     rule: str = "fastest"
     reservation: np.ndarray | None = None
+    policy: str | None = None
+    info: dict = field(default_factory=dict)
 
     @property
     def energy_kwh(self) -> float:
@@ -93,14 +101,30 @@ class Schedule:
         dur = np.maximum(self.finish - self.start, bound)
         return np.maximum(1.0, (self.finish - self.jobset.release) / dur)
 
+    def value_earned(self) -> np.ndarray:
+        """Per-job value earned at its finish (docs/design.md §6), for a job-set with value
+        functions (:func:`moga.value.attach_values`); a ValueError otherwise."""
+        js = self.jobset
+        if not js.has_values:
+            raise ValueError(f"{js.name} has no value functions (attach them with "
+                             "moga.value.attach_values)")
+        from decoders.value import value_at
+
+        return value_at(self.finish, js.v_start, js.v_final, js.soft, js.hard)
+
     def summary(self) -> dict:
-        """Objectives, counters and the mean bounded slowdown (10-minute bound) as a plain dict."""
+        """Objectives, counters, the mean wait and the mean bounded slowdown (10-minute bound)
+        as a plain dict."""
         return {
+            **({"policy": self.policy} if self.policy else {}),
             "model": self.model, "backfill": self.backfill, "rule": self.rule,
             "n_jobs": len(self.jobset), "makespan_s": self.makespan, "energy_J": self.energy,
             "energy_kWh": self.energy_kwh, "flowtime_s": self.flowtime,
+            "mean_wait_s": float(self.wait.mean()),
             "mean_bounded_slowdown": float(self.bounded_slowdown().mean()),
             "n_relaxed": self.n_relaxed, "n_coalloc": self.n_coalloc,
+            **({"value_earned": float(self.value_earned().sum())}
+               if self.jobset.has_values else {}),
         }
 
     def to_dataframe(self):

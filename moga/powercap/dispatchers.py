@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from decoders.dispatch import Dispatch, Stepper, dispatch
+from decoders.dispatch import dispatch
 from decoders.federated import CapInfeasibleError
 
 from ..model.jobset import JobSet
@@ -136,15 +136,19 @@ def _prb_rank(queued, t, js, weight, tierank):
     return queued[np.lexsort((tierank[queued], -key))]
 
 
-def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Dispatch, dict]:
+def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Schedule, dict]:
     """The hybrid dispatcher: at each event CP-SAT schedules the waiting jobs (relaxed model),
     and the PRB mapper starts, in PRB's rank order, those it schedules now and that fit.
 
     Events are the arrivals and finishes only: a job the solver starts later
     waits for the next one, where the model is solved afresh (a start the
-    solver places between events would rest on its optimistic durations).
+    solver places between events would rest on its optimistic durations). It
+    runs on the simulation core's Python seam (:class:`moga.sim.Session`),
+    planning on exact run times.
     """
-    s = Stepper(*_arrays(js, fed), **kw)
+    from ..sim.session import Session
+
+    s = Session(js, fed, model=kw["model"], rule=kw["rule"], estimates="exact")
     J = len(js)
     tie = js.tasks * js.runtime
     tierank = np.empty(J, dtype=np.int64)
@@ -157,9 +161,8 @@ def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Dis
     total = fed.total_nodes
     stats = {"events": 0, "solves": 0, "fallbacks": 0, "skipped": 0, "solve_seconds": [],
              "window": cp.window, "time_limit": cp.time_limit}
-    t = float(js.release.min()) if J else 0.0
     while not s.done:
-        t = s.begin(t)
+        t = s.now
         stats["events"] += 1
         queued = s.queued()
         listed = queued
@@ -176,7 +179,7 @@ def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Dis
                 listed = ranked
             else:
                 run, fin = s.running()
-                run_inc = (s.out.alloc[run] * inc[run]).sum(axis=1)
+                run_inc = (s.allocation[run] * inc[run]).sum(axis=1)
                 args = (dur[cand], js.tasks[cand], least[cand])
                 running = (fin - t, js.tasks[run], run_inc)
                 hint = serial_schedule(range(cand.size), *args, total, budget, *running)
@@ -191,11 +194,7 @@ def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Dis
                     # The solver's "start now" jobs, in its order; the others are
                     # reconsidered at the next arrival or finish, with a fresh solve.
                     listed = cand[sol.start == 0]
-        nxt = s.map(t, listed)
-        if s.done:
-            break
-        if nxt == math.inf:
-            raise RuntimeError("the hybrid dispatcher stalled: no event left and jobs waiting")
-        t = max(t, nxt)
+        s.start(listed)
+        s.advance()
     stats["solve_seconds"] = np.array(stats["solve_seconds"])
-    return s.finish(t), stats
+    return s.result("hybrid"), stats

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +55,7 @@ class RealtimeJobs:
     Attributes
     ----------
     jobset : JobSet
+        Its ``realtime`` column holds the tags (``rtj``).
     machine : Machine
     nodes : ndarray of int64
         Nodes each job takes (its size rounded up to a partition).
@@ -112,4 +114,5 @@ def tag_realtime(js: JobSet, machine: Machine, fraction: float = 0.1, seed: int 
     rtj = np.zeros(J, dtype=bool)
     rtj[np.random.default_rng(seed).choice(J, int(round(fraction * J)), replace=False)] = True
     cls = classes.classify(nodes, js.requested, machine.nodes)
-    return RealtimeJobs(js, machine, nodes, rtj, cls, float(fraction), int(seed))
+    js = dataclasses.replace(js, realtime=rtj)
+    return RealtimeJobs(js, machine, nodes, js.realtime, cls, float(fraction), int(seed))

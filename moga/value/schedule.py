@@ -62,6 +62,33 @@ class ValueSchedule:
         """Sum of every job's ``v_start``: what a schedule could earn at most."""
         return float(self.jobset.v_start.sum())
 
+    def schedule(self):
+        """The jobs that ran, as the one schedule record (:class:`moga.Schedule`), for its
+        exports (``to_csv``, ``to_swf``) and Gantt chart.
+
+        Jobs not run (:attr:`n_dropped` of them, and their count in ``info``)
+        are left out: the record's job-set is ``jobset.take(ran)``, named
+        ``"<name>, jobs run"``. Each ran inside one cluster; energy is the
+        federation's idle power over the makespan plus the run jobs' busy
+        increments.
+        """
+        from ..model.schedule import Schedule
+
+        ran = self.cluster >= 0
+        js = self.jobset.take(ran, name=f"{self.jobset.name}, jobs run")
+        fed = self.federation
+        start, finish = self.start[ran], self.finish[ran]
+        alloc = np.zeros((len(js), fed.n_clusters), dtype=np.int64)
+        alloc[np.arange(len(js)), self.cluster[ran]] = js.tasks
+        makespan = float(finish.max() - js.release.min()) if len(js) else 0.0
+        inc = np.maximum(fed.power_busy - fed.power_idle, 0.0)
+        energy = fed.idle_power * makespan + float(((alloc * inc).sum(axis=1)
+                                                    * (finish - start)).sum())
+        order = np.lexsort((np.arange(len(js)), start)).astype(np.int64)
+        return Schedule(js, fed, order, np.zeros(alloc.shape), "at_start", start, finish, alloc,
+                        makespan, energy, float(np.sum(finish - js.release)), self.n_relaxed, 0,
+                        info={"n_not_run": int((~ran).sum())})
+
     def value_by_class(self) -> dict:
         """Value earned and jobs completed per priority class."""
         out = {}

@@ -1,0 +1,106 @@
+"""How an EASY decode's cost grows with the job count: RICC's largest month (not a test).
+
+MOGA's seeding decodes the submit order with EASY backfilling, and
+``--backfill easy`` decodes every child that way, so the EASY decode of a
+large batch job-set must stay near linear in its job count. This benchmark
+takes the 30-day window of RICC-2010-2 (shared traces) with the most jobs,
+in batch mode (every job queued at 0, the worst case for the backfill scan),
+on ``default@auto``, and times, on one Numba thread, one EASY decode and one
+in-order decode of its first 10k, 20k, 40k, 80k jobs and of the whole
+window, in the submit order with an empty blacklist, and a random
+chromosome (random order, 30% of blacklist entries drawn in [0, 1]) on the
+whole window. It reports the fitted cost exponent (log-log slope of EASY's
+time against the job count). The schedules are those of the full queue
+scan: ``tests/test_decoder_backfill.py`` checks EASY against its twin.
+
+Writes ``results/easy_scaling.json`` and ``results/easy_scaling.md``::
+
+    python benchmarks/easy_scaling.py        # about two minutes once compiled
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+import moga
+from moga.outputs import atomic_write
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZES = (10_000, 20_000, 40_000, 80_000)
+
+
+def _largest_month(trace):
+    fed = moga.Federation.load("default@auto", auto_nodes=trace.auto_nodes)
+    best = None
+    for w in trace.windows(days=30):
+        js = trace.jobset(start=w, days=30, federation=fed)
+        if best is None or len(js) > len(best):
+            best = js
+    return best, fed
+
+
+def _time(js, fed, order, blacklist, backfill, repeat):
+    best = np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        s = moga.evaluate(js, fed, order, blacklist, backfill=backfill)
+        best = min(best, time.perf_counter() - t)
+    return best, s
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=2, help="decodes per point (the best counts)")
+    ap.add_argument("--out", default=str(ROOT / "results"))
+    args = ap.parse_args(argv)
+    numba.set_num_threads(1)
+    trace = moga.load_swf(moga.resolve_trace("RICC-2010-2.swf.gz"))
+    full, fed = _largest_month(trace)
+    moga.evaluate(full.take(np.arange(50)), fed, backfill="easy")  # compile or load
+    rows = []
+    for n in (*[s for s in SIZES if s < len(full)], len(full)):
+        js = full.take(np.arange(n))
+        t_easy, s = _time(js, fed, js.submit_order, None, "easy", args.repeat)
+        t_none, _ = _time(js, fed, js.submit_order, None, "none", args.repeat)
+        rows.append({"jobs": n, "easy_s": t_easy, "in_order_s": t_none,
+                     "makespan_s": s.makespan, "energy_J": s.energy})
+        print(f"{n:>7} jobs: EASY {t_easy:7.3f} s, in order {t_none:6.3f} s", flush=True)
+    rng = np.random.default_rng(1)
+    J, K = len(full), fed.n_clusters
+    order = rng.permutation(J)
+    bl = np.where(rng.random((J, K)) < 0.3, rng.random((J, K)), 0.0)
+    t_rand, _ = _time(full, fed, order, bl, "easy", 1)
+    print(f"random chromosome, {J} jobs: EASY {t_rand:.3f} s", flush=True)
+    n = np.array([r["jobs"] for r in rows], dtype=float)
+    te = np.array([r["easy_s"] for r in rows])
+    slope = float(np.polyfit(np.log(n), np.log(te), 1)[0])
+    doc = {"trace": "RICC-2010-2", "window": full.name, "federation": repr(fed),
+           "numba": numba.__version__, "python": platform.python_version(),
+           "machine": platform.machine(), "rows": rows, "random_chromosome_easy_s": t_rand,
+           "easy_exponent": slope}
+    out = Path(args.out)
+    atomic_write(out / "easy_scaling.json", json.dumps(doc, indent=2) + "\n")
+    md = ["# EASY decode cost against the job count (RICC's largest month, batch mode)", "",
+          f"`python benchmarks/easy_scaling.py`: {full.name} ({len(full):,} jobs) on "
+          f"`default@auto` ({fed!r}), fluid model, batch mode, one Numba thread, numba "
+          f"{numba.__version__}, Python {platform.python_version()} ({platform.machine()}); "
+          f"best of {args.repeat} decodes per point, submit order, empty blacklist.", "",
+          "| jobs | EASY s | in order s | EASY makespan h |", "|---|---|---|---|"]
+    md += [f"| {r['jobs']:,} | {r['easy_s']:.3f} | {r['in_order_s']:.3f} | "
+           f"{r['makespan_s'] / 3600:.1f} |" for r in rows]
+    md += ["", f"Fitted cost exponent of EASY (log-log slope): {slope:.2f}. A random chromosome "
+           f"(random order, 30% of blacklist entries in [0, 1]) on the whole window: "
+           f"{t_rand:.3f} s.", ""]
+    atomic_write(out / "easy_scaling.md", "\n".join(md))
+    print(f"wrote {out}/easy_scaling.md and easy_scaling.json")
+
+
+if __name__ == "__main__":
+    main()

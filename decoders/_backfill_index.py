@@ -1,0 +1,159 @@
+"""EASY's backfill candidates without a scan of the whole queue.
+
+A batch job-set keeps most of its jobs queued at every event, so a backfill
+scan that visits every queued job behind the head costs the queue's length
+per event, quadratic in the job count over a decode. The scan's cheap tests
+reject nearly all of them, and each test compares a job's width and run time
+with bounds that only tighten while one scan runs:
+
+* its allowed clusters must hold ``tasks <= X`` free nodes (``X`` is the
+  ``free_by_mask`` entry of the job's cluster set, or the federation's free
+  nodes beyond :data:`~decoders._federated_core.TABLE_K` clusters);
+* it must end by the reservation at its fastest (``t + runtime * sd_min <=
+  shadow``) or be narrow enough to leave the head room (``tasks <= Y``).
+
+The queued jobs are therefore grouped by cluster set (one group beyond
+``TABLE_K`` clusters), each group in queue order, and each group keeps a
+segment tree of the minimum width and the minimum run time over its queued
+jobs. :func:`first_candidate` walks one tree from a leaf and returns the first
+job that passes both tests, pruning every subtree whose minima fail them;
+the backfill loop merges the groups in queue order. The jobs it returns are
+exactly those the full scan would not have skipped, in the same order, so
+the schedules are the same.
+
+Layout, in :data:`~decoders._federated_core.State`: ``g_leaf`` (J: a job's
+leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
+``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
+group's tree starts in ``tr_t``/``tr_r``; a tree of ``S`` leaves, a power of
+two, has nodes ``1 .. 2S - 1``), ``g_act`` (the non-empty groups, their count
+in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf, -1 when
+none) and ``dfs`` (the walk's stack).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: Width of an empty leaf: above every bound.
+EMPTY = np.iinfo(np.int64).max
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def group_of(j, st, by_mask):
+    """Job ``j``'s group: its allowance's cluster set, or 0 beyond ``TABLE_K`` clusters."""
+    return st.mask_j[j] if by_mask else 0
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def build_index(order, st, by_mask):
+    """Group the jobs by cluster set in queue order and empty every tree; returns the active count.
+
+    ``order`` gives the queue positions (``order[p]`` is the job at position
+    ``p``); every job's cluster set is in ``st.mask_j`` (:func:`allowances`).
+    """
+    J = order.shape[0]
+    G = st.g_cand.shape[0]
+    g_off, g_toff = st.g_off, st.g_toff
+    for m in range(G + 1):
+        g_off[m] = 0
+    for p in range(J):
+        g_off[group_of(order[p], st, by_mask) + 1] += 1
+    n_act = 0
+    g_toff[0] = 0
+    for m in range(G):
+        n = g_off[m + 1]
+        if n > 0:
+            st.g_act[n_act] = m
+            n_act += 1
+        size = 1
+        while size < n:
+            size *= 2
+        g_toff[m + 1] = g_toff[m] + 2 * size
+        g_off[m + 1] += g_off[m]
+        st.g_cand[m] = g_off[m]  # fill cursor
+    for p in range(J):
+        j = order[p]
+        m = group_of(j, st, by_mask)
+        c = st.g_cand[m]
+        st.g_pos[c] = p
+        st.g_leaf[j] = c - g_off[m]
+        st.g_cand[m] = c + 1
+    for i in range(g_toff[G]):
+        st.tr_t[i] = EMPTY
+        st.tr_r[i] = np.inf
+    return n_act
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def set_leaf(j, tasks, runtime, st, by_mask):
+    """Job ``j`` joins (``tasks``, ``runtime``) or leaves (``EMPTY``, ``inf``) its group's tree."""
+    m = group_of(j, st, by_mask)
+    off = st.g_toff[m]
+    size = (st.g_toff[m + 1] - off) // 2
+    node = size + st.g_leaf[j]
+    st.tr_t[off + node] = tasks
+    st.tr_r[off + node] = runtime
+    node //= 2
+    while node >= 1:
+        a = off + 2 * node
+        st.tr_t[off + node] = min(st.tr_t[a], st.tr_t[a + 1])
+        st.tr_r[off + node] = min(st.tr_r[a], st.tr_r[a + 1])
+        node //= 2
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def first_candidate(m, leaf, st, x, y, t, sd_min, shadow):
+    """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
+
+    A job passes when ``tasks <= x`` and either ``tasks <= y`` or
+    ``t + runtime * sd_min <= shadow``; an empty leaf never does.
+    """
+    off = st.g_toff[m]
+    return _walk(st.tr_t, st.tr_r, st.dfs, off, (st.g_toff[m + 1] - off) // 2, leaf, x, y, t,
+                 sd_min, shadow)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _walk(tr_t, tr_r, stack, off, size, leaf, x, y, t, sd_min, shadow):
+    """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves (not inlined: the
+    backfill loop calls it from three places, and one compiled copy keeps compiling cheap)."""
+    if leaf >= size:
+        return -1
+    lo = leaf + size
+    hi = 2 * size
+    while lo < hi:
+        if lo & 1:
+            # The subtree of ``lo`` covers the next leaves in order: search it depth first.
+            n = 1
+            stack[0] = lo
+            while n > 0:
+                n -= 1
+                node = stack[n]
+                w = tr_t[off + node]
+                if w > x or (w > y and t + tr_r[off + node] * sd_min > shadow):
+                    continue  # no job below passes
+                if node >= size:
+                    return node - size
+                stack[n] = 2 * node + 1
+                stack[n + 1] = 2 * node
+                n += 2
+            lo += 1
+        lo //= 2
+        hi //= 2
+    return -1
+
+
+@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+def first_after(m, position, st):
+    """The first leaf of group ``m`` whose queue position is after ``position``."""
+    lo = st.g_off[m]
+    hi = st.g_off[m + 1]
+    base = lo
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if st.g_pos[mid] <= position:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - base

@@ -1,0 +1,220 @@
+"""The Python seam of the simulation core: the federated event loop, one event at a time.
+
+A :class:`Session` runs the same Numba event loop as the decoders and the
+kernel dispatchers (:mod:`decoders.federated`): jobs arrive at their
+release, nodes are allocated by the allocation rule (fastest or greenest
+clusters first, co-allocation across clusters, the power caps of the
+federation honoured), execution follows the slowdown model. Between events
+a policy written in Python reads the queue and the running jobs and starts
+the jobs it chooses; the session then advances to the next arrival or
+finish. The hybrid CP dispatcher and users' own policies run on it, in the
+style of batsim-py's ``proceed_time`` with the scheduler outside.
+
+Planning on estimates: what a policy sees of the running jobs' ends, and of
+the queued jobs' lengths (:attr:`Session.estimate`), is the requested
+(wall-clock limit) time by default, as Slurm, Cobalt, AccaSim and Batsim
+plan; the jobs still run their real time. ``estimates="exact"`` shows the
+real run times.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from decoders.dispatch import Stepper
+from decoders.federated import CapInfeasibleError
+
+from ..errors import InputError
+from ..model.jobset import JobSet
+from ..model.platform import Federation
+from ..model.schedule import Schedule, cap_error
+
+__all__ = ["ESTIMATES", "PolicyStalled", "Session"]
+
+#: What policies plan with: the requested times, or the exact run times.
+ESTIMATES = ("requested", "exact")
+
+
+class PolicyStalled(RuntimeError):
+    """A policy left jobs waiting with nothing running and no arrival to come."""
+
+
+class Session:
+    """The federated event loop driven from Python (docs/guide/policies.md).
+
+    Parameters
+    ----------
+    jobset : JobSet
+        The jobs; each arrives at its ``release`` (all at 0 for a batch job-set).
+    federation : Federation
+        The platform, with its power caps if it has them.
+    model : {"fluid", "at_start"}
+        Execution model (see :mod:`decoders.federated`).
+    rule : {"fastest", "greenest"}
+        Allocation rule of :meth:`start`.
+    estimates : {"requested", "exact"}
+        What :attr:`estimate` and :meth:`running` report: the requested times
+        (``jobset.requested``, default) or the real run times.
+
+    Notes
+    -----
+    Use::
+
+        s = Session(js, fed)
+        while not s.done:
+            s.start(pick(s.queued()))   # any number of calls per event
+            s.advance()
+        schedule = s.result()
+    """
+
+    def __init__(self, jobset: JobSet, federation: Federation, *, model: str = "fluid",
+                 rule: str = "fastest", estimates: str = "requested"):
+        if not isinstance(jobset, JobSet):
+            raise TypeError(f"Session takes a moga.JobSet, got {type(jobset).__name__}")
+        if not isinstance(federation, Federation):
+            raise TypeError(f"Session takes a moga.Federation, got {type(federation).__name__}")
+        if estimates not in ESTIMATES:
+            raise ValueError(f"estimates must be one of {list(ESTIMATES)}, got {estimates!r}")
+        if len(jobset) == 0:
+            raise InputError(f"{jobset.name} has no jobs to simulate")
+        self.jobset, self.federation = jobset, federation
+        self.model, self.rule, self.estimates = model, rule, estimates
+        fed = federation
+        try:
+            self._s = Stepper(*jobset.arrays(), fed.nodes, fed.speed, fed.power_busy,
+                              fed.power_idle, fed.link, power=jobset.power,
+                              power_cap=fed.power_cap, cluster_caps=fed.cluster_caps,
+                              model=model, rule=rule, check=False)
+        except CapInfeasibleError as e:
+            raise cap_error(e, jobset, fed) from None
+        est = jobset.requested if estimates == "requested" else jobset.runtime
+        self._estimate = np.array(est, dtype=np.float64)
+        self._estimate.setflags(write=False)
+        self._scale = self._estimate / jobset.runtime
+        self.events = 0
+        self._t = float(jobset.release.min())
+        self._begin(self._t)
+
+    def _begin(self, t: float) -> None:
+        self._t = self._s.begin(t)
+        self.events += 1
+
+    @property
+    def now(self) -> float:
+        """The time of the current event, s."""
+        return self._t
+
+    @property
+    def done(self) -> bool:
+        """True once every job has started."""
+        return self._s.done
+
+    @property
+    def estimate(self) -> np.ndarray:
+        """What the policy plans with: each job's run time on a speed-1.0 node, s (read-only):
+        the requested time, or the real one under ``estimates="exact"``."""
+        return self._estimate
+
+    def queued(self) -> np.ndarray:
+        """The waiting jobs (positions in the job-set), in arrival order (a copy)."""
+        q = self._s.queued()
+        return q[self._s.st.started[q] == 0]
+
+    def running(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(jobs, planned finish)`` of the running jobs.
+
+        The planned finish is the start plus the predicted duration scaled by
+        the estimate (``estimate / runtime``), never before :attr:`now`: a job
+        that overruns its request is planned to end now.
+        """
+        run, fin = self._s.running()
+        start = self._s.out.start[run]
+        planned = start + (fin - start) * self._scale[run]
+        return run, np.maximum(planned, self._t)
+
+    @property
+    def free(self) -> np.ndarray:
+        """Free nodes per cluster (a copy)."""
+        return self._s.free
+
+    @property
+    def power_used(self) -> np.ndarray:
+        """Power the running jobs add to idle power, per cluster then overall, W (a copy)."""
+        return self._s.power_used
+
+    @property
+    def allocation(self) -> np.ndarray:
+        """Nodes of each job on each cluster, (J, K), zero for jobs not started (a read-only
+        view: it changes as jobs start)."""
+        a = self._s.out.alloc.view()
+        a.setflags(write=False)
+        return a
+
+    def start(self, jobs) -> np.ndarray:
+        """Start the given queued jobs now, in that order, each where it fits (nodes and power).
+
+        Returns the jobs that started; a job that does not fit now stays queued.
+
+        Raises
+        ------
+        ValueError
+            If a job is not waiting (not arrived yet, already started, or not a
+            position of the job-set).
+        """
+        listed = np.atleast_1d(np.asarray(jobs))
+        if listed.size == 0:
+            return listed.astype(np.int64)
+        if listed.dtype.kind not in "iu":
+            raise ValueError(f"start takes job positions (integers), got dtype {listed.dtype}")
+        listed = listed.astype(np.int64)
+        waiting = np.zeros(len(self.jobset), dtype=bool)
+        waiting[self.queued()] = True
+        bad = (listed < 0) | (listed >= len(self.jobset))
+        bad[~bad] = ~waiting[listed[~bad]]
+        if bad.any():
+            j = int(listed[np.flatnonzero(bad)[0]])
+            raise ValueError(f"job {j} is not waiting at t={self._t:g} (not arrived, already "
+                             "started, or not a job of the set)")
+        before = self._s.st.started[listed].copy()
+        self._s.map(self._t, listed)
+        return listed[(self._s.st.started[listed] == 1) & (before == 0)]
+
+    def advance(self) -> float:
+        """Move to the next arrival or finish; returns its time (``inf`` once every job started).
+
+        Raises
+        ------
+        PolicyStalled
+            If jobs wait, nothing runs and no arrival is to come.
+        """
+        if self.done:
+            return math.inf
+        nxt = self._s.map(self._t, np.zeros(0, dtype=np.int64))
+        if nxt == math.inf:
+            raise PolicyStalled(f"at t={self._t:g} {self.queued().size} job(s) wait on an idle "
+                                "federation and no job arrives: the policy must start one")
+        self._begin(max(self._t, nxt))
+        return self._t
+
+    def result(self, policy: str = "session", info: dict | None = None) -> Schedule:
+        """The finished schedule (every job started), as the one schedule record.
+
+        ``order`` is the start order; the blacklist is empty.
+        """
+        if not self.done:
+            raise RuntimeError(f"{self.queued().size} job(s) are still waiting; advance first")
+        d = self._s.finish(self._t)
+        js = self.jobset
+        order = np.lexsort((np.arange(len(js)), d.start)).astype(np.int64)
+        info = dict(info or {})
+        info.setdefault("estimates", self.estimates)
+        info.setdefault("events", self.events)
+        arrays = [order, np.zeros(d.alloc.shape), d.start.copy(), d.finish.copy(),
+                  d.alloc.copy()]
+        for a in arrays:
+            a.setflags(write=False)
+        return Schedule(js, self.federation, arrays[0], arrays[1], self.model, arrays[2],
+                        arrays[3], arrays[4], d.makespan, d.energy, d.flowtime, 0, d.n_coalloc,
+                        "none", self.rule, None, policy, info)

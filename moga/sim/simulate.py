@@ -1,0 +1,129 @@
+"""Run any registered or user policy on a job-set: one call, one schedule record."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+from ..model.jobset import JobSet
+from ..model.platform import Federation
+from ..model.schedule import Schedule, evaluate
+from .registry import (
+    _SESSION_POLICIES,
+    POLICIES,
+    OnlinePolicy,
+    load_policy,
+    policy_info,
+    session_policy,
+)
+from .session import ESTIMATES, Session
+
+__all__ = ["simulate"]
+
+
+def _resolve(policy):
+    """``(name, PolicyInfo or None, OnlinePolicy or None)`` of a policy given by name,
+    ``path.py:Class`` or instance."""
+    if isinstance(policy, str):
+        if policy in POLICIES:
+            return policy, POLICIES[policy], None
+        if ".py:" in policy:
+            obj = load_policy(policy)
+            return getattr(obj, "name", type(obj).__name__), None, obj
+        policy_info(policy)  # the error listing the names
+    if callable(getattr(policy, "decide", None)):
+        return getattr(policy, "name", type(policy).__name__), None, policy
+    raise TypeError(f"policy must be a registered name, 'path.py:Class' or an object with "
+                    f"decide(session), got {type(policy).__name__}")
+
+
+def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: str = "fluid",
+             rule: str = "fastest", estimates: str | None = None) -> Schedule:
+    """Simulate an online policy on ``jobset`` (jobs arriving at their release) on ``federation``.
+
+    Parameters
+    ----------
+    jobset : JobSet
+    federation : Federation
+        With its power caps, if any (every policy of :data:`POLICIES` honours them).
+    policy : str or OnlinePolicy
+        A name of :data:`moga.sim.POLICIES`, ``"path/to/file.py:ClassName"`` (a
+        user's :class:`~moga.sim.OnlinePolicy`), or such an object.
+    model : {"fluid", "at_start"}
+    rule : {"fastest", "greenest"}
+        Allocation rule.
+    estimates : {"requested", "exact"}, optional
+        What the policy plans with. Python policies default to the requested
+        times; the kernel policies plan on exact run times (the only choice
+        they offer; asking for another is an error).
+
+    Returns
+    -------
+    Schedule
+        With ``policy`` set and ``info`` holding ``estimates``, ``wall_s`` (the
+        whole simulation), and for Python policies ``events`` and
+        ``decision_s`` (time spent in ``decide``).
+    """
+    name, entry, obj = _resolve(policy)
+    if estimates is not None and estimates not in ESTIMATES:
+        raise ValueError(f"estimates must be one of {list(ESTIMATES)}, got {estimates!r}")
+    if entry is not None and entry.kind == "kernel":
+        est = estimates or entry.estimates[0]
+        if est not in entry.estimates:
+            raise ValueError(f"policy {name!r} plans on {' or '.join(entry.estimates)} run times "
+                             f"only, not {est!r}")
+        t0 = time.perf_counter()
+        s = _run_kernel(name, jobset, federation, model, rule)
+        info = {"estimates": est, "wall_s": time.perf_counter() - t0}
+        return dataclasses.replace(s, policy=name, info={**s.info, **info})
+    if entry is not None and entry.name in _SESSION_POLICIES:
+        return run_policy(session_policy(name), jobset, federation, model=model, rule=rule,
+                          estimates=estimates or entry.estimates[0], name=name)
+    if entry is not None:  # a registered Python policy with its own driver
+        est = estimates or entry.estimates[0]
+        if est not in entry.estimates:
+            raise ValueError(f"policy {name!r} plans on {' or '.join(entry.estimates)} run times "
+                             f"only, not {est!r}")
+        t0 = time.perf_counter()
+        s = _run_registered_python(name, jobset, federation, model, rule)
+        info = {"estimates": est, "wall_s": time.perf_counter() - t0}
+        return dataclasses.replace(s, policy=name, info={**s.info, **info})
+    return run_policy(obj, jobset, federation, model=model, rule=rule,
+                      estimates=estimates or "requested", name=name)
+
+
+def run_policy(policy: OnlinePolicy, jobset: JobSet, federation: Federation, *,
+               model: str = "fluid", rule: str = "fastest", estimates: str = "requested",
+               name: str | None = None) -> Schedule:
+    """Drive a :class:`Session` with ``policy.decide`` at every event; returns the schedule."""
+    t0 = time.perf_counter()
+    session = Session(jobset, federation, model=model, rule=rule, estimates=estimates)
+    reset = getattr(policy, "reset", None)
+    if callable(reset):
+        reset(session)
+    deciding = 0.0
+    while not session.done:
+        t1 = time.perf_counter()
+        policy.decide(session)
+        deciding += time.perf_counter() - t1
+        session.advance()
+    name = name or getattr(policy, "name", type(policy).__name__)
+    return session.result(name, {"decision_s": deciding, "wall_s": time.perf_counter() - t0})
+
+
+def _run_kernel(name, js, fed, model, rule) -> Schedule:
+    if name in ("fcfs", "easy"):
+        return evaluate(js, fed, js.submit_order, None, model=model,
+                        backfill="easy" if name == "easy" else "none", rule=rule)
+    from ..powercap.dispatchers import run_dispatcher
+
+    return run_dispatcher(js, fed, name, model=model, rule=rule).schedule()
+
+
+def _run_registered_python(name, js, fed, model, rule) -> Schedule:
+    from ..powercap.dispatchers import run_dispatcher
+
+    r = run_dispatcher(js, fed, name, model=model, rule=rule)
+    info = {k: v for k, v in r.info.items() if k != "solve_seconds"}
+    info["decision_s"] = float(r.info["solve_seconds"].sum())
+    return dataclasses.replace(r.schedule(), info=info)

@@ -1,0 +1,77 @@
+"""EASY's candidate index (decoders._backfill_index) against a scan of the queue."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from decoders._backfill_index import EMPTY, build_index, first_after, first_candidate, set_leaf
+from decoders._federated_core import new_state
+
+
+def naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd_min, shadow):
+    """The first queued job of cluster set ``m`` behind position ``after`` that the cheap
+    tests of the backfill scan keep, by a scan of the queue in order (None when none)."""
+    for p in range(after + 1, order.size):
+        j = order[p]
+        if not queued[j] or mask[j] != m:
+            continue
+        if tasks[j] <= x and (tasks[j] <= y or t + runtime[j] * sd_min <= shadow):
+            return j
+    return None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_first_candidate_matches_a_scan_of_the_queue(seed):
+    rng = np.random.default_rng(seed)
+    J = int(rng.integers(1, 90))
+    K = int(rng.integers(1, 4))
+    st = new_state(J, K)
+    order = rng.permutation(J).astype(np.int64)
+    mask = rng.integers(0, 1 << K, J)
+    st.mask_j[:] = mask
+    tasks = rng.integers(1, 12, J)
+    runtime = rng.choice([1.0, 5.0, 10.0, 60.0], J) * rng.integers(1, 4, J)
+    n_act = build_index(order, st, True)
+    assert sorted(st.g_act[:n_act]) == sorted(set(mask.tolist()))
+    queued = np.zeros(J, dtype=bool)
+    for _ in range(6):
+        # Some jobs join, some leave.
+        for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
+            if queued[j] and rng.random() < 0.3:
+                queued[j] = False
+                set_leaf(j, EMPTY, np.inf, st, True)
+            elif not queued[j]:
+                queued[j] = True
+                set_leaf(j, tasks[j], runtime[j], st, True)
+        for _ in range(20):
+            m = int(rng.integers(0, 1 << K))
+            after = int(rng.integers(-1, J))
+            x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
+            t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
+            want = naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd, shadow)
+            n_m = int(np.count_nonzero(mask == m))
+            if n_m == 0:
+                assert want is None
+                continue
+            leaf = first_after(m, after, st)
+            got = first_candidate(m, leaf, st, x, y, t, sd, shadow)
+            if want is None:
+                assert got == -1
+            else:
+                assert got >= 0
+                assert order[st.g_pos[st.g_off[m] + got]] == want
+
+
+def test_one_group_beyond_the_table():
+    """Beyond TABLE_K clusters every job is in group 0."""
+    J = 5
+    st = new_state(J, 9)
+    order = np.arange(J, dtype=np.int64)
+    st.mask_j[:] = [1, 2, 4, 8, 16]
+    assert build_index(order, st, False) == 1
+    for j in range(J):
+        set_leaf(j, j + 1, 10.0, st, False)
+    assert first_candidate(0, 0, st, 3, 10, 0.0, 1.0, 5.0) == 0
+    assert first_candidate(0, 1, st, 3, -1, 0.0, 1.0, 5.0) == -1
+    assert first_candidate(0, 1, st, 3, -1, 0.0, 1.0, 10.0) == 1

@@ -1,0 +1,270 @@
+"""The simulation core's Python seam: Session, the policy registry, simulate, moga simulate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import moga
+from moga.cli import main
+from moga.errors import InputError
+from moga.sim import POLICIES, OnlinePolicy, PolicyStalled, Session, load_policy, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "docs" / "guide" / "examples" / "saf_easy.py"
+
+
+def one_cluster(nodes=4):
+    return moga.Federation(names=["c"], nodes=[nodes], speed=[1.0], power_busy=[50.0],
+                           power_idle=[10.0], link=[100.0])
+
+
+def jobs(release, tasks, runtime, requested=None):
+    js = moga.JobSet.from_arrays(np.array(release, float), np.array(tasks), np.array(runtime, float),
+                                 sigma=np.zeros(len(tasks)), bw=np.zeros(len(tasks)))
+    if requested is None:
+        return js
+    import dataclasses
+
+    return dataclasses.replace(js, requested=np.array(requested, float))
+
+
+class InOrder(OnlinePolicy):
+    """First come, first served written on the Session: start in arrival order, stop at the
+    first job that does not fit."""
+
+    name = "fcfs-python"
+
+    def decide(self, session):
+        for j in session.queued():
+            if not session.start([j]).size:
+                break
+
+
+def workload(n=120, release=True):
+    tr = moga.load_default()
+    fed = moga.Federation.load("default@auto", auto_nodes=tr.auto_nodes)
+    return tr.jobset(n_jobs=n, federation=fed, batch=not release), fed
+
+
+@pytest.mark.parametrize("release", [True, False])
+def test_a_python_fcfs_on_the_session_equals_the_fcfs_kernel(release):
+    js, fed = workload(release=release)
+    kernel = simulate(js, fed, "fcfs")
+    python = simulate(js, fed, InOrder(), estimates="exact")
+    np.testing.assert_array_equal(python.start, kernel.start)
+    np.testing.assert_array_equal(python.finish, kernel.finish)
+    np.testing.assert_array_equal(python.alloc, kernel.alloc)
+    assert python.energy == pytest.approx(kernel.energy, rel=1e-12)
+    assert python.policy == "fcfs-python" and kernel.policy == "fcfs"
+    assert python.info["estimates"] == "exact" and python.info["events"] >= 2
+
+
+def test_kernel_policies_are_the_kernels():
+    js, fed = workload()
+    easy = simulate(js, fed, "easy")
+    ref = moga.evaluate(js, fed, js.submit_order, backfill="easy")
+    np.testing.assert_array_equal(easy.start, ref.start)
+    from moga.powercap import run_dispatcher
+
+    prb = simulate(js, fed, "prb")
+    np.testing.assert_array_equal(prb.start, run_dispatcher(js, fed, "prb").start)
+    assert easy.info["estimates"] == "exact" and easy.info["wall_s"] >= 0
+    with pytest.raises(ValueError, match="plans on exact run times only"):
+        simulate(js, fed, "easy", estimates="requested")
+    with pytest.raises(ValueError, match="unknown policy 'nope'"):
+        simulate(js, fed, "nope")
+
+
+def test_the_registry_names_code_and_twin():
+    import naive
+
+    import decoders.federated as fed_mod
+
+    for p in POLICIES.values():
+        assert p.kind in ("kernel", "python") and p.estimates
+        assert hasattr(naive, p.twin), p.twin
+        if p.kind == "kernel":
+            assert hasattr(fed_mod, p.code.rsplit(".", 1)[1]), p.code
+
+
+def test_the_guide_example_by_hand():
+    """Smallest area first with a reservation, on four nodes: j1 (area 4) is the head at t=1
+    with its reservation at 10; j2 ends by then and jumps ahead; j3 (20 s) may not."""
+    fed = one_cluster(4)
+    js = jobs([0, 1, 1, 1], [3, 4, 1, 1], [10, 1, 5, 20])
+    s = simulate(js, fed, f"{EXAMPLE}:SmallestAreaFirst")
+    np.testing.assert_array_equal(s.start, [0, 10, 1, 11])
+    assert s.policy == "saf-easy" and s.info["estimates"] == "requested"
+    s.node_assignment()  # never over capacity
+    # With a request of 15 s, j2 could delay the head: it waits, unless the policy plans on
+    # the exact run time.
+    js = jobs([0, 1, 1, 1], [3, 4, 1, 1], [10, 1, 5, 20], requested=[10, 1, 15, 20])
+    assert simulate(js, fed, f"{EXAMPLE}:SmallestAreaFirst").start[2] > 1
+    assert simulate(js, fed, f"{EXAMPLE}:SmallestAreaFirst", estimates="exact").start[2] == 1
+
+
+def test_the_guide_example_on_a_trace_keeps_every_invariant():
+    js, fed = workload(300)
+    s = simulate(js, fed, f"{EXAMPLE}:SmallestAreaFirst")
+    assert np.all(s.start >= js.release) and np.all(s.finish > s.start)
+    s.node_assignment()
+    assert np.all(s.alloc.sum(axis=1) == js.tasks)
+    fcfs = simulate(js, fed, "fcfs")
+    assert s.summary()["mean_wait_s"] <= fcfs.summary()["mean_wait_s"]
+
+
+def test_session_planned_ends_follow_the_estimate():
+    fed = one_cluster(4)
+    js = jobs([0, 0, 7], [2, 2, 1], [10, 10, 1], requested=[30, 5, 1])
+    s = Session(js, fed)
+    assert set(s.start([0, 1]).tolist()) == {0, 1}
+    run, ends = s.running()
+    np.testing.assert_allclose(ends[np.argsort(run)], [30, 5])
+    assert s.advance() == 7  # the arrival; job 1 overruns its request
+    run, ends = s.running()
+    np.testing.assert_allclose(ends[np.argsort(run)], [30, 7])  # an overrun ends "now"
+    np.testing.assert_array_equal(s.estimate, [30, 5, 1])
+    exact = Session(js, fed, estimates="exact")
+    assert exact.estimate.tolist() == [10, 10, 1]
+    exact.start([0, 1])
+    np.testing.assert_allclose(np.sort(exact.running()[1]), [10, 10])
+
+
+def test_session_refuses_what_it_cannot_do():
+    fed = one_cluster(4)
+    js = jobs([0, 5], [2, 2], [10, 10])
+    s = Session(js, fed)
+    with pytest.raises(ValueError, match="job 1 is not waiting"):
+        s.start([1])  # not arrived
+    s.start([0])
+    with pytest.raises(ValueError, match="job 0 is not waiting"):
+        s.start([0])  # already started
+    with pytest.raises(ValueError, match="estimates must be one of"):
+        Session(js, fed, estimates="guess")
+
+    class Idle(OnlinePolicy):
+        def decide(self, session):
+            pass
+
+    with pytest.raises(PolicyStalled, match="wait on an idle federation"):
+        simulate(js, fed, Idle())
+
+
+def test_a_capped_federation_holds_under_a_python_policy():
+    js, fed = workload(150)
+    js = js.with_power(seed=3)
+    capped = fed.with_cap(fraction=0.5)
+    s = simulate(js, capped, InOrder())
+    _, watts = s.power_profile()
+    assert watts.max() <= capped.power_cap * (1 + 1e-9)
+
+
+def test_load_policy_names_the_problem(tmp_path):
+    with pytest.raises(InputError, match="path.py:ClassName"):
+        load_policy("policy")
+    with pytest.raises(InputError, match="does not exist"):
+        load_policy(str(tmp_path / "none.py") + ":P")
+    bad = tmp_path / "bad.py"
+    bad.write_text("raise RuntimeError('boom')\n")
+    with pytest.raises(InputError, match="failed to import: RuntimeError: boom"):
+        load_policy(f"{bad}:P")
+    ok = tmp_path / "ok.py"
+    ok.write_text("class P:\n    pass\n")
+    with pytest.raises(InputError, match="defines no 'Q'"):
+        load_policy(f"{ok}:Q")
+    with pytest.raises(InputError, match="no decide"):
+        load_policy(f"{ok}:P")
+
+
+def test_moga_simulate_writes_schedule_and_metrics(tmp_path, capsys):
+    out = tmp_path / "sim"
+    assert main(["simulate", "--policy", f"{EXAMPLE}:SmallestAreaFirst", "--n-jobs", "150",
+                 "--no-gantt", "--out", str(out)]) == 0
+    doc = json.loads((out / "metrics.json").read_text())
+    assert doc["policy"] == "saf-easy" and doc["info"]["estimates"] == "requested"
+    assert doc["metrics"]["n_jobs"] == 150 and doc["info"]["decision_s"] >= 0
+    assert (out / "schedule.csv").read_text().count("\n") == 151
+    assert "planned on requested times" in capsys.readouterr().out
+    assert main(["simulate", "--policy", "easy", "--estimates", "requested", "--n-jobs", "20",
+                 "--no-gantt", "--out", str(tmp_path / "e")]) == 2
+    assert main(["simulate", "--policy", "prb", "--batch", "--n-jobs", "40", "--power-cap", "70%",
+                 "--no-gantt", "--out", str(tmp_path / "p")]) == 0
+
+
+def _random_one_cluster(seed, J=25, nodes=8):
+    rng = np.random.default_rng(seed)
+    release = np.sort(rng.integers(0, 40, J)).astype(float)
+    tasks = rng.integers(1, nodes + 1, J)
+    runtime = rng.integers(1, 30, J).astype(float)
+    return one_cluster(nodes), jobs(release, tasks, runtime), rng
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_realtime_first_matches_its_twin(seed):
+    import dataclasses
+
+    from naive import naive_greedy
+
+    fed, js, rng = _random_one_cluster(seed)
+    js = dataclasses.replace(js, realtime=rng.random(len(js)) < 0.3)
+    s = simulate(js, fed, "realtime-first")
+    rt = js.realtime
+    want = naive_greedy(js.release, js.tasks, js.runtime, 8,
+                        lambda t, w: [j for j in w if rt[j]] + [j for j in w if not rt[j]])
+    np.testing.assert_allclose(s.start, want)
+    assert s.policy == "realtime-first" and s.info["estimates"] == "requested"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_value_density_matches_its_twin(seed):
+    from naive import naive_greedy
+
+    from moga.value import attach_values
+
+    fed, js, _ = _random_one_cluster(seed)
+    js = attach_values(js, seed=seed)
+
+    def rank(t, waiting):
+        def density(j):
+            f = t + js.runtime[j]
+            if f <= js.soft[j]:
+                v = js.v_start[j]
+            elif f <= js.hard[j]:
+                v = js.v_start[j] + (js.v_final[j] - js.v_start[j]) * (f - js.soft[j]) / (
+                    js.hard[j] - js.soft[j])
+            else:
+                v = 0.0
+            return v / (js.tasks[j] * js.runtime[j])
+        return sorted(waiting, key=lambda j: (-density(j), j))
+
+    s = simulate(js, fed, "value-density")
+    np.testing.assert_allclose(s.start, naive_greedy(js.release, js.tasks, js.runtime, 8, rank))
+    assert s.summary()["value_earned"] == pytest.approx(float(s.value_earned().sum()))
+
+
+def test_realtime_jobs_and_value_functions_run_under_a_power_cap():
+    """Both kinds of workload on one capped federation, through the same Session."""
+    from moga.realtime import Machine, tag_realtime
+    from moga.value import attach_values
+
+    js, fed = workload(200)
+    js = js.with_power(seed=5)
+    capped = fed.with_cap(fraction=0.45)
+    tagged = tag_realtime(js, Machine(nodes=int(fed.total_nodes)), fraction=0.2, seed=1).jobset
+    assert tagged.realtime.sum() == 40
+    for jobset, name in ((tagged, "realtime-first"), (attach_values(js, seed=2), "value-density")):
+        s = simulate(jobset, capped, name)
+        _, watts = s.power_profile()
+        assert watts.max() <= capped.power_cap * (1 + 1e-9), name
+        s.node_assignment()
+        uncapped = simulate(jobset, fed, name)
+        assert s.makespan >= uncapped.makespan * (1 - 1e-9)
+    rt = tagged.realtime
+    s = simulate(tagged, capped, "realtime-first")
+    assert s.wait[rt].mean() <= s.wait[~rt].mean()
+    with pytest.raises(ValueError, match="needs value functions"):
+        simulate(js, fed, "value-density")
