@@ -1,41 +1,10 @@
-"""Heuristics on the same execution and energy model as MOGA.
+"""The heuristics operators run today (FCFS, EASY, their greenest variants).
 
-Each is one decode of the federated kernel, submit order, empty blacklist:
-
-* ``FCFS``: first come, first served, jobs strictly in submit order, fastest
-  clusters first (the MOGA decoder on the submit order);
-* ``EASY``: textbook EASY backfilling (one reservation for the blocked head);
-* ``FCFS-greenest`` / ``EASY-greenest``: the same with the greenest allocation
-  rule (least energy per unit of work first).
+They are defined in :mod:`moga.model.heuristics`, below both the evolution
+(its seeds start from them) and the baselines; this module keeps their names
+here.
 """
 
-from __future__ import annotations
-
-import numpy as np
-
-from ..model.jobset import JobSet
-from ..model.platform import Federation
-from ..model.schedule import Schedule, evaluate
+from ..model.heuristics import HEURISTICS, heuristic, submit_order
 
 __all__ = ["HEURISTICS", "submit_order", "heuristic"]
-
-#: Heuristic name -> (backfilling, allocation rule).
-HEURISTICS = {
-    "FCFS": ("none", "fastest"),
-    "EASY": ("easy", "fastest"),
-    "FCFS-greenest": ("none", "greenest"),
-    "EASY-greenest": ("easy", "greenest"),
-}
-
-
-def submit_order(js: JobSet) -> np.ndarray:
-    """Job positions by release time, ties by position."""
-    return js.submit_order
-
-
-def heuristic(js: JobSet, fed: Federation, name: str = "FCFS", model: str = "fluid") -> Schedule:
-    """Schedule of one of :data:`HEURISTICS` (submit order, empty blacklist)."""
-    if name not in HEURISTICS:
-        raise ValueError(f"unknown heuristic {name!r}; choose one of {list(HEURISTICS)}")
-    backfill, rule = HEURISTICS[name]
-    return evaluate(js, fed, submit_order(js), None, model=model, backfill=backfill, rule=rule)

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.heuristics import heuristic
 from ..model.jobset import JobSet
 from ..model.platform import Federation
 from ..model.schedule import evaluate
@@ -102,8 +103,6 @@ def heuristic_seeds(js: JobSet, fed: Federation, model: str = "fluid",
 
     See the module docstring; ``names`` are among :data:`ALLOCATION_SEEDS`.
     """
-    from ..baselines.heuristics import heuristic  # baselines import this package
-
     rank = _submit_rank(js)
     out = {}
     for name in names:

@@ -67,29 +67,23 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
     name, entry, obj = _resolve(policy)
     if estimates is not None and estimates not in ESTIMATES:
         raise ValueError(f"estimates must be one of {list(ESTIMATES)}, got {estimates!r}")
-    if entry is not None and entry.kind == "kernel":
-        est = estimates or entry.estimates[0]
-        if est not in entry.estimates:
-            raise ValueError(f"policy {name!r} plans on {' or '.join(entry.estimates)} run times "
-                             f"only, not {est!r}")
-        t0 = time.perf_counter()
-        s = _run_kernel(name, jobset, federation, model, rule)
-        info = {"estimates": est, "wall_s": time.perf_counter() - t0}
-        return dataclasses.replace(s, policy=name, info={**s.info, **info})
-    if entry is not None and entry.name in _SESSION_POLICIES:
+    if entry is None:  # a user's policy
+        return run_policy(obj, jobset, federation, model=model, rule=rule,
+                          estimates=estimates or "requested", name=name)
+    est = estimates or entry.estimates[0]
+    if est not in entry.estimates:
+        raise ValueError(f"policy {name!r} plans on {' or '.join(entry.estimates)} run times "
+                         f"only, not {est!r}")
+    if name in _SESSION_POLICIES:
         return run_policy(session_policy(name), jobset, federation, model=model, rule=rule,
-                          estimates=estimates or entry.estimates[0], name=name)
-    if entry is not None:  # a registered Python policy with its own driver
-        est = estimates or entry.estimates[0]
-        if est not in entry.estimates:
-            raise ValueError(f"policy {name!r} plans on {' or '.join(entry.estimates)} run times "
-                             f"only, not {est!r}")
-        t0 = time.perf_counter()
+                          estimates=est, name=name)
+    t0 = time.perf_counter()
+    if entry.kind == "kernel":
+        s = _run_kernel(name, jobset, federation, model, rule)
+    else:  # a registered Python policy with its own driver
         s = _run_registered_python(name, jobset, federation, model, rule)
-        info = {"estimates": est, "wall_s": time.perf_counter() - t0}
-        return dataclasses.replace(s, policy=name, info={**s.info, **info})
-    return run_policy(obj, jobset, federation, model=model, rule=rule,
-                      estimates=estimates or "requested", name=name)
+    info = {"estimates": est, "wall_s": time.perf_counter() - t0}
+    return dataclasses.replace(s, policy=name, info={**s.info, **info})
 
 
 def run_policy(policy: OnlinePolicy, jobset: JobSet, federation: Federation, *,
