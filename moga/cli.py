@@ -988,7 +988,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 #: What the compile notice says a cold compile costs (``benchmarks/cold_start.py`` measures it).
-COMPILE_NOTE = "several minutes and up to 5 GB of memory on 2 cores"
+COMPILE_NOTE = "up to 15 minutes and 6.5 GB of memory on 2 cores"
 
 
 def _compile_notice(command: str) -> None:
