@@ -80,15 +80,33 @@ def test_kernel_policies_are_the_kernels():
 
 
 def test_the_registry_names_code_and_twin():
-    import naive
+    import importlib
 
-    import decoders.federated as fed_mod
+    import naive
 
     for p in POLICIES.values():
         assert p.kind in ("kernel", "python") and p.estimates
         assert hasattr(naive, p.twin), p.twin
+        module, func = p.code.rsplit(".", 1)
         if p.kind == "kernel":
-            assert hasattr(fed_mod, p.code.rsplit(".", 1)[1]), p.code
+            assert hasattr(importlib.import_module(module), func), p.code
+    assert {"fcfs", "easy", "prb", "online-EASY", "Max-Max-VPR"} <= set(POLICIES)
+
+
+def test_the_value_heuristics_are_registered_policies():
+    from moga.value import attach_values
+    from moga.value.online import online
+
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(n_jobs=80, federation=int(fed.nodes.max()), batch=False)
+    js = attach_values(js, seed=4)
+    s = simulate(js, fed, "Max-Max-Value")
+    v = online(js, fed, "Max-Max-Value")
+    np.testing.assert_array_equal(s.start, v.start[v.cluster >= 0])
+    assert s.policy == "Max-Max-Value" and s.summary()["value_earned"] == pytest.approx(
+        v.total_value)
+    with pytest.raises(InputError, match="power cap"):
+        simulate(js, fed.with_cap(fraction=0.5), "online-EASY")
 
 
 def test_the_guide_example_by_hand():

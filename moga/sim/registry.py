@@ -96,6 +96,15 @@ POLICIES = {p.name: p for p in (
     PolicyInfo("hybrid", "python", "CP-SAT schedules the waiting jobs at each event, PRB's "
                "mapper starts those it starts now", "moga.powercap.dispatchers._hybrid",
                "naive_serial_schedule", frozenset({"power_cap", "queues"}), ("exact",), "cp"),
+    *(PolicyInfo(name, "kernel", f"value-function heuristic of the value paper ({what}), on "
+                 "its own event loop over availability profiles (no power cap); the schedule "
+                 "holds the jobs it ran", f"decoders.online.rules.{rule}", "naive_online",
+                 frozenset({"values"}), ("exact",))
+      for name, what, rule in (
+          ("online-EASY", "EASY per cluster", "map_easy"),
+          ("online-FCFS-multi", "FCFS with small, medium and large queues", "map_fcfs_multi"),
+          ("Max-Max-Value", "the most value first", "map_max_max"),
+          ("Max-Max-VPR", "the most value per resource first", "map_max_max"))),
     PolicyInfo("realtime-first", "python", "real-time jobs first, then batch jobs, each in "
                "arrival order; every job that fits", "moga.sim.policies.RealtimeFirst",
                "naive_greedy", frozenset({"power_cap", "realtime"}), ("requested", "exact")),

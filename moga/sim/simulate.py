@@ -106,6 +106,10 @@ def run_policy(policy: OnlinePolicy, jobset: JobSet, federation: Federation, *,
 
 
 def _run_kernel(name, js, fed, model, rule) -> Schedule:
+    from ..value.online import ONLINE_HEURISTICS, online
+
+    if name in ONLINE_HEURISTICS:
+        return online(js, fed, name).schedule()
     if name in ("fcfs", "easy"):
         return evaluate(js, fed, js.submit_order, None, model=model,
                         backfill="easy" if name == "easy" else "none", rule=rule)
