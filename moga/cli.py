@@ -191,10 +191,13 @@ def _add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def _load(args):
+def _load(args, one_cluster: bool = False):
+    """``(trace, federation, job-set)`` of the workload options; ``one_cluster``: jobs must fit
+    the largest cluster (the value heuristics run each job inside one)."""
     trace = _read_trace(args)
     fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
-    js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days, federation=fed,
+    width = int(fed.nodes.max()) if one_cluster else fed
+    js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days, federation=width,
                       wide=args.wide, seed=args.attr_seed, batch=not args.release,
                       power=None if args.power == "none" else args.power)
     cap = getattr(args, "power_cap", None)
@@ -480,7 +483,20 @@ def _cmd_simulate(args) -> int:
         if args.policy == "hybrid":
             require("ortools.sat.python.cp_model", "the hybrid policy", "cp")
     out = _prepare_out(args.out, ["schedule.csv", "schedule.swf", "metrics.json", "gantt.png"])
-    trace, fed, js = _load(args)
+    entry = POLICIES.get(args.policy)
+    features = entry.supports if entry is not None else frozenset()
+    trace, fed, js = _load(args, one_cluster=entry is not None and entry.kind == "kernel"
+                           and "values" in features)
+    if "values" in features or args.value_seed is not None:
+        from .value import attach_values
+
+        js = attach_values(js, seed=0 if args.value_seed is None else args.value_seed)
+    if "realtime" in features or args.rtj_fraction is not None:
+        from .realtime import Machine, tag_realtime
+
+        js = tag_realtime(js, Machine(nodes=int(fed.total_nodes)),
+                          0.1 if args.rtj_fraction is None else args.rtj_fraction,
+                          seed=args.tag_seed).jobset
     print(f"{js.name}: {len(js)} jobs ({'release' if args.release else 'batch'} mode) on "
           f"{fed!r}; policy {args.policy}", flush=True)
     s = simulate(js, fed, args.policy, model=args.model, rule=args.rule,
@@ -833,8 +849,10 @@ def build_parser() -> argparse.ArgumentParser:
                                          "path.py:Class) on a trace (release mode)")
     _add_workload_args(p, power="none", online=True)
     p.add_argument("--policy", default="easy",
-                   help="a registered policy (fcfs, easy, prb, hybrid) or path/to/file.py:Class "
-                        "(an OnlinePolicy; docs/guide/policies.md) (default: easy)")
+                   help="a registered policy (moga.sim.POLICIES: fcfs, easy, prb, hybrid, "
+                        "realtime-first, value-density, online-EASY, online-FCFS-multi, "
+                        "Max-Max-Value, Max-Max-VPR) or path/to/file.py:Class (an OnlinePolicy; "
+                        "docs/guide/policies.md) (default: easy)")
     p.add_argument("--estimates", choices=["requested", "exact"], default=None,
                    help="what the policy plans with: requested (walltime) or exact run times "
                         "(default: requested for Python policies, exact for the kernels)")
@@ -845,6 +863,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="execution model (default: fluid)")
     p.add_argument("--rule", choices=["fastest", "greenest"], default="fastest",
                    help="allocation rule (default: fastest)")
+    p.add_argument("--value-seed", type=_seed, default=None,
+                   help="attach seeded value functions (default: seed 0 for the policies that "
+                        "use values, none otherwise)")
+    p.add_argument("--rtj-fraction", type=_fraction("--rtj-fraction"), default=None,
+                   help="tag this share of jobs as real-time, in [0, 1] (default: 0.1 for "
+                        "realtime-first, none otherwise)")
+    p.add_argument("--tag-seed", type=_seed, default=0, help="seed of the real-time tags "
+                                                              "(default 0)")
     p.add_argument("--no-gantt", action="store_true", help="do not draw gantt.png")
     p.add_argument("--out", default="moga-simulate", help="output folder (default: moga-simulate)")
     p.set_defaults(func=_cmd_simulate)

@@ -295,3 +295,15 @@ def test_value_functions_run_under_a_power_cap():
     assert 0 < s.summary()["value_earned"] <= valued.v_start.sum()
     with pytest.raises(ValueError, match="needs value functions"):
         simulate(js, fed, "value-density")
+
+
+def test_moga_simulate_attaches_values_and_tags(tmp_path):
+    for policy, extra in (("value-density", ["--value-seed", "3"]), ("Max-Max-Value", []),
+                          ("realtime-first", ["--rtj-fraction", "0.25"])):
+        out = tmp_path / policy
+        assert main(["simulate", "--policy", policy, "--n-jobs", "60", "--no-gantt", "--out",
+                     str(out), *extra]) == 0, policy
+        doc = json.loads((out / "metrics.json").read_text())
+        assert doc["policy"] == policy
+        if policy != "realtime-first":
+            assert doc["metrics"]["value_earned"] > 0
