@@ -477,13 +477,12 @@ def _cmd_simulate(args) -> int:
     from .plot import plot_gantt
     from .sim import POLICIES, simulate
 
-    if args.policy in POLICIES and POLICIES[args.policy].extra:
+    entry = POLICIES.get(args.policy)
+    if entry is not None and entry.extra == "cp":  # before any work
         from .errors import require
 
-        if args.policy == "hybrid":
-            require("ortools.sat.python.cp_model", "the hybrid policy", "cp")
+        require("ortools.sat.python.cp_model", f"the {entry.name} policy", "cp")
     out = _prepare_out(args.out, ["schedule.csv", "schedule.swf", "metrics.json", "gantt.png"])
-    entry = POLICIES.get(args.policy)
     features = entry.supports if entry is not None else frozenset()
     trace, fed, js = _load(args, one_cluster=entry is not None and entry.kind == "kernel"
                            and "values" in features)

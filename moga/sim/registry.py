@@ -113,15 +113,19 @@ POLICIES = {p.name: p for p in (
                "naive_greedy", frozenset({"power_cap", "values"}), ("requested", "exact")),
 )}
 
-#: The classes of the built-in Python policies that run on the Session directly.
-_SESSION_POLICIES = {"realtime-first": "RealtimeFirst", "value-density": "ValueDensity"}
+#: Where the built-in Python policies that run on the Session directly live.
+_SESSION_MODULE = "moga.sim.policies."
 
 
-def session_policy(name: str) -> OnlinePolicy:
-    """An instance of the built-in Session policy ``name`` (:mod:`moga.sim.policies`)."""
+def session_policy(name: str) -> OnlinePolicy | None:
+    """An instance of the built-in Session policy ``name`` (its class in
+    :mod:`moga.sim.policies`, named by its entry's ``code``), or None for any other policy."""
+    entry = POLICIES.get(name)
+    if entry is None or not entry.code.startswith(_SESSION_MODULE):
+        return None
     from . import policies
 
-    return getattr(policies, _SESSION_POLICIES[name])()
+    return getattr(policies, entry.code[len(_SESSION_MODULE):])()
 
 
 def policy_info(name: str) -> PolicyInfo:

@@ -169,10 +169,10 @@ class Session:
         if listed.dtype.kind not in "iu":
             raise ValueError(f"start takes job positions (integers), got dtype {listed.dtype}")
         listed = listed.astype(np.int64)
-        waiting = np.zeros(len(self.jobset), dtype=bool)
-        waiting[self.queued()] = True
+        # Waiting: arrived (the loop queues a job once its release is due) and not started.
         bad = (listed < 0) | (listed >= len(self.jobset))
-        bad[~bad] = ~waiting[listed[~bad]]
+        ok = listed[~bad]
+        bad[~bad] = (self.jobset.release[ok] > self._t) | (self._s.st.started[ok] != 0)
         if bad.any():
             j = int(listed[np.flatnonzero(bad)[0]])
             raise ValueError(f"job {j} is not waiting at t={self._t:g} (not arrived, already "

@@ -9,7 +9,6 @@ from ..model.jobset import JobSet
 from ..model.platform import Federation
 from ..model.schedule import Schedule, evaluate
 from .registry import (
-    _SESSION_POLICIES,
     POLICIES,
     OnlinePolicy,
     load_policy,
@@ -74,9 +73,10 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
     if est not in entry.estimates:
         raise ValueError(f"policy {name!r} plans on {' or '.join(entry.estimates)} run times "
                          f"only, not {est!r}")
-    if name in _SESSION_POLICIES:
-        return run_policy(session_policy(name), jobset, federation, model=model, rule=rule,
-                          estimates=est, name=name)
+    own = session_policy(name)
+    if own is not None:
+        return run_policy(own, jobset, federation, model=model, rule=rule, estimates=est,
+                          name=name)
     t0 = time.perf_counter()
     if entry.kind == "kernel":
         s = _run_kernel(name, jobset, federation, model, rule)
