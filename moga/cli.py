@@ -109,13 +109,15 @@ def _prepare_out(out, names):
 
 
 def _write_schedules(out, schedules: dict) -> str:
-    """Write ``schedules/NAME/schedule.csv`` and ``schedule.swf`` for each named schedule;
-    returns the folder's name."""
+    """Write ``schedules/NAME/schedule.csv`` and ``schedule.swf`` (and ``segments.csv`` for a
+    schedule with preemptions) for each named schedule; returns the folder's name."""
     for name, s in schedules.items():
         d = out / "schedules" / safe_name(name)
         d.mkdir(parents=True, exist_ok=True)
         s.to_csv(d / "schedule.csv")
         s.to_swf(d / "schedule.swf")
+        if s.segments is not None:
+            s.segments_to_csv(d / "segments.csv")
     return "schedules/"
 
 
@@ -482,8 +484,13 @@ def _cmd_simulate(args) -> int:
         from .errors import require
 
         require("ortools.sat.python.cp_model", f"the {entry.name} policy", "cp")
-    out = _prepare_out(args.out, ["schedule.csv", "schedule.swf", "metrics.json", "gantt.png"])
+    out = _prepare_out(args.out, ["schedule.csv", "schedule.swf", "segments.csv", "metrics.json",
+                                  "gantt.png"])
     features = entry.supports if entry is not None else frozenset()
+    if "one_machine" in features and args.federation == "default":
+        args.federation = "machine@auto"
+        print(f"moga: note: {args.policy} runs on one machine; --federation machine@auto "
+              "(the trace's machine size)", file=sys.stderr, flush=True)
     trace, fed, js = _load(args, one_cluster=entry is not None and entry.kind == "kernel"
                            and "values" in features)
     if "values" in features or args.value_seed is not None:
@@ -502,6 +509,10 @@ def _cmd_simulate(args) -> int:
                  estimates=args.estimates)
     s.to_csv(out / "schedule.csv")
     s.to_swf(out / "schedule.swf")
+    if s.segments is not None:
+        s.segments_to_csv(out / "segments.csv")
+    else:
+        (out / "segments.csv").unlink(missing_ok=True)  # none from an earlier run
     summary = s.summary()
     info = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in s.info.items()}
     atomic_write(out / "metrics.json", json.dumps(
@@ -515,7 +526,8 @@ def _cmd_simulate(args) -> int:
           f"{summary['mean_bounded_slowdown']:.2f}; planned on {info['estimates']} times; "
           f"{info['wall_s']:.2f} s" + (f" ({info['decision_s']:.2f} s deciding)"
                                        if "decision_s" in info else ""))
-    print(f"wrote {out}/schedule.csv, schedule.swf, metrics.json"
+    print(f"wrote {out}/schedule.csv, schedule.swf, "
+          + ("segments.csv, " if s.segments is not None else "") + "metrics.json"
           + "".join(f", {p}" for p in plots))
     return 0
 
@@ -562,8 +574,11 @@ def _cmd_realtime(args) -> int:
          "runs": [{"fraction": r.fraction, "scheme": r.label, **r.metrics} for r in runs]},
         indent=2, default=float) + "\n")
     plots = _plots([("slowdown.png", lambda: plot_slowdowns(runs, out / "slowdown.png"))])
+    sched = "" if args.no_schedules else ", " + _write_schedules(out, {
+        f"rtj{r.fraction:g}-{r.label}": r.result.schedule() for r in runs}) + \
+        " (schedule.csv, schedule.swf and segments.csv per share and scheme)"
     print(table)
-    print(f"wrote {out}/realtime.md, realtime.json" + "".join(f", {p}" for p in plots))
+    print(f"wrote {out}/realtime.md, realtime.json{sched}" + "".join(f", {p}" for p in plots))
     return 0
 
 
@@ -850,7 +865,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", default="easy",
                    help="a registered policy (moga.sim.POLICIES: fcfs, easy, prb, hybrid, "
                         "realtime-first, value-density, online-EASY, online-FCFS-multi, "
-                        "Max-Max-Value, Max-Max-VPR) or path/to/file.py:Class (an OnlinePolicy; "
+                        "Max-Max-Value, Max-Max-VPR, rt-baseline, rt-highpq, rt-preempt-none, "
+                        "rt-preempt-sys, rt-preempt-app, rt-preempt-jit, "
+                        "rt-preempt-jit-improved) or path/to/file.py:Class (an OnlinePolicy; "
                         "docs/guide/policies.md) (default: easy)")
     p.add_argument("--estimates", choices=["requested", "exact"], default=None,
                    help="what the policy plans with: requested (walltime) or exact run times "
@@ -867,7 +884,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "use values, none otherwise)")
     p.add_argument("--rtj-fraction", type=_fraction("--rtj-fraction"), default=None,
                    help="tag this share of jobs as real-time, in [0, 1] (default: 0.1 for "
-                        "realtime-first, none otherwise)")
+                        "realtime-first and the rt- schemes, none otherwise)")
     p.add_argument("--tag-seed", type=_seed, default=0, help="seed of the real-time tags "
                                                               "(default 0)")
     p.add_argument("--no-gantt", action="store_true", help="do not draw gantt.png")
@@ -891,6 +908,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ckpt-data", type=_pos_float("--ckpt-data"), default=0.5,
                    help="checkpoint data per node, share of node memory (default 0.5)")
     p.add_argument("--out", default="moga-realtime", help="output folder (default: moga-realtime)")
+    p.add_argument("--no-schedules", action="store_true",
+                   help="do not write schedules/ (the schedule files of every run)")
     p.add_argument("--no-progress", action="store_true", help="no per-run progress lines")
     p.set_defaults(func=_cmd_realtime)
     p = sub.add_parser("rl", help="Deep-EAS: train and evaluate a reinforcement-learning "

@@ -98,22 +98,27 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
 
     Each task is a bar on the node it ran on (nodes as assigned by
     :meth:`moga.schedule.Schedule.node_assignment`). Co-allocated jobs are
-    drawn in red tones, the others in blue tones.
+    drawn in red tones, the others in blue tones; a preempted job has one bar
+    per execution (:attr:`moga.Schedule.segments`).
     """
     fed = schedule.federation
-    nodes_of = schedule.node_assignment()
+    nodes_of = schedule.execution_nodes()
+    segs = schedule.segments
     offsets = np.concatenate([[0], np.cumsum(fed.nodes)])
     J = len(schedule.jobset)
     coalloc = (schedule.alloc > 0).sum(axis=1) >= 2
     rng = np.random.default_rng(0)  # fixed shades so that neighbouring jobs differ
     shade = rng.uniform(0.35, 0.9, J)
     polys, colors = [], []
-    s_h, f_h = schedule.start / 3600, schedule.finish / 3600
-    for j in range(J):
+    if segs is None:
+        rows, s_h, f_h = np.arange(J), schedule.start / 3600, schedule.finish / 3600
+    else:
+        rows, s_h, f_h = segs.job, segs.start / 3600, segs.end / 3600
+    for i, j in enumerate(rows):
         for k in range(fed.n_clusters):
-            for node in nodes_of[j][k]:
+            for node in nodes_of[i][k]:
                 y = offsets[k] + node
-                polys.append([(s_h[j], y), (f_h[j], y), (f_h[j], y + 0.9), (s_h[j], y + 0.9)])
+                polys.append([(s_h[i], y), (f_h[i], y), (f_h[i], y + 0.9), (s_h[i], y + 0.9)])
                 colors.append(plt.cm.Reds(shade[j]) if coalloc[j] else plt.cm.Blues(shade[j]))
     height = min(12.0, 3.0 + fed.total_nodes / 40)
     fig, ax = plt.subplots(figsize=(10, height))

@@ -96,5 +96,10 @@ def test_realtime_writes_table_and_plot(tmp_path, capsys):
     d = json.loads((out / "realtime.json").read_text())
     assert [r["scheme"] for r in d["runs"]] == ["baseline", "preempt-jit"]
     assert d["runs"][1]["RTJ"]["mean_bsld"] <= d["runs"][0]["RTJ"]["mean_bsld"]
+    jit = out / "schedules" / "rtj0.2-preempt-jit"
+    assert (jit / "schedule.csv").read_text().count("\n") == 151
+    segs = (jit / "segments.csv").read_text().splitlines()
+    assert len(segs) - 1 == 150 + d["runs"][1]["system"]["preemptions"]
+    assert (jit / "schedule.swf").stat().st_size > 0
     assert main(["realtime", "--n-jobs", "20", "--machine", "tiny", "--out", str(out)]) == 2
     assert "--machine takes mira" in capsys.readouterr().err

@@ -9,7 +9,7 @@ import moga
 from moga.model.platform import PRESETS
 
 
-@pytest.mark.parametrize("name", PRESETS)
+@pytest.mark.parametrize("name", [p for p in PRESETS if p != "machine"])
 def test_presets_load_and_faster_spends_more_per_work(name):
     fed = moga.Federation.preset(name)
     assert fed.n_clusters == 4
@@ -17,6 +17,12 @@ def test_presets_load_and_faster_spends_more_per_work(name):
     epw = (fed.power_busy / fed.speed)[order]
     assert np.all(np.diff(epw) < 0)
     assert np.all(fed.power_busy >= fed.power_idle)
+
+
+def test_the_machine_preset_is_one_cluster_that_resizes():
+    fed = moga.Federation.preset("machine")
+    assert fed.names == ("machine",) and fed.total_nodes == 256 and fed.speed[0] == 1.0
+    assert moga.Federation.load("machine@auto", auto_nodes=8192).total_nodes == 8192
 
 
 def test_default_preset_matches_design():

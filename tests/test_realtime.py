@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from naive import naive_check_realtime, naive_milp_brute_force, naive_realtime
 
 import moga
+from moga.errors import InputError
 from moga.realtime import (
     CHECKPOINTS,
     Checkpointing,
@@ -232,3 +233,107 @@ def test_milp_schedule_is_feasible_and_threshold_search():
         assert len(s) == p[j] and min(s) >= release[j]
         stretches = 1 + sum(1 for a, b in zip(s, s[1:], strict=False) if b != a + 1)
         assert stretches <= (1 if rtj[j] else 2)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_kernel_equals_its_twin_on_a_backlogged_machine(seed):
+    # Hundreds of jobs on few nodes: long queues exercise the queue tree and the
+    # reservation over many running jobs, beyond what the property tests draw.
+    rng = np.random.default_rng(seed)
+    n, N = 150, 24
+    submit = np.sort(rng.integers(0, 2000, n)).astype(float)
+    runtime = rng.uniform(5.0, 400.0, n)
+    nodes = rng.integers(1, N + 1, n)
+    js = moga.JobSet.from_arrays(submit, nodes, runtime, sigma=np.zeros(n), bw=np.zeros(n))
+    rj = tag_realtime(js, Machine(N, memory_gb=1.0, pfs_gbps=2.0, io_nodes_per=4, io_gbps=1.0),
+                      0.2, seed=seed)
+    for scheme, kind, improved in (("baseline", "none", False), ("highpq", "none", False),
+                                   ("preempt", "sys", False), ("preempt", "jit", True)):
+        ck = Checkpointing(kind, sys_interval=60.0)
+        r = simulate(rj, scheme, ck, improved)
+        w, rd, iv = ck.costs(rj)
+        start, finish, npre = naive_realtime(
+            rj.submit.tolist(), rj.runtime.tolist(), rj.nodes.tolist(), rj.rtj.tolist(),
+            rj.cls.tolist(), N, scheme, kind, w.tolist(), rd.tolist(), iv.tolist(), improved)
+        np.testing.assert_allclose(r.start, start, rtol=1e-12)
+        np.testing.assert_allclose(r.finish, finish, rtol=1e-12)
+        assert r.n_preempted.tolist() == npre
+        assert naive_check_realtime(r, interval=iv, write=w, read=rd) == []
+
+
+def test_the_schedule_record_holds_every_execution(tmp_path):
+    r = simulate(_two_jobs(), "preempt", Checkpointing("jit", data_fraction=0.5))
+    s = r.schedule()
+    seg = s.segments
+    assert seg.job.tolist() == [0, 1, 0] and seg.preempted.tolist() == [True, False, False]
+    assert s.start.tolist() == [0.0, 12.0] and s.finish.tolist() == [124.0, 32.0]
+    # Busy power only while executing: the batch job's 12 s and 92 s, the RTJ's 20 s.
+    fed = s.federation
+    busy = fed.power_busy[0] - fed.power_idle[0]
+    assert s.energy == pytest.approx(fed.idle_power * 124.0 + busy * (4 * 12 + 2 * 20 + 4 * 92))
+    times, watts = s.power_profile()
+    assert watts.max() <= fed.peak_power + 1e-9
+    s.segments_to_csv(tmp_path / "segments.csv")
+    rows = (tmp_path / "segments.csv").read_text().splitlines()
+    assert rows[0].startswith("job_id,execution,starting_time") and len(rows) == 4
+    assert rows[1].split(",")[:2] == ["0", "1"] and rows[3].split(",")[:2] == ["0", "2"]
+    s.to_csv(tmp_path / "schedule.csv")
+    assert s.node_assignment()[0][0].size == 4
+    with pytest.raises(ValueError, match="no preemptions"):
+        dataclasses.replace(s, segments=None).segments_to_csv(tmp_path / "x.csv")
+    with pytest.raises(InputError, match="one-cluster federation of 4 nodes"):
+        r.schedule(moga.Federation.preset())
+
+
+def test_rt_schemes_are_registered_policies(tmp_path):
+    from moga.sim import POLICIES
+    from moga.sim import simulate as run
+
+    fed = moga.Federation.preset("machine").scaled(64)
+    js = moga.load_default().jobset(n_jobs=200, federation=64, batch=False)
+    tagged = tag_realtime(js, Machine.from_cluster(fed, 0), 0.15, seed=2)
+    for label in ("baseline", "preempt-jit-improved"):
+        entry = POLICIES[f"rt-{label}"]
+        assert entry.twin == "naive_realtime" and "one_machine" in entry.supports
+        s = run(tagged.jobset, fed, f"rt-{label}")
+        direct = simulate(tagged, *{"baseline": ("baseline", "none", False),
+                                    "preempt-jit-improved": ("preempt", "jit", True)}[label])
+        np.testing.assert_array_equal(s.finish, direct.finish)
+        assert s.policy == f"rt-{label}" and s.federation is fed
+    with pytest.raises(InputError, match="one machine"):
+        run(js, moga.Federation.preset(), "rt-highpq")
+    with pytest.raises(InputError, match="no power cap"):
+        run(js, fed.with_cap(fraction=0.5), "rt-highpq")
+
+
+def test_machine_is_a_one_cluster_federation_and_tags_carry_over():
+    fed = moga.Federation.preset()
+    m = Machine.from_cluster(fed, "fast")
+    f = m.federation()
+    assert f.n_clusters == 1 and int(f.nodes[0]) == 32 and f.power_busy[0] == 292.2
+    whole = Machine.from_cluster(fed)
+    assert whole.power_idle == pytest.approx(10.0) and whole.nodes == fed.total_nodes
+    js = moga.load_default().jobset(n_jobs=50, federation=32, wide="drop", batch=False)
+    rj = tag_realtime(js, m, 0.2, seed=1)
+    again = RealtimeJobs.from_jobset(rj.jobset, m)
+    np.testing.assert_array_equal(again.rtj, rj.rtj)
+    np.testing.assert_array_equal(again.cls, rj.cls)
+    assert again.seed is None and again.fraction == pytest.approx(rj.rtj.mean())
+    with pytest.raises(ValueError, match="power_busy"):
+        Machine(8, power_busy=5.0, power_idle=10.0)
+
+
+def test_the_kernel_wrapper_checks_its_inputs():
+    from decoders.realtime import simulate_realtime
+
+    one = np.ones(2)
+    with pytest.raises(ValueError, match="nodes\\[1\\] must be <= 4"):
+        simulate_realtime([0, 1], one, [1, 5], [0, 1], [0, 0], 4)
+    with pytest.raises(ValueError, match="runtime\\[0\\] must be > 0"):
+        simulate_realtime([0, 1], [0.0, 1.0], [1, 1], [0, 1], [0, 0], 4)
+    with pytest.raises(ValueError, match="interval\\[1\\] must be > 0"):
+        simulate_realtime([0, 1], one, [1, 1], [0, 1], [0, 0], 4, interval=[1.0, 0.0])
+    with pytest.raises(ValueError, match="unknown checkpointing"):
+        simulate_realtime([0, 1], one, [1, 1], [0, 1], [0, 0], 4, checkpointing="daily")
+    r = simulate_realtime([0.0, 0.5], one, [4, 4], [False, True], [0, 0], 4, "preempt", "none")
+    assert r.n_preemptions == 1 and r.finish.tolist() == [2.5, 1.5]

@@ -307,3 +307,18 @@ def test_moga_simulate_attaches_values_and_tags(tmp_path):
         assert doc["policy"] == policy
         if policy != "realtime-first":
             assert doc["metrics"]["value_earned"] > 0
+
+
+def test_moga_simulate_runs_a_preempting_scheme(tmp_path, capsys):
+    out = tmp_path / "rt"
+    assert main(["simulate", "--policy", "rt-preempt-jit", "--n-jobs", "120", "--rtj-fraction",
+                 "0.2", "--no-gantt", "--out", str(out)]) == 0
+    assert "machine@auto" in capsys.readouterr().err
+    doc = json.loads((out / "metrics.json").read_text())
+    assert doc["policy"] == "rt-preempt-jit" and len(doc["federation"]["cluster"]) == 1
+    rows = (out / "segments.csv").read_text().splitlines()
+    assert len(rows) - 1 == 120 + doc["info"]["preemptions"]
+    # A run without preemptions leaves no segments.csv of an earlier run behind.
+    assert main(["simulate", "--policy", "fcfs", "--n-jobs", "30", "--no-gantt", "--out",
+                 str(out)]) == 0
+    assert not (out / "segments.csv").exists()

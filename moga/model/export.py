@@ -1,6 +1,6 @@
 """Schedules out: a per-job table that other tools read.
 
-Two formats, both written atomically (:mod:`moga.outputs`):
+Three files, each written atomically (:mod:`moga.outputs`):
 
 ``schedule.csv``
     Batsim's ``out_jobs.csv`` columns, so that evalys
@@ -15,11 +15,19 @@ Two formats, both written atomically (:mod:`moga.outputs`):
     back: submit = release, wait = start - release, run time = finish - start,
     processors = tasks, requested time = the job's requested time, status 1,
     partition = the cluster (1-based) that holds most of the job's tasks.
+``segments.csv``
+    For a schedule with preemptions (:attr:`moga.Schedule.segments`), one
+    row per execution (:data:`SEGMENT_COLUMNS`): the job, its execution
+    number, start and end, restart read, computation kept and lost,
+    checkpoint writes, whether it was preempted, and its nodes. In
+    ``schedule.csv`` a preempted job's ``execution_time`` is then
+    ``finish - start`` over all its executions, its ``allocated_resources``
+    the nodes of its last one.
 
 Per-job energy (``consumed_energy``) is what the job's nodes draw while it
 runs: ``sum_k alloc[j, k] * max(power[j] * power_busy[k], power_idle[k]) *
-(finish - start)``; idle power outside the jobs is the federation's, not any
-job's.
+(finish - start)`` (the sum of its executions' lengths when it was
+preempted); idle power outside the jobs is the federation's, not any job's.
 """
 
 from __future__ import annotations
@@ -29,8 +37,8 @@ import numpy as np
 from ..errors import MissingExtraError
 from ..outputs import atomic_write
 
-__all__ = ["BATSIM_COLUMNS", "jobs_table", "node_offsets", "to_dataframe", "write_csv",
-           "write_swf"]
+__all__ = ["BATSIM_COLUMNS", "SEGMENT_COLUMNS", "jobs_table", "node_offsets", "to_dataframe",
+           "write_csv", "write_segments_csv", "write_swf"]
 
 #: Columns of ``schedule.csv``: Batsim's ``out_jobs.csv``, in its order.
 BATSIM_COLUMNS = ("job_id", "workload_name", "profile", "submission_time",
@@ -38,6 +46,11 @@ BATSIM_COLUMNS = ("job_id", "workload_name", "profile", "submission_time",
                   "starting_time", "execution_time", "finish_time", "waiting_time",
                   "turnaround_time", "stretch", "allocated_resources", "consumed_energy",
                   "metadata")
+
+#: Columns of ``segments.csv``: one row per execution of a job.
+SEGMENT_COLUMNS = ("job_id", "execution", "starting_time", "finish_time", "read_time",
+                   "compute_kept", "compute_lost", "checkpoint_write", "preempted",
+                   "allocated_resources")
 
 
 def node_offsets(federation) -> np.ndarray:
@@ -66,7 +79,11 @@ def jobs_table(schedule) -> dict:
     offsets = node_offsets(fed)
     nodes = schedule.node_assignment()
     draw = np.maximum(js.power[:, None] * fed.power_busy[None, :], fed.power_idle[None, :])
-    energy = (alloc * draw).sum(axis=1) * run
+    busy = run
+    if schedule.segments is not None:  # preempted jobs draw busy power only while they run
+        seg = schedule.segments
+        busy = np.bincount(seg.job, weights=seg.end - seg.start, minlength=len(js))
+    energy = (alloc * draw).sum(axis=1) * busy
     names = fed.names
     return {
         "job_id": js.id.astype(np.int64),
@@ -109,6 +126,30 @@ def write_csv(schedule, path) -> None:
     cols = [table[c] for c in BATSIM_COLUMNS]
     for i in range(len(schedule.jobset)):
         lines.append(",".join(_cell(c[i]) for c in cols))
+    atomic_write(path, "\n".join(lines) + "\n")
+
+
+def write_segments_csv(schedule, path) -> None:
+    """Write ``segments.csv`` (:data:`SEGMENT_COLUMNS`) of a schedule with preemptions to
+    ``path``, atomically; a ValueError for a schedule without segments."""
+    seg = schedule.segments
+    if seg is None:
+        raise ValueError("this schedule has no preemptions: each job ran once, on "
+                         "[start, finish) of schedule.csv")
+    fed = schedule.federation
+    offsets = node_offsets(fed)
+    nodes = schedule.execution_nodes()
+    ids = schedule.jobset.id.astype(np.int64)
+    seen = np.zeros(len(schedule.jobset), dtype=np.int64)
+    lines = [",".join(SEGMENT_COLUMNS)]
+    for i in np.lexsort((seg.job, seg.start)):
+        j = int(seg.job[i])
+        seen[j] += 1
+        where = _interval_string(np.concatenate([offsets[k] + nodes[i][k]
+                                                 for k in range(fed.n_clusters)]))
+        lines.append(",".join(_cell(v) for v in (
+            int(ids[j]), int(seen[j]), seg.start[i], seg.end[i], seg.read[i], seg.compute[i],
+            seg.lost[i], seg.write[i], int(bool(seg.preempted[i])), where)))
     atomic_write(path, "\n".join(lines) + "\n")
 
 

@@ -45,7 +45,7 @@ from .tomlfile import read_toml, tomllib
 __all__ = ["Federation", "PRESETS"]
 
 #: Names of the presets shipped in ``moga/data/``.
-PRESETS = ("default", "ricc", "curie")
+PRESETS = ("default", "ricc", "curie", "machine")
 
 _FIELDS = ("nodes", "speed", "power_busy", "power_idle", "link")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -13,8 +14,29 @@ from ..errors import InputError
 from .jobset import JobSet
 from .platform import Federation
 
-__all__ = ["Schedule", "evaluate", "evaluate_batch", "check_chromosome", "check_power",
+__all__ = ["Schedule", "Segments", "evaluate", "evaluate_batch", "check_chromosome", "check_power",
            "power_profile", "power_kwargs"]
+
+
+class Segments(NamedTuple):
+    """The executions of a schedule whose jobs may be preempted, one row per execution in
+    the order they ended (arrays of equal length).
+
+    ``job`` indexes the job-set; each execution occupies the job's
+    allocation on ``[start, end)``: ``read`` s of restart read, ``compute`` s
+    of computation kept (saved by a checkpoint, or completed), ``lost`` s of
+    computation lost to the preemption, ``write`` s of checkpoint writes;
+    ``preempted`` tells whether it ended by preemption.
+    """
+
+    job: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    read: np.ndarray
+    compute: np.ndarray
+    lost: np.ndarray
+    write: np.ndarray
+    preempted: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,6 +77,10 @@ class Schedule:
     info : dict
         What the policy reports: ``estimates`` (what it planned with),
         ``events``, ``decision_s`` (time spent deciding), ...
+    segments : Segments or None
+        For a policy that preempts, every execution of every job (``start``
+        is then each job's first start and ``finish`` its completion); None
+        when each job ran once, on ``[start, finish)``.
     """
 
     jobset: JobSet
@@ -75,6 +101,7 @@ class Schedule:
     reservation: np.ndarray | None = None
     policy: str | None = None
     info: dict = field(default_factory=dict)
+    segments: Segments | None = None
 
     @property
     def energy_kwh(self) -> float:
@@ -91,8 +118,13 @@ class Schedule:
 
         ``watts[i]`` is drawn on ``[times[i], times[i + 1])``; the last step
         (back to idle power) starts at the last finish. Every node draws idle
-        power, and ``power[j] * power_busy[k]`` while it runs job j on cluster k.
+        power, and ``power[j] * power_busy[k]`` while it runs job j on cluster k
+        (during each of its :attr:`segments` when it was preempted).
         """
+        if self.segments is not None:
+            j = self.segments.job
+            return power_profile(self.segments.start, self.segments.end, self.alloc[j],
+                                 self.jobset.power[j], self.federation)
         return power_profile(self.start, self.finish, self.alloc, self.jobset.power,
                              self.federation)
 
@@ -140,6 +172,13 @@ class Schedule:
 
         write_csv(self, path)
 
+    def segments_to_csv(self, path) -> None:
+        """Write every execution of a schedule with preemptions as ``segments.csv``
+        (:data:`moga.model.export.SEGMENT_COLUMNS`)."""
+        from .export import write_segments_csv
+
+        write_segments_csv(self, path)
+
     def to_swf(self, path) -> None:
         """Write the schedule as an SWF trace with its real wait and run times."""
         from .export import write_swf
@@ -151,35 +190,53 @@ class Schedule:
 
         Nodes are handed out lowest free index first; a job's nodes are freed at
         its finish, before any job starting at that instant takes nodes. Used
-        for Gantt charts and to check capacity.
+        for Gantt charts and to check capacity. A preempted job's nodes are
+        those of its last execution (:meth:`execution_nodes` gives each).
 
         Raises
         ------
         RuntimeError
             If a cluster would run more tasks at once than it has nodes.
         """
+        if self.segments is None:
+            return self._assign(np.arange(len(self.jobset)), self.start, self.finish)
+        result = [[np.empty(0, dtype=np.int64)] * self.alloc.shape[1]
+                  for _ in range(len(self.jobset))]
+        for i, nodes in enumerate(self.execution_nodes()):
+            result[int(self.segments.job[i])] = nodes  # executions are in the order they ended
+        return result
+
+    def execution_nodes(self) -> list[list[np.ndarray]]:
+        """Node indices of every execution: ``result[i][k]`` for row ``i`` of
+        :attr:`segments` (of job ``i`` when the schedule has no segments)."""
+        if self.segments is None:
+            return self.node_assignment()
+        return self._assign(self.segments.job, self.segments.start, self.segments.end)
+
+    def _assign(self, job, start, end) -> list[list[np.ndarray]]:
         fed = self.federation
-        J, K = self.alloc.shape
-        result = [[np.empty(0, dtype=np.int64) for _ in range(K)] for _ in range(J)]
+        K = self.alloc.shape[1]
+        result = [[np.empty(0, dtype=np.int64) for _ in range(K)] for _ in range(len(job))]
         for k in range(K):
-            jobs = np.flatnonzero(self.alloc[:, k] > 0)
-            # (time, kind, job): kind 0 = release before kind 1 = start at equal times.
-            events = [(self.finish[j], 0, j) for j in jobs] + [(self.start[j], 1, j) for j in jobs]
+            rows = np.flatnonzero(self.alloc[job, k] > 0)
+            # (time, kind, row): kind 0 = release before kind 1 = start at equal times.
+            events = [(end[i], 0, i) for i in rows] + [(start[i], 1, i) for i in rows]
             events.sort()
             free = list(range(int(fed.nodes[k])))
             heapq.heapify(free)
-            for t, kind, j in events:
-                n = int(self.alloc[j, k])
+            for t, kind, i in events:
+                n = int(self.alloc[job[i], k])
                 if kind == 0:
-                    for node in result[j][k]:
+                    for node in result[i][k]:
                         heapq.heappush(free, int(node))
                 else:
                     if len(free) < n:
                         raise RuntimeError(
-                            f"cluster {fed.names[k]!r} over capacity at t={t}: job {j} needs {n} "
-                            f"nodes, {len(free)} free"
+                            f"cluster {fed.names[k]!r} over capacity at t={t}: job {job[i]} "
+                            f"needs {n} nodes, {len(free)} free"
                         )
-                    result[j][k] = np.array([heapq.heappop(free) for _ in range(n)], dtype=np.int64)
+                    result[i][k] = np.array([heapq.heappop(free) for _ in range(n)],
+                                            dtype=np.int64)
         return result
 
 

@@ -37,6 +37,10 @@ class Machine:
     io_gbps : float
         Bandwidth of one I/O node, GB/s.
     name : str
+    power_busy, power_idle : float
+        Power of one node computing and idle, W (the default federation's base
+        nodes unless taken from a cluster); they price the energy of
+        :meth:`RealtimeResult.schedule`.
 
     Node placement is by count: no torus or midplane topology (a
     simplification: every partition of the right size is assumed free when
@@ -51,6 +55,8 @@ class Machine:
     io_nodes_per: int = 128
     io_gbps: float = 4.0
     name: str = "machine"
+    power_busy: float = 70.0
+    power_idle: float = 10.0
 
     def __post_init__(self):
         check_int("nodes", self.nodes, 1)
@@ -58,6 +64,8 @@ class Machine:
             check_number(f, getattr(self, f), 0, low_open=True)
         check_number("pfs_usable", self.pfs_usable, 0, 1, low_open=True)
         check_int("io_nodes_per", self.io_nodes_per, 1)
+        check_number("power_idle", self.power_idle, 0, low_open=True)
+        check_number("power_busy", self.power_busy, self.power_idle)
         if self.partitions is not None:
             try:
                 p = tuple(check_int("partitions", v, 1) for v in self.partitions)
@@ -79,13 +87,25 @@ class Machine:
     @classmethod
     def from_cluster(cls, federation, cluster=None, **io) -> Machine:
         """One cluster of a :class:`moga.Federation` (or all its nodes when ``cluster`` is
-        None), partition size 1; ``io`` overrides the memory and I/O defaults (Mira's)."""
+        None, at their mean node powers), partition size 1; ``io`` overrides the memory
+        and I/O defaults (Mira's)."""
         if cluster is None:
             n, name = federation.total_nodes, federation.name
+            busy = float(np.dot(federation.nodes, federation.power_busy) / n)
+            idle = float(np.dot(federation.nodes, federation.power_idle) / n)
         else:
             k = federation.names.index(cluster) if isinstance(cluster, str) else int(cluster)
             n, name = int(federation.nodes[k]), f"{federation.name}:{federation.names[k]}"
+            busy, idle = float(federation.power_busy[k]), float(federation.power_idle[k])
+        io = {"power_busy": busy, "power_idle": idle, **io}
         return cls(int(n), None, name=name, **io)
+
+    def federation(self):
+        """The machine as a one-cluster :class:`moga.Federation` (speed 1, its node powers)."""
+        from ..model.platform import Federation
+
+        return Federation((self.name,), [self.nodes], [1.0], [self.power_busy],
+                          [self.power_idle], [1000.0], name=self.name)
 
     def job_nodes(self, tasks) -> np.ndarray:
         """Nodes each job takes: its size rounded up to a partition (or as is)."""

@@ -42,8 +42,10 @@ def realtime_metrics(r: RealtimeResult) -> dict:
         out[f"RTJ {name}"] = _rows(r, rj.rtj & (rj.cls == c))
         out[f"BJ {name}"] = _rows(r, ~rj.rtj & (rj.cls == c))
     nodes = rj.nodes
-    lost = sum(nodes[s.job] * (s.lost + s.read) for s in r.segments)
-    ckpt = sum(nodes[s.job] * s.write for s in r.segments)
+    run = r.run
+    on = nodes[run.seg_job]
+    lost = float(np.sum(on * (run.seg_lost + run.seg_read)))
+    ckpt = float(np.sum(on * run.seg_write))
     span = float(r.finish.max() - rj.submit.min()) if len(rj) else 0.0
     useful = float(np.dot(nodes, rj.runtime))
     out["system"] = {"utilisation": useful / (rj.machine.nodes * span) if span > 0 else 0.0,

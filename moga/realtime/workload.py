@@ -63,8 +63,9 @@ class RealtimeJobs:
         Real-time jobs.
     cls : ndarray of int64
         Class codes (:data:`CLASS_NAMES`).
-    fraction, seed : float, int
-        How the tags were drawn.
+    fraction, seed : float, int or None
+        How the tags were drawn (``seed`` None: the job-set's own tags,
+        :meth:`from_jobset`).
     """
 
     jobset: JobSet
@@ -73,7 +74,18 @@ class RealtimeJobs:
     rtj: np.ndarray
     cls: np.ndarray
     fraction: float
-    seed: int
+    seed: int | None
+
+    @classmethod
+    def from_jobset(cls, js: JobSet, machine: Machine,
+                    classes: JobClasses | None = None) -> RealtimeJobs:
+        """The job-set on ``machine`` with the real-time tags it already carries
+        (``js.realtime``, all False unless tagged)."""
+        classes = JobClasses() if classes is None else classes
+        nodes = machine.job_nodes(js.tasks)
+        rtj = js.realtime
+        return cls(js, machine, nodes, rtj, classes.classify(nodes, js.requested, machine.nodes),
+                   float(rtj.mean()) if len(js) else 0.0, None)
 
     @property
     def submit(self) -> np.ndarray:

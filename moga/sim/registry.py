@@ -65,7 +65,9 @@ class PolicyInfo:
         Features: ``"power_cap"`` (honours the federation's caps),
         ``"queues"`` (weights jobs by their requested time's queue),
         ``"reservation"`` (EASY-style backfilling), ``"realtime"`` (ranks
-        real-time jobs first), ``"values"`` (uses value functions).
+        real-time jobs first), ``"preemption"`` (stops running jobs, with
+        checkpoints), ``"values"`` (uses value functions), ``"one_machine"``
+        (runs on a one-cluster federation only).
     estimates : tuple of str
         What it can plan with (:data:`moga.sim.ESTIMATES`), the default first.
     extra : str or None
@@ -105,6 +107,23 @@ POLICIES = {p.name: p for p in (
           ("online-FCFS-multi", "FCFS with small, medium and large queues", "map_fcfs_multi"),
           ("Max-Max-Value", "the most value first", "map_max_max"),
           ("Max-Max-VPR", "the most value per resource first", "map_max_max"))),
+    *(PolicyInfo(f"rt-{label}", "kernel", f"real-time scheme of the checkpointing paper: "
+                 f"{what}; one machine (a one-cluster federation, no power cap)",
+                 "decoders.realtime._simulate", "naive_realtime",
+                 frozenset({"realtime", "reservation", "one_machine"}
+                           | ({"preemption"} if "preempt" in label else set())), ("exact",))
+      for label, what in (
+          ("baseline", "one queue, EASY backfilling"),
+          ("highpq", "real-time jobs in a queue ahead of the batch queue, EASY behind the head"),
+          ("preempt-none", "highpq, and real-time jobs preempt batch jobs (restart from scratch)"),
+          ("preempt-sys", "highpq, and real-time jobs preempt batch jobs (periodic system "
+           "checkpoints)"),
+          ("preempt-app", "highpq, and real-time jobs preempt batch jobs (application "
+           "checkpoints)"),
+          ("preempt-jit", "highpq, and real-time jobs preempt batch jobs (a checkpoint written "
+           "at preemption)"),
+          ("preempt-jit-improved", "preempt-jit limited by slowdown thresholds (the paper's "
+           "improved heuristic)"))),
     PolicyInfo("realtime-first", "python", "real-time jobs first, then batch jobs, each in "
                "arrival order; every job that fits", "moga.sim.policies.RealtimeFirst",
                "naive_greedy", frozenset({"power_cap", "realtime"}), ("requested", "exact")),

@@ -105,9 +105,31 @@ def run_policy(policy: OnlinePolicy, jobset: JobSet, federation: Federation, *,
     return session.result(name, {"decision_s": deciding, "wall_s": time.perf_counter() - t0})
 
 
+def _run_realtime(name, js, fed) -> Schedule:
+    """A real-time scheme (``rt-`` + a label of :data:`moga.realtime.study.SCHEME_SET`) on a
+    one-cluster federation, with the job-set's real-time tags and the default checkpoint
+    model."""
+    from ..errors import InputError
+    from ..realtime import Machine, RealtimeJobs
+    from ..realtime import simulate as simulate_realtime
+    from ..realtime.study import SCHEME_SET
+
+    if fed.n_clusters != 1:
+        raise InputError(f"policy {name!r} runs on one machine of identical nodes; got "
+                         f"{fed.n_clusters} clusters (use a one-cluster federation, e.g. the "
+                         "preset machine@N)")
+    if fed.capped:
+        raise InputError(f"policy {name!r} has no power cap; drop the cap")
+    scheme, kind, improved = SCHEME_SET[name[3:]]
+    rj = RealtimeJobs.from_jobset(js, Machine.from_cluster(fed, 0))
+    return simulate_realtime(rj, scheme, kind, improved).schedule(fed)
+
+
 def _run_kernel(name, js, fed, model, rule) -> Schedule:
     from ..value.online import ONLINE_HEURISTICS, online
 
+    if name.startswith("rt-"):
+        return _run_realtime(name, js, fed)
     if name in ONLINE_HEURISTICS:
         return online(js, fed, name).schedule()
     if name in ("fcfs", "easy"):

@@ -1,0 +1,652 @@
+"""The real-time event loop: EASY, a high-priority queue and preemption with checkpointing
+(docs/design.md §12).
+
+One machine of ``N`` identical nodes whose jobs take whole partitions
+(node counts). Jobs arrive at their submit times; at each event the loop
+releases what ended and applies the scheme:
+
+``baseline`` (0)
+    One queue in arrival order, EASY backfilling behind its head.
+``highpq`` (1)
+    Real-time jobs ahead of batch jobs, each in arrival order; a waiting
+    real-time job is the head and holds the reservation.
+``preempt`` (2)
+    ``highpq``, and a real-time job that does not fit *preempts* running
+    batch jobs: the loop stops them, records their segments (kept and lost
+    work, checkpoint writes) and requeues them at their original place.
+
+Checkpointing codes: ``none`` (0), ``sys`` (1), ``app`` (2), ``jit`` (3).
+Under JIT a preempted job keeps its nodes while it writes its checkpoint,
+then hands them to the real-time job, which starts when the last write ends.
+
+The waiting queue is a segment tree over the jobs' fixed queue ranks
+holding, per rank, the nodes and the duration of a waiting job, so the head
+and each backfill candidate are found without scanning the queue. The
+running jobs are kept sorted by planned end for the reservation. The
+plain-Python twin is ``tests/naive.py:naive_realtime``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ._kernels import heap_pop, heap_push
+from ._validate import check_vector, choice_code
+
+__all__ = ["SCHEME_CODES", "CHECKPOINT_CODES", "RealtimeRun", "simulate_realtime"]
+
+#: Scheme names and their kernel codes.
+SCHEME_CODES = {"baseline": 0, "highpq": 1, "preempt": 2}
+#: Checkpointing names and their kernel codes.
+CHECKPOINT_CODES = {"none": 0, "sys": 1, "app": 2, "jit": 3}
+
+_ARRIVE, _FINISH, _RTJ_START, _REQUEUE = 0, 1, 2, 3
+_FUTURE, _WAITING, _RUNNING, _DONE, _HELD, _WRITING = 0, 1, 2, 3, 4, 5
+_BIG = np.iinfo(np.int64).max
+
+
+class RealtimeRun(NamedTuple):
+    """What one run of the loop returns.
+
+    ``start``, ``finish``, ``n_preempted`` are per job; the ``seg_*`` arrays
+    hold one row per execution, in the order the executions ended: job,
+    start, end, restart read, computation kept, computation lost, checkpoint
+    writes and whether it ended by preemption.
+    """
+
+    start: np.ndarray
+    finish: np.ndarray
+    n_preempted: np.ndarray
+    seg_job: np.ndarray
+    seg_start: np.ndarray
+    seg_end: np.ndarray
+    seg_read: np.ndarray
+    seg_compute: np.ndarray
+    seg_lost: np.ndarray
+    seg_write: np.ndarray
+    seg_preempted: np.ndarray
+    n_events: int
+    n_preemptions: int
+
+
+class _Jobs(NamedTuple):
+    sub: np.ndarray
+    run: np.ndarray
+    nodes: np.ndarray
+    rtj: np.ndarray
+    cls: np.ndarray
+    write: np.ndarray
+    read: np.ndarray
+    interval: np.ndarray
+
+
+# ------------------------------------------------------------------ queue tree
+# Leaves ``size .. 2 size - 1`` are queue ranks; a waiting job's leaf holds its
+# nodes and its duration, any other leaf (_BIG, inf). Inner nodes hold minima.
+@njit(cache=True, error_model="numpy")
+def _tree_set(tn, td, size, rank, n, d):
+    i = size + rank
+    tn[i] = n
+    td[i] = d
+    i >>= 1
+    while i >= 1:
+        a, b = 2 * i, 2 * i + 1
+        tn[i] = min(tn[a], tn[b])
+        td[i] = min(td[a], td[b])
+        i >>= 1
+
+
+@njit(cache=True, error_model="numpy")
+def _tree_first(tn, td, size, lo, free, extra, budget, stack):
+    """The lowest rank ``>= lo`` whose leaf may hold a job with ``nodes <= free`` and
+    (``nodes <= extra`` or ``duration <= budget``); -1 if none. Minima prune subtrees,
+    so a returned leaf still needs the exact test."""
+    if lo >= size:
+        return -1
+    stack[0] = 1
+    stack[1] = 0        # the node's first rank
+    stack[2] = size     # and its width
+    top = 1
+    while top > 0:
+        top -= 1
+        v, first, width = stack[3 * top], stack[3 * top + 1], stack[3 * top + 2]
+        if first + width <= lo or tn[v] > free or (tn[v] > extra and td[v] > budget):
+            continue
+        if width == 1:
+            return first
+        half = width >> 1
+        stack[3 * top] = 2 * v + 1          # the right child goes below the left one
+        stack[3 * top + 1] = first + half
+        stack[3 * top + 2] = half
+        stack[3 * top + 3] = 2 * v
+        stack[3 * top + 4] = first
+        stack[3 * top + 5] = half
+        top += 2
+    return -1
+
+
+# ------------------------------------------------------- running, by planned end
+@njit(cache=True, error_model="numpy")
+def _act_insert(ae, aj, n, e, j):
+    """Insert ``(e, j)`` into the sorted lists of size ``n``; returns the new size."""
+    i = n
+    while i > 0 and (ae[i - 1] > e or (ae[i - 1] == e and aj[i - 1] > j)):
+        ae[i] = ae[i - 1]
+        aj[i] = aj[i - 1]
+        i -= 1
+    ae[i] = e
+    aj[i] = j
+    return n + 1
+
+
+@njit(cache=True, error_model="numpy")
+def _act_remove(ae, aj, n, e, j):
+    """Remove ``(e, j)`` from the sorted lists of size ``n``; returns the new size."""
+    lo, hi = 0, n
+    while lo < hi:
+        m = (lo + hi) >> 1
+        if ae[m] < e or (ae[m] == e and aj[m] < j):
+            lo = m + 1
+        else:
+            hi = m
+    for i in range(lo, n - 1):
+        ae[i] = ae[i + 1]
+        aj[i] = aj[i + 1]
+    return n - 1
+
+
+@njit(cache=True, error_model="numpy")
+def _reservation(ae, aj, na, nodes, need, t, free):
+    """EASY's shadow time for ``need`` nodes and the nodes to spare then."""
+    avail = free
+    shadow = t
+    for i in range(na):
+        if avail >= need:
+            break
+        avail += nodes[aj[i]]
+        shadow = ae[i]
+    return shadow, avail - need
+
+
+# ------------------------------------------------------------- checkpoint model
+@njit(cache=True, error_model="numpy")
+def _plan(jobs, saved, j, s):
+    """``(read, end)`` of a segment of ``j`` starting at ``s``."""
+    if jobs.rtj[j]:
+        return 0.0, s + jobs.run[j]
+    rem = jobs.run[j] - saved[j]
+    r = jobs.read[j] if saved[j] > 0 else 0.0
+    iv = jobs.interval[j]
+    n_w = max(0, math.ceil(rem / iv) - 1) if math.isfinite(iv) else 0
+    return r, s + r + rem + n_w * jobs.write[j]
+
+
+@njit(cache=True, error_model="numpy")
+def _cut(jobs, kind, seg_start, seg_read, j, t):
+    """What preempting running batch job ``j`` at ``t`` keeps:
+    ``(read spent, kept, lost, writes, JIT write after t)``."""
+    e = t - seg_start[j]
+    r = seg_read[j]
+    if e <= r:
+        return e, 0.0, 0.0, 0.0, (jobs.write[j] if kind == 3 else 0.0)
+    e2 = e - r
+    if kind == 0:
+        return r, 0.0, e2, 0.0, 0.0
+    if kind == 3:
+        return r, e2, 0.0, 0.0, jobs.write[j]
+    iv, w = jobs.interval[j], jobs.write[j]
+    if not math.isfinite(iv):
+        return r, 0.0, e2, 0.0, 0.0
+    k = math.floor(e2 / (iv + w))
+    o = e2 - k * (iv + w)
+    return r, k * iv, min(o, iv), k * w + max(0.0, o - iv), 0.0
+
+
+@njit(cache=True, error_model="numpy")
+def _projected_sd(jobs, kind, saved, seg_start, seg_read, j, t):
+    """Slowdown of ``j`` if preempted at ``t`` and resumed at once."""
+    _, kept, _, _, jit = _cut(jobs, kind, seg_start, seg_read, j, t)
+    kept_total = 0.0 if kind == 0 else saved[j] + kept
+    rem = jobs.run[j] - kept_total
+    back = jobs.read[j] if kept_total > 0 else 0.0
+    return (t + jit + back + rem - jobs.sub[j]) / jobs.run[j]
+
+
+@njit(cache=True, error_model="numpy")
+def _victims(jobs, kind, improved, th_batch, status, saved, seg_start, seg_read, aj, na,
+             j, t, free, out):
+    """Batch jobs to preempt for ``j`` (into ``out``); returns how many (0: none)."""
+    need = jobs.nodes[j] - free
+    cn = np.empty(na, np.int64)
+    cl = np.empty(na)
+    cb = np.empty(na, np.int64)
+    m = 0
+    for i in range(na):
+        b = aj[i]
+        if jobs.rtj[b] or status[b] != _RUNNING:
+            continue
+        if improved and _projected_sd(jobs, kind, saved, seg_start, seg_read, b, t) > \
+                th_batch[jobs.cls[b]]:
+            continue
+        lost = _cut(jobs, kind, seg_start, seg_read, b, t)[2]
+        cn[m] = jobs.nodes[b]
+        cl[m] = lost * jobs.nodes[b]
+        cb[m] = b
+        m += 1
+    # The single job with the fewest nodes that frees enough (ties: less lost work, lower index).
+    best = -1
+    for i in range(m):
+        if cn[i] >= need and (best < 0 or cn[i] < cn[best] or (cn[i] == cn[best] and (
+                cl[i] < cl[best] or (cl[i] == cl[best] and cb[i] < cb[best])))):
+            best = i
+    if best >= 0:
+        out[0] = cb[best]
+        return 1
+    # Else the widest first until enough, then without those no longer needed.
+    idx = np.arange(m)
+    for a in range(1, m):
+        x = idx[a]
+        p = a
+        while p > 0:
+            y = idx[p - 1]
+            if cn[y] > cn[x] or (cn[y] == cn[x] and (cl[y] < cl[x] or (
+                    cl[y] == cl[x] and cb[y] < cb[x]))):
+                break
+            idx[p] = y
+            p -= 1
+        idx[p] = x
+    got = 0
+    nc = 0
+    for a in range(m):
+        if got >= need:
+            break
+        got += cn[idx[a]]
+        nc += 1
+    if got < need:
+        return 0
+    keep = np.ones(nc, np.bool_)
+    # Drop in order (nodes, -lost, -index): the chosen are in (-nodes, lost, index) order.
+    for a in range(nc - 1, -1, -1):
+        c = idx[a]
+        if got - cn[c] >= need:
+            keep[a] = False
+            got -= cn[c]
+    n = 0
+    for a in range(nc):
+        if keep[a]:
+            out[n] = cb[idx[a]]
+            n += 1
+    return n
+
+
+# -------------------------------------------------------------------- the loop
+@njit(cache=True, error_model="numpy")
+def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, arrival):
+    J = jobs.sub.shape[0]
+    status = np.zeros(J, np.int64)
+    saved = np.zeros(J)
+    seg_start = np.zeros(J)
+    seg_read = np.zeros(J)
+    end = np.zeros(J)
+    version = np.zeros(J, np.int64)
+    start = np.full(J, np.nan)
+    finish = np.full(J, np.nan)
+    npre = np.zeros(J, np.int64)
+    held = np.zeros(J, np.int64)
+    claim = np.full(J, -1, np.int64)
+
+    cap_s = J + 16
+    s_job = np.empty(cap_s, np.int64)
+    s_f = np.empty((cap_s, 6))
+    s_pre = np.empty(cap_s, np.bool_)
+    ns = 0
+
+    cap_e = 2 * J + 16
+    ht = np.empty(cap_e)
+    hj = np.empty(cap_e, np.int64)
+    ev_kind = np.empty(cap_e, np.int64)
+    ev_job = np.empty(cap_e, np.int64)
+    ev_ver = np.empty(cap_e, np.int64)
+    nh = 0
+    seq = 0
+
+    size = 1
+    while size < J:
+        size *= 2
+    tn = np.full(2 * size, _BIG, np.int64)
+    td = np.full(2 * size, np.inf)
+    stack = np.empty(3 * (2 * 64 + 2), np.int64)
+    n_wait = 0
+
+    ae = np.empty(J + 1)
+    aj = np.empty(J + 1, np.int64)
+    na = 0
+    out = np.empty(J, np.int64)
+    deferred = np.empty(J, np.int64)
+    busy = 0
+    n_events = 0
+    n_pre = 0
+    preempt = scheme == 2
+
+    for j in arrival:  # in submit order (ties: lower index), the first sequence numbers
+        ev_kind[seq], ev_job[seq], ev_ver[seq] = _ARRIVE, j, 0
+        nh = heap_push(ht, hj, nh, jobs.sub[j], seq)
+        seq += 1
+
+    while nh > 0:
+        t = ht[0]
+        n_events += 1
+        while nh > 0 and ht[0] <= t:
+            e_id = hj[0]
+            nh = heap_pop(ht, hj, nh)
+            ev, j = ev_kind[e_id], ev_job[e_id]
+            if ev_ver[e_id] != version[j]:
+                continue  # a finish planned before a preemption
+            if ev == _ARRIVE or ev == _REQUEUE:
+                if ev == _REQUEUE:  # a JIT checkpoint is written: the nodes pass to the RTJ
+                    na = _act_remove(ae, aj, na, end[j], j)
+                    held[claim[j]] += jobs.nodes[j]
+                    claim[j] = -1
+                status[j] = _WAITING
+                _tree_set(tn, td, size, rank[j], jobs.nodes[j], _plan(jobs, saved, j, 0.0)[1])
+                n_wait += 1
+            elif ev == _FINISH:
+                s, r = seg_start[j], seg_read[j]
+                rem = jobs.run[j] - saved[j]
+                if ns == cap_s:
+                    cap_s *= 2
+                    s_job, s_f, s_pre = _grow_segments(s_job, s_f, s_pre, cap_s)
+                s_job[ns] = j
+                s_f[ns, 0], s_f[ns, 1], s_f[ns, 2] = s, t, r
+                s_f[ns, 3], s_f[ns, 4], s_f[ns, 5] = rem, 0.0, t - s - r - rem
+                s_pre[ns] = False
+                ns += 1
+                saved[j] = jobs.run[j]
+                status[j] = _DONE
+                finish[j] = t
+                busy -= jobs.nodes[j]
+                na = _act_remove(ae, aj, na, end[j], j)
+            else:  # a real-time job's JIT wait is over
+                busy -= held[j]
+                held[j] = 0
+                na = _act_remove(ae, aj, na, end[j], j)
+                r, e = _plan(jobs, saved, j, t)
+                status[j] = _RUNNING
+                seg_start[j], seg_read[j], end[j] = t, r, e
+                if np.isnan(start[j]):
+                    start[j] = t
+                busy += jobs.nodes[j]
+                na = _act_insert(ae, aj, na, e, j)
+                if seq == cap_e:
+                    cap_e *= 2
+                    ht, hj, ev_kind, ev_job, ev_ver = _grow_events(ht, hj, ev_kind, ev_job,
+                                                                   ev_ver, nh, seq, cap_e)
+                ev_kind[seq], ev_job[seq], ev_ver[seq] = _FINISH, j, version[j]
+                nh = heap_push(ht, hj, nh, e, seq)
+                seq += 1
+
+        # ---- schedule at t: the queue in rank order, as it stood at the event.
+        n_def = 0
+        head = -1
+        pos = 0
+        while n_wait > 0:
+            p = _tree_first(tn, td, size, pos, _BIG - 1, _BIG - 1, np.inf, stack)
+            if p < 0:
+                break
+            j = by_rank[p]
+            free = N - busy
+            started = False
+            if jobs.nodes[j] <= free:
+                started = True
+            elif jobs.rtj[j] and preempt:
+                # Preemption: may it, and can it, free enough nodes?
+                allowed = True
+                if improved:
+                    shadow, _ = _reservation(ae, aj, na, jobs.nodes, jobs.nodes[j], t, free)
+                    if (shadow + jobs.run[j] - jobs.sub[j]) / jobs.run[j] <= th_rtj:
+                        allowed = False
+                nv = 0
+                if allowed:
+                    nv = _victims(jobs, kind, improved, th_batch, status, saved, seg_start,
+                                  seg_read, aj, na, j, t, free, out)
+                if nv > 0:
+                    wait = 0.0
+                    taken = jobs.nodes[j]
+                    for a in range(nv):
+                        taken -= jobs.nodes[out[a]]
+                    free_taken = max(0, taken)
+                    for a in range(nv):
+                        b = out[a]
+                        r, kept, lost, writes, jit = _cut(jobs, kind, seg_start, seg_read, b, t)
+                        if ns == cap_s:
+                            cap_s *= 2
+                            s_job, s_f, s_pre = _grow_segments(s_job, s_f, s_pre, cap_s)
+                        s_job[ns] = b
+                        s_f[ns, 0], s_f[ns, 1], s_f[ns, 2] = seg_start[b], t + jit, r
+                        s_f[ns, 3], s_f[ns, 4], s_f[ns, 5] = kept, lost, writes + jit
+                        s_pre[ns] = True
+                        ns += 1
+                        saved[b] = 0.0 if kind == 0 else saved[b] + kept
+                        version[b] += 1
+                        npre[b] += 1
+                        n_pre += 1
+                        wait = max(wait, jit)
+                        na = _act_remove(ae, aj, na, end[b], b)
+                        if jit > 0:
+                            # It keeps its nodes while it writes, then hands them over.
+                            status[b] = _WRITING
+                            end[b] = t + jit
+                            na = _act_insert(ae, aj, na, end[b], b)
+                            claim[b] = j
+                            if seq == cap_e:
+                                cap_e *= 2
+                                ht, hj, ev_kind, ev_job, ev_ver = _grow_events(
+                                    ht, hj, ev_kind, ev_job, ev_ver, nh, seq, cap_e)
+                            ev_kind[seq], ev_job[seq], ev_ver[seq] = _REQUEUE, b, version[b]
+                            nh = heap_push(ht, hj, nh, t + jit, seq)
+                            seq += 1
+                        else:
+                            busy -= jobs.nodes[b]
+                            status[b] = _WAITING
+                            deferred[n_def] = b   # in the queue from the next event on
+                            n_def += 1
+                    if wait > 0:
+                        # JIT: the RTJ holds free nodes now and the victims' nodes as
+                        # their checkpoints end; it starts when the last one is written.
+                        status[j] = _HELD
+                        _tree_set(tn, td, size, p, _BIG, np.inf)
+                        n_wait -= 1
+                        held[j] = free_taken
+                        busy += free_taken
+                        end[j] = t + wait + jobs.run[j]
+                        na = _act_insert(ae, aj, na, end[j], j)
+                        if seq == cap_e:
+                            cap_e *= 2
+                            ht, hj, ev_kind, ev_job, ev_ver = _grow_events(
+                                ht, hj, ev_kind, ev_job, ev_ver, nh, seq, cap_e)
+                        ev_kind[seq], ev_job[seq], ev_ver[seq] = _RTJ_START, j, version[j]
+                        nh = heap_push(ht, hj, nh, t + wait, seq)
+                        seq += 1
+                    else:
+                        started = True
+            if started:
+                _tree_set(tn, td, size, p, _BIG, np.inf)
+                n_wait -= 1
+                r, e = _plan(jobs, saved, j, t)
+                status[j] = _RUNNING
+                seg_start[j], seg_read[j], end[j] = t, r, e
+                if np.isnan(start[j]):
+                    start[j] = t
+                busy += jobs.nodes[j]
+                na = _act_insert(ae, aj, na, e, j)
+                if seq == cap_e:
+                    cap_e *= 2
+                    ht, hj, ev_kind, ev_job, ev_ver = _grow_events(ht, hj, ev_kind, ev_job,
+                                                                   ev_ver, nh, seq, cap_e)
+                ev_kind[seq], ev_job[seq], ev_ver[seq] = _FINISH, j, version[j]
+                nh = heap_push(ht, hj, nh, e, seq)
+                seq += 1
+            elif status[j] == _WAITING:
+                head = p
+                break
+            pos = p + 1
+
+        if head >= 0:
+            free = N - busy
+            shadow, extra = _reservation(ae, aj, na, jobs.nodes, jobs.nodes[by_rank[head]], t,
+                                         free)
+            pos = head + 1
+            while free > 0:
+                margin = 1e-9 * (abs(shadow) + abs(t) + 1.0)
+                p = _tree_first(tn, td, size, pos, free, extra, shadow - t + margin, stack)
+                if p < 0:
+                    break
+                j = by_rank[p]
+                pos = p + 1
+                if jobs.nodes[j] > free:
+                    continue
+                r, e = _plan(jobs, saved, j, t)
+                fits = t + (e - t) <= shadow
+                if not fits and jobs.nodes[j] <= extra:
+                    extra -= jobs.nodes[j]
+                    fits = True
+                if not fits:
+                    continue
+                _tree_set(tn, td, size, p, _BIG, np.inf)
+                n_wait -= 1
+                status[j] = _RUNNING
+                seg_start[j], seg_read[j], end[j] = t, r, e
+                if np.isnan(start[j]):
+                    start[j] = t
+                busy += jobs.nodes[j]
+                free -= jobs.nodes[j]
+                na = _act_insert(ae, aj, na, e, j)
+                if seq == cap_e:
+                    cap_e *= 2
+                    ht, hj, ev_kind, ev_job, ev_ver = _grow_events(ht, hj, ev_kind, ev_job,
+                                                                   ev_ver, nh, seq, cap_e)
+                ev_kind[seq], ev_job[seq], ev_ver[seq] = _FINISH, j, version[j]
+                nh = heap_push(ht, hj, nh, e, seq)
+                seq += 1
+
+        for a in range(n_def):
+            b = deferred[a]
+            _tree_set(tn, td, size, rank[b], jobs.nodes[b], _plan(jobs, saved, b, 0.0)[1])
+            n_wait += 1
+
+    ok = n_wait == 0
+    for j in range(J):
+        if status[j] != _DONE:
+            ok = False
+    return (ok, start, finish, npre, s_job[:ns], s_f[:ns], s_pre[:ns], n_events, n_pre)
+
+
+@njit(cache=True, error_model="numpy")
+def _grow_segments(s_job, s_f, s_pre, cap):
+    a = np.empty(cap, np.int64)
+    b = np.empty((cap, 6))
+    c = np.empty(cap, np.bool_)
+    n = s_job.shape[0]
+    a[:n] = s_job
+    b[:n] = s_f
+    c[:n] = s_pre
+    return a, b, c
+
+
+@njit(cache=True, error_model="numpy")
+def _grow_events(ht, hj, ev_kind, ev_job, ev_ver, nh, seq, cap):
+    ht2 = np.empty(cap)
+    hj2 = np.empty(cap, np.int64)
+    ht2[:nh] = ht[:nh]
+    hj2[:nh] = hj[:nh]
+    k2 = np.empty(cap, np.int64)
+    j2 = np.empty(cap, np.int64)
+    v2 = np.empty(cap, np.int64)
+    k2[:seq] = ev_kind[:seq]
+    j2[:seq] = ev_job[:seq]
+    v2[:seq] = ev_ver[:seq]
+    return ht2, hj2, k2, j2, v2
+
+
+def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", checkpointing="jit",
+                      write=None, read=None, interval=None, improved=False, rtj_threshold=1.5,
+                      batch_thresholds=(3.0, 1.3, 10.0, 2.0)) -> RealtimeRun:
+    """Run the real-time loop on plain arrays.
+
+    Parameters
+    ----------
+    submit, runtime : array of float, shape (J,)
+        Submit times and run times (> 0), s.
+    nodes : array of int, shape (J,)
+        Nodes each job takes, at most ``N``.
+    rtj : array of bool, shape (J,)
+        Real-time jobs.
+    cls : array of int, shape (J,)
+        Batch class codes in 0..3 (the improved heuristic's thresholds).
+    N : int
+        Nodes of the machine.
+    scheme : {"baseline", "highpq", "preempt"}
+    checkpointing : {"none", "sys", "app", "jit"}
+    write, read, interval : array of float, shape (J,), optional
+        Per job: seconds per checkpoint write and restart read, seconds of
+        computation between periodic checkpoints (inf: none). Default: no
+        costs and no periodic checkpoints.
+    improved : bool
+        Limit preemption by the slowdown thresholds.
+    rtj_threshold : float
+        A real-time job preempts only when waiting would take its slowdown above this.
+    batch_thresholds : sequence of 4 floats
+        Per batch class, the projected slowdown above which it is not preempted.
+
+    Returns
+    -------
+    RealtimeRun
+    """
+    J = np.asarray(submit).shape[0] if np.ndim(submit) == 1 else -1
+    if J < 0:
+        raise ValueError("submit must be one-dimensional")
+    sch = choice_code("scheme", scheme, SCHEME_CODES)
+    ck = choice_code("checkpointing", checkpointing, CHECKPOINT_CODES)
+    N = int(N)
+    if N < 1:
+        raise ValueError(f"the machine needs at least one node, got {N}")
+    zeros = np.zeros(J)
+    jobs = _Jobs(check_vector("submit", submit, J, np.float64, lo=0),
+                 check_vector("runtime", runtime, J, np.float64, lo=0, lo_strict=True),
+                 check_vector("nodes", nodes, J, np.int64, lo=1, hi=N),
+                 np.ascontiguousarray(check_vector("rtj", rtj, J, np.int64, lo=0, hi=1),
+                                      dtype=np.bool_),
+                 check_vector("cls", cls, J, np.int64, lo=0, hi=3),
+                 check_vector("write", zeros if write is None else write, J, np.float64, lo=0),
+                 check_vector("read", zeros if read is None else read, J, np.float64, lo=0),
+                 _intervals(np.full(J, np.inf) if interval is None else interval, J))
+    th = np.asarray(batch_thresholds, dtype=np.float64)
+    if th.shape != (4,) or np.any(np.isnan(th)):
+        raise ValueError(f"batch_thresholds must be four numbers, got {batch_thresholds!r}")
+    # Queue ranks: arrival order, real-time jobs first unless the scheme is the baseline.
+    idx = np.arange(J)
+    arrival = np.lexsort((idx, jobs.sub)).astype(np.int64)
+    by_rank = arrival if sch == 0 else np.lexsort((idx, jobs.sub, ~jobs.rtj)).astype(np.int64)
+    rank = np.empty(J, np.int64)
+    rank[by_rank] = idx
+    ok, start, finish, npre, s_job, s_f, s_pre, n_ev, n_pre = _simulate(
+        jobs, N, sch, ck, bool(improved), float(rtj_threshold), th, rank, by_rank, arrival)
+    if not ok:
+        raise RuntimeError("the simulation ended with unfinished jobs")
+    return RealtimeRun(start, finish, npre, s_job, *(np.ascontiguousarray(s_f[:, c])
+                                                     for c in range(6)), s_pre, int(n_ev),
+                       int(n_pre))
+
+
+def _intervals(a, J):
+    arr = np.asarray(a, dtype=np.float64)
+    if arr.shape != (J,):
+        raise ValueError(f"interval must have shape ({J},), got {arr.shape}")
+    if np.any(np.isnan(arr)) or np.any(arr <= 0):
+        i = int(np.flatnonzero(np.isnan(arr) | (arr <= 0))[0])
+        raise ValueError(f"interval[{i}] must be > 0 (inf: no periodic checkpoint), got {arr[i]}")
+    return np.ascontiguousarray(arr)
