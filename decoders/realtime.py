@@ -283,6 +283,55 @@ def _victims(jobs, kind, improved, th_batch, status, saved, seg_start, seg_read,
     return n
 
 
+# -------------------------------------------------------------- loop bookkeeping
+@njit(cache=True, error_model="numpy")
+def _push(ht, hj, ev, nh, seq, t, kind, j, ver):
+    """Push event ``(t, kind, j, version)``, growing the arrays when full; returns
+    ``(ht, hj, ev, nh, seq)``. ``ev`` rows: kind, job, version, by push order."""
+    if seq == ev.shape[1]:
+        cap = 2 * seq
+        ht2 = np.empty(cap)
+        hj2 = np.empty(cap, np.int64)
+        ht2[:nh] = ht[:nh]
+        hj2[:nh] = hj[:nh]
+        ev2 = np.empty((3, cap), np.int64)
+        ev2[:, :seq] = ev[:, :seq]
+        ht, hj, ev = ht2, hj2, ev2
+    ev[0, seq], ev[1, seq], ev[2, seq] = kind, j, ver
+    return ht, hj, ev, heap_push(ht, hj, nh, t, seq), seq + 1
+
+
+@njit(cache=True, error_model="numpy")
+def _record(s_job, s_f, s_pre, ns, j, start, end, read, kept, lost, write, preempted):
+    """Append one execution, growing the arrays when full; returns ``(s_job, s_f, s_pre,
+    ns)``."""
+    if ns == s_job.shape[0]:
+        cap = 2 * ns
+        a = np.empty(cap, np.int64)
+        b = np.empty((cap, 6))
+        c = np.empty(cap, np.bool_)
+        a[:ns] = s_job[:ns]
+        b[:ns] = s_f[:ns]
+        c[:ns] = s_pre[:ns]
+        s_job, s_f, s_pre = a, b, c
+    s_job[ns] = j
+    s_f[ns, 0], s_f[ns, 1], s_f[ns, 2] = start, end, read
+    s_f[ns, 3], s_f[ns, 4], s_f[ns, 5] = kept, lost, write
+    s_pre[ns] = preempted
+    return s_job, s_f, s_pre, ns + 1
+
+
+@njit(cache=True, error_model="numpy")
+def _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na, j, t):
+    """Start an execution of ``j`` at ``t``; returns the running list's new size."""
+    r, e = _plan(jobs, saved, j, t)
+    status[j] = _RUNNING
+    seg_start[j], seg_read[j], end[j] = t, r, e
+    if np.isnan(start[j]):
+        start[j] = t
+    return _act_insert(ae, aj, na, e, j)
+
+
 # -------------------------------------------------------------------- the loop
 @njit(cache=True, error_model="numpy")
 def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, arrival):
@@ -299,18 +348,14 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
     held = np.zeros(J, np.int64)
     claim = np.full(J, -1, np.int64)
 
-    cap_s = J + 16
-    s_job = np.empty(cap_s, np.int64)
-    s_f = np.empty((cap_s, 6))
-    s_pre = np.empty(cap_s, np.bool_)
+    s_job = np.empty(J + 16, np.int64)
+    s_f = np.empty((J + 16, 6))
+    s_pre = np.empty(J + 16, np.bool_)
     ns = 0
 
-    cap_e = 2 * J + 16
-    ht = np.empty(cap_e)
-    hj = np.empty(cap_e, np.int64)
-    ev_kind = np.empty(cap_e, np.int64)
-    ev_job = np.empty(cap_e, np.int64)
-    ev_ver = np.empty(cap_e, np.int64)
+    ht = np.empty(2 * J + 16)
+    hj = np.empty(2 * J + 16, np.int64)
+    ev = np.empty((3, 2 * J + 16), np.int64)
     nh = 0
     seq = 0
 
@@ -333,9 +378,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
     preempt = scheme == 2
 
     for j in arrival:  # in submit order (ties: lower index), the first sequence numbers
-        ev_kind[seq], ev_job[seq], ev_ver[seq] = _ARRIVE, j, 0
-        nh = heap_push(ht, hj, nh, jobs.sub[j], seq)
-        seq += 1
+        ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, jobs.sub[j], _ARRIVE, j, 0)
 
     while nh > 0:
         t = ht[0]
@@ -343,28 +386,22 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
         while nh > 0 and ht[0] <= t:
             e_id = hj[0]
             nh = heap_pop(ht, hj, nh)
-            ev, j = ev_kind[e_id], ev_job[e_id]
-            if ev_ver[e_id] != version[j]:
+            kind_e, j = ev[0, e_id], ev[1, e_id]
+            if ev[2, e_id] != version[j]:
                 continue  # a finish planned before a preemption
-            if ev == _ARRIVE or ev == _REQUEUE:
-                if ev == _REQUEUE:  # a JIT checkpoint is written: the nodes pass to the RTJ
+            if kind_e == _ARRIVE or kind_e == _REQUEUE:
+                if kind_e == _REQUEUE:  # a JIT checkpoint is written: the nodes pass to the RTJ
                     na = _act_remove(ae, aj, na, end[j], j)
                     held[claim[j]] += jobs.nodes[j]
                     claim[j] = -1
                 status[j] = _WAITING
                 _tree_set(tn, td, size, rank[j], jobs.nodes[j], _plan(jobs, saved, j, 0.0)[1])
                 n_wait += 1
-            elif ev == _FINISH:
+            elif kind_e == _FINISH:
                 s, r = seg_start[j], seg_read[j]
                 rem = jobs.run[j] - saved[j]
-                if ns == cap_s:
-                    cap_s *= 2
-                    s_job, s_f, s_pre = _grow_segments(s_job, s_f, s_pre, cap_s)
-                s_job[ns] = j
-                s_f[ns, 0], s_f[ns, 1], s_f[ns, 2] = s, t, r
-                s_f[ns, 3], s_f[ns, 4], s_f[ns, 5] = rem, 0.0, t - s - r - rem
-                s_pre[ns] = False
-                ns += 1
+                s_job, s_f, s_pre, ns = _record(s_job, s_f, s_pre, ns, j, s, t, r, rem, 0.0,
+                                                t - s - r - rem, False)
                 saved[j] = jobs.run[j]
                 status[j] = _DONE
                 finish[j] = t
@@ -374,20 +411,10 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                 busy -= held[j]
                 held[j] = 0
                 na = _act_remove(ae, aj, na, end[j], j)
-                r, e = _plan(jobs, saved, j, t)
-                status[j] = _RUNNING
-                seg_start[j], seg_read[j], end[j] = t, r, e
-                if np.isnan(start[j]):
-                    start[j] = t
+                na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
+                            j, t)
                 busy += jobs.nodes[j]
-                na = _act_insert(ae, aj, na, e, j)
-                if seq == cap_e:
-                    cap_e *= 2
-                    ht, hj, ev_kind, ev_job, ev_ver = _grow_events(ht, hj, ev_kind, ev_job,
-                                                                   ev_ver, nh, seq, cap_e)
-                ev_kind[seq], ev_job[seq], ev_ver[seq] = _FINISH, j, version[j]
-                nh = heap_push(ht, hj, nh, e, seq)
-                seq += 1
+                ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, end[j], _FINISH, j, version[j])
 
         # ---- schedule at t: the queue in rank order, as it stood at the event.
         n_def = 0
@@ -422,14 +449,9 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     for a in range(nv):
                         b = out[a]
                         r, kept, lost, writes, jit = _cut(jobs, kind, seg_start, seg_read, b, t)
-                        if ns == cap_s:
-                            cap_s *= 2
-                            s_job, s_f, s_pre = _grow_segments(s_job, s_f, s_pre, cap_s)
-                        s_job[ns] = b
-                        s_f[ns, 0], s_f[ns, 1], s_f[ns, 2] = seg_start[b], t + jit, r
-                        s_f[ns, 3], s_f[ns, 4], s_f[ns, 5] = kept, lost, writes + jit
-                        s_pre[ns] = True
-                        ns += 1
+                        s_job, s_f, s_pre, ns = _record(s_job, s_f, s_pre, ns, b, seg_start[b],
+                                                        t + jit, r, kept, lost, writes + jit,
+                                                        True)
                         saved[b] = 0.0 if kind == 0 else saved[b] + kept
                         version[b] += 1
                         npre[b] += 1
@@ -442,13 +464,8 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                             end[b] = t + jit
                             na = _act_insert(ae, aj, na, end[b], b)
                             claim[b] = j
-                            if seq == cap_e:
-                                cap_e *= 2
-                                ht, hj, ev_kind, ev_job, ev_ver = _grow_events(
-                                    ht, hj, ev_kind, ev_job, ev_ver, nh, seq, cap_e)
-                            ev_kind[seq], ev_job[seq], ev_ver[seq] = _REQUEUE, b, version[b]
-                            nh = heap_push(ht, hj, nh, t + jit, seq)
-                            seq += 1
+                            ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, t + jit, _REQUEUE,
+                                                        b, version[b])
                         else:
                             busy -= jobs.nodes[b]
                             status[b] = _WAITING
@@ -464,32 +481,17 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         busy += free_taken
                         end[j] = t + wait + jobs.run[j]
                         na = _act_insert(ae, aj, na, end[j], j)
-                        if seq == cap_e:
-                            cap_e *= 2
-                            ht, hj, ev_kind, ev_job, ev_ver = _grow_events(
-                                ht, hj, ev_kind, ev_job, ev_ver, nh, seq, cap_e)
-                        ev_kind[seq], ev_job[seq], ev_ver[seq] = _RTJ_START, j, version[j]
-                        nh = heap_push(ht, hj, nh, t + wait, seq)
-                        seq += 1
+                        ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, t + wait, _RTJ_START,
+                                                    j, version[j])
                     else:
                         started = True
             if started:
                 _tree_set(tn, td, size, p, _BIG, np.inf)
                 n_wait -= 1
-                r, e = _plan(jobs, saved, j, t)
-                status[j] = _RUNNING
-                seg_start[j], seg_read[j], end[j] = t, r, e
-                if np.isnan(start[j]):
-                    start[j] = t
+                na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
+                            j, t)
                 busy += jobs.nodes[j]
-                na = _act_insert(ae, aj, na, e, j)
-                if seq == cap_e:
-                    cap_e *= 2
-                    ht, hj, ev_kind, ev_job, ev_ver = _grow_events(ht, hj, ev_kind, ev_job,
-                                                                   ev_ver, nh, seq, cap_e)
-                ev_kind[seq], ev_job[seq], ev_ver[seq] = _FINISH, j, version[j]
-                nh = heap_push(ht, hj, nh, e, seq)
-                seq += 1
+                ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, end[j], _FINISH, j, version[j])
             elif status[j] == _WAITING:
                 head = p
                 break
@@ -518,20 +520,11 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     continue
                 _tree_set(tn, td, size, p, _BIG, np.inf)
                 n_wait -= 1
-                status[j] = _RUNNING
-                seg_start[j], seg_read[j], end[j] = t, r, e
-                if np.isnan(start[j]):
-                    start[j] = t
+                na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
+                            j, t)
                 busy += jobs.nodes[j]
                 free -= jobs.nodes[j]
-                na = _act_insert(ae, aj, na, e, j)
-                if seq == cap_e:
-                    cap_e *= 2
-                    ht, hj, ev_kind, ev_job, ev_ver = _grow_events(ht, hj, ev_kind, ev_job,
-                                                                   ev_ver, nh, seq, cap_e)
-                ev_kind[seq], ev_job[seq], ev_ver[seq] = _FINISH, j, version[j]
-                nh = heap_push(ht, hj, nh, e, seq)
-                seq += 1
+                ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, end[j], _FINISH, j, version[j])
 
         for a in range(n_def):
             b = deferred[a]
@@ -543,33 +536,6 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
         if status[j] != _DONE:
             ok = False
     return (ok, start, finish, npre, s_job[:ns], s_f[:ns], s_pre[:ns], n_events, n_pre)
-
-
-@njit(cache=True, error_model="numpy")
-def _grow_segments(s_job, s_f, s_pre, cap):
-    a = np.empty(cap, np.int64)
-    b = np.empty((cap, 6))
-    c = np.empty(cap, np.bool_)
-    n = s_job.shape[0]
-    a[:n] = s_job
-    b[:n] = s_f
-    c[:n] = s_pre
-    return a, b, c
-
-
-@njit(cache=True, error_model="numpy")
-def _grow_events(ht, hj, ev_kind, ev_job, ev_ver, nh, seq, cap):
-    ht2 = np.empty(cap)
-    hj2 = np.empty(cap, np.int64)
-    ht2[:nh] = ht[:nh]
-    hj2[:nh] = hj[:nh]
-    k2 = np.empty(cap, np.int64)
-    j2 = np.empty(cap, np.int64)
-    v2 = np.empty(cap, np.int64)
-    k2[:seq] = ev_kind[:seq]
-    j2[:seq] = ev_job[:seq]
-    v2[:seq] = ev_ver[:seq]
-    return ht2, hj2, k2, j2, v2
 
 
 def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", checkpointing="jit",
