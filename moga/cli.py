@@ -1037,14 +1037,15 @@ COMPILE_NOTE = "up to 15 minutes and 6.5 GB of memory on 2 cores"
 
 def _compile_notice(command: str) -> None:
     """Say so before a command compiles kernels that are not in the cache."""
-    from .warmup import COMMAND_GROUPS, cold_groups
+    from .warmup import COMMAND_GROUPS, HEAVY_GROUPS, cold_groups
 
     groups = COMMAND_GROUPS.get(command)
     if not groups:
         return
     cold = cold_groups(groups)
     if cold:
-        print(f"moga: compiling the kernels once ({', '.join(cold)}): {COMPILE_NOTE}; later "
+        cost = COMPILE_NOTE if set(cold) & set(HEAVY_GROUPS) else "about a minute"
+        print(f"moga: compiling the kernels once ({', '.join(cold)}): {cost}; later "
               "runs load them from the cache (moga warmup compiles every kernel ahead)",
               file=sys.stderr, flush=True)
 

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-__all__ = ["KERNEL_GROUPS", "cold_groups", "warmup"]
+__all__ = ["KERNEL_GROUPS", "HEAVY_GROUPS", "cold_groups", "warmup"]
 
 #: Kernel groups: name -> (what uses them, [(module, kernel) the cache must hold]).
 KERNEL_GROUPS = {
@@ -26,7 +26,13 @@ KERNEL_GROUPS = {
     "value decoders": ("moga value", [("value", "_decode_value"),
                                       ("value", "_decode_value_batch")]),
     "online value heuristics": ("moga value", [("loop", "_simulate")]),
+    "real-time loop": ("moga realtime, moga simulate --policy rt-...",
+                       [("realtime", "_simulate")]),
 }
+
+#: The groups whose first compile takes minutes (the federated loop's kernels); the others
+#: compile in about a minute.
+HEAVY_GROUPS = ("decoder", "batch decoder", "dispatch steps")
 
 #: The kernel groups each command uses.
 COMMAND_GROUPS = {
@@ -38,6 +44,7 @@ COMMAND_GROUPS = {
     "powercap": ("decoder", "dispatch steps"),
     "simulate": ("decoder", "dispatch steps"),
     "value": ("value decoders", "online value heuristics"),
+    "realtime": ("real-time loop",),
 }
 
 
@@ -64,6 +71,11 @@ def _compile(group: str) -> None:
         moga.evaluate(js, fed)
     elif group == "batch decoder":
         moga.evaluate_batch(js, fed, np.tile(np.arange(J), (2, 1)), np.zeros((2, J, K)))
+    elif group == "real-time loop":
+        from moga.realtime import Machine, simulate, tag_realtime
+
+        rj = tag_realtime(js, Machine(int(fed.total_nodes)), 0.3, seed=0)
+        simulate(rj, "preempt", "jit", improved=True)
     elif group == "dispatch steps":
         from moga.powercap import CPOptions, run_dispatcher
 

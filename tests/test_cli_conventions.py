@@ -109,6 +109,19 @@ def test_warmup_and_the_compile_notice(tmp_path, capsys, monkeypatch):
         warmup.warmup(["nope"])
 
 
+def test_the_real_time_loop_is_a_light_kernel_group(tmp_path, capsys, monkeypatch):
+    from moga import warmup
+
+    assert main(["warmup", "--groups", "real-time loop"]) == 0
+    assert "real-time loop" not in warmup.cold_groups(["real-time loop"])
+    monkeypatch.setattr(warmup, "cold_groups", lambda groups: list(groups))
+    assert main(["realtime", "--n-jobs", "30", "--schemes", "baseline", "--no-schedules",
+                 "--out", str(tmp_path / "rt")]) == 0
+    assert "compiling the kernels once (real-time loop): about a minute" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "rt" / "schedules").exists()
+
+
 @pytest.mark.parametrize("module, argv, extra", [
     ("optuna", ["tune", "--n-jobs", "10", "--trials", "1", "--budget", "400"], "tune"),
     ("ortools", ["powercap", "--n-jobs", "10", "--dispatchers", "hybrid"], "cp"),
