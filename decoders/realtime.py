@@ -400,8 +400,11 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
             elif kind_e == _FINISH:
                 s, r = seg_start[j], seg_read[j]
                 rem = jobs.run[j] - saved[j]
+                iv = jobs.interval[j]
+                # The periodic writes as planned (not t - s - r - rem, which leaves residue).
+                n_w = 0 if jobs.rtj[j] or not math.isfinite(iv) else max(0, math.ceil(rem / iv) - 1)
                 s_job, s_f, s_pre, ns = _record(s_job, s_f, s_pre, ns, j, s, t, r, rem, 0.0,
-                                                t - s - r - rem, False)
+                                                n_w * jobs.write[j], False)
                 saved[j] = jobs.run[j]
                 status[j] = _DONE
                 finish[j] = t

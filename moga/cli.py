@@ -533,22 +533,39 @@ def _cmd_simulate(args) -> int:
 
 
 def _cmd_realtime(args) -> int:
-    from .realtime import Machine
-    from .realtime.study import plot_slowdowns, realtime_study, study_table
+    import dataclasses
+
+    from .realtime import Machine, Thresholds
+    from .realtime.study import SCHEME_SET, plot_slowdowns, realtime_study, study_table
 
     out = _prepare_out(args.out, ["realtime.md", "realtime.json", "slowdown.png"])
+    schemes = list(SCHEME_SET) if args.schemes is None else args.schemes
+    used = {k for s in schemes for k in SCHEME_SET[s][1:2]}
+    for option, value, needs in (
+            ("--sys-interval", args.sys_interval, "sys" in used),
+            ("--app-overhead", args.app_overhead, "app" in used),
+            ("--app-data", args.app_data, "app" in used),
+            ("--ckpt-data", args.ckpt_data, bool(used & {"sys", "jit"})),
+            ("--rtj-threshold", args.rtj_threshold, "preempt-jit-improved" in schemes),
+            ("--batch-thresholds", args.batch_thresholds, "preempt-jit-improved" in schemes)):
+        if value is not None and not needs:
+            raise ValueError(f"{option} changes no scheme of --schemes {' '.join(schemes)}")
+    io = {k: v for k, v in (("memory_gb", args.memory_gb), ("pfs_gbps", args.pfs_gbps),
+                            ("pfs_usable", args.pfs_usable), ("io_nodes_per", args.io_nodes_per),
+                            ("io_gbps", args.io_gbps)) if v is not None}
     trace = _read_trace(args)
     if args.machine == "mira":
-        machine = Machine.mira()
+        machine = dataclasses.replace(Machine.mira(), **io)
     elif args.machine == "auto":
-        machine = Machine(int(trace.auto_nodes), name=f"{trace.name}@{int(trace.auto_nodes)}")
+        machine = Machine(int(trace.auto_nodes), name=f"{trace.name}@{int(trace.auto_nodes)}",
+                          **io)
     else:
         try:
             n = int(args.machine)
         except ValueError:
             raise ValueError(f"--machine takes mira, auto or a node count, got "
                              f"{args.machine!r}") from None
-        machine = Machine(n, name=f"{n} nodes")
+        machine = Machine(n, name=f"{n} nodes", **io)
     js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days,
                       federation=machine.nodes, wide=args.wide, seed=args.attr_seed, batch=False)
     print(f"{js.name}: {len(js)} jobs (release mode) on {machine.name} ({machine.nodes} nodes"
@@ -564,8 +581,15 @@ def _cmd_realtime(args) -> int:
 
     runs = realtime_study(js, machine, fractions=args.rtj_fraction, schemes=args.schemes,
                           seed=args.tag_seed,
-                          checkpoint={"sys_interval": args.sys_interval,
-                                      "data_fraction": args.ckpt_data}, progress=say)
+                          checkpoint={k: v for k, v in (
+                              ("sys_interval", args.sys_interval),
+                              ("data_fraction", args.ckpt_data),
+                              ("app_overhead", args.app_overhead),
+                              ("app_fraction", args.app_data)) if v is not None},
+                          thresholds=Thresholds(
+                              1.5 if args.rtj_threshold is None else args.rtj_threshold,
+                              (3.0, 1.3, 10.0, 2.0) if args.batch_thresholds is None
+                              else tuple(args.batch_thresholds)), progress=say)
     table = study_table(runs)
     atomic_write(out / "realtime.md", f"# Real-time jobs: {js.name} on {machine.name}\n\n"
                                      f"{table}\n")
@@ -903,10 +927,34 @@ def build_parser() -> argparse.ArgumentParser:
                             "preempt-jit", "preempt-jit-improved"],
                    help="default: all seven")
     p.add_argument("--tag-seed", type=_seed, default=0, help="seed of the real-time tags")
-    p.add_argument("--sys-interval", type=_pos_float("--sys-interval"), default=3600.0,
-                   help="SYS-CKPT interval, s (default 3600)")
-    p.add_argument("--ckpt-data", type=_pos_float("--ckpt-data"), default=0.5,
-                   help="checkpoint data per node, share of node memory (default 0.5)")
+    p.add_argument("--sys-interval", type=_pos_float("--sys-interval"), default=None,
+                   help="SYS-CKPT interval, s of computation (default 3600)")
+    p.add_argument("--ckpt-data", type=_fraction("--ckpt-data"), default=None,
+                   help="SYS and JIT checkpoint data per node, share of node memory "
+                        "(default 0.5)")
+    p.add_argument("--app-overhead", type=_fraction("--app-overhead"), default=None,
+                   help="APP-CKPT's budget: share of the requested time spent writing "
+                        "(default 0.05)")
+    p.add_argument("--app-data", type=_fraction("--app-data"), default=None,
+                   help="APP-CKPT data per node, share of node memory (default 0.25)")
+    p.add_argument("--rtj-threshold", type=_pos_float("--rtj-threshold"), default=None,
+                   help="improved heuristic: a real-time job preempts only when waiting would "
+                        "take its slowdown above this (default 1.5)")
+    p.add_argument("--batch-thresholds", type=_pos_float("--batch-thresholds"), nargs=4,
+                   default=None, metavar=("NS", "NL", "WS", "WL"),
+                   help="improved heuristic: projected slowdown above which a batch job of "
+                        "each class (narrow-short, narrow-long, wide-short, wide-long) is not "
+                        "preempted (default 3.0 1.3 10.0 2.0)")
+    p.add_argument("--memory-gb", type=_pos_float("--memory-gb"), default=None,
+                   help="memory per node, GB (default 16, Mira's)")
+    p.add_argument("--pfs-gbps", type=_pos_float("--pfs-gbps"), default=None,
+                   help="file-system bandwidth, GB/s (default 240, Mira's)")
+    p.add_argument("--pfs-usable", type=_fraction("--pfs-usable"), default=None,
+                   help="share of the file system usable for checkpoints (default 0.9)")
+    p.add_argument("--io-nodes-per", type=_int_arg("--io-nodes-per", 1), default=None,
+                   help="compute nodes per I/O node (default 128, Mira's)")
+    p.add_argument("--io-gbps", type=_pos_float("--io-gbps"), default=None,
+                   help="bandwidth of one I/O node, GB/s (default 4, Mira's)")
     p.add_argument("--out", default="moga-realtime", help="output folder (default: moga-realtime)")
     p.add_argument("--no-schedules", action="store_true",
                    help="do not write schedules/ (the schedule files of every run)")

@@ -103,3 +103,24 @@ def test_realtime_writes_table_and_plot(tmp_path, capsys):
     assert (jit / "schedule.swf").stat().st_size > 0
     assert main(["realtime", "--n-jobs", "20", "--machine", "tiny", "--out", str(out)]) == 2
     assert "--machine takes mira" in capsys.readouterr().err
+
+
+def test_realtime_exposes_thresholds_and_io_and_refuses_idle_options(tmp_path, capsys):
+    out = tmp_path / "rt"
+    args = ["realtime", "--n-jobs", "120", "--rtj-fraction", "0.2", "--no-schedules", "--machine",
+            "64", "--wide", "clip",
+            "--out", str(out)]
+    assert main([*args, "--schemes", "preempt-jit", "--memory-gb", "1", "--io-gbps", "100"]) == 0
+    fast = json.loads((out / "realtime.json").read_text())["runs"][0]["system"]
+    assert main([*args, "--schemes", "preempt-jit"]) == 0
+    slow = json.loads((out / "realtime.json").read_text())["runs"][0]["system"]
+    assert fast["node_hours_checkpointing"] < slow["node_hours_checkpointing"]
+    assert main([*args, "--schemes", "preempt-jit-improved", "--rtj-threshold", "1.0",
+                 "--batch-thresholds", "1", "1", "1", "1"]) == 0
+    assert json.loads((out / "realtime.json").read_text())["runs"][0]["system"][
+        "preemptions"] == 0  # every batch job is protected
+    capsys.readouterr()
+    assert main([*args, "--schemes", "baseline", "--rtj-threshold", "2"]) == 2
+    assert "--rtj-threshold changes no scheme" in capsys.readouterr().err
+    assert main([*args, "--schemes", "preempt-jit", "--app-overhead", "0.1"]) == 2
+    assert "--app-overhead changes no scheme" in capsys.readouterr().err

@@ -77,6 +77,9 @@ def test_sys_ckpt_keeps_the_last_checkpoint():
     assert (first.compute, first.lost, first.write) == (4.0, 4.0, 2.0)
     rem = 96.0  # then resumes at 30: read 2 s, 96 s in 24 stretches, 23 writes of 2 s
     assert r.finish[0] == 30.0 + 2.0 + rem + 23 * 2.0
+    last = [s for s in r.segments if s.job == 0][-1]
+    assert (last.read, last.compute, last.write) == (2.0, 96.0, 46.0)
+    assert [s.write for s in r.segments if s.job == 1] == [0.0]  # the RTJ writes nothing
 
 
 def test_improved_heuristic_spares_a_protected_batch_job():

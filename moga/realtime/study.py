@@ -12,7 +12,7 @@ from ..model.jobset import JobSet
 from .machine import Machine
 from .metrics import realtime_metrics
 from .milp import min_threshold, solve_milp
-from .simulator import Checkpointing, RealtimeResult, simulate
+from .simulator import Checkpointing, RealtimeResult, Thresholds, simulate
 from .workload import CLASS_NAMES, JobClasses, tag_realtime
 
 __all__ = ["SCHEME_SET", "StudyRun", "realtime_study", "study_table", "plot_slowdowns",
@@ -40,11 +40,13 @@ class StudyRun:
 
 def realtime_study(js: JobSet, machine: Machine, fractions=(0.05, 0.1, 0.2, 0.3),
                    schemes=tuple(SCHEME_SET), seed: int = 0, checkpoint: dict | None = None,
-                   classes: JobClasses | None = None, progress=None) -> list[StudyRun]:
+                   classes: JobClasses | None = None, progress=None,
+                   thresholds: Thresholds | None = None) -> list[StudyRun]:
     """Run each scheme (keys of :data:`SCHEME_SET`) at each real-time fraction.
 
     ``checkpoint`` holds :class:`Checkpointing` parameters other than ``kind``;
-    ``progress`` (optional) is called with ``(fraction, label)`` before each run.
+    ``progress`` (optional) is called with ``(fraction, label)`` before each run;
+    ``thresholds`` are the improved heuristic's (default :class:`Thresholds`).
     """
     schemes = tuple(SCHEME_SET) if schemes is None else tuple(schemes)
     if any(not 0 <= f <= 1 for f in fractions):
@@ -60,7 +62,8 @@ def realtime_study(js: JobSet, machine: Machine, fractions=(0.05, 0.1, 0.2, 0.3)
             scheme, kind, improved = SCHEME_SET[label]
             if progress is not None:
                 progress(f, label)
-            r = simulate(rj, scheme, Checkpointing(kind, **(checkpoint or {})), improved)
+            r = simulate(rj, scheme, Checkpointing(kind, **(checkpoint or {})), improved,
+                         thresholds)
             out.append(StudyRun(float(f), label, r, realtime_metrics(r)))
     return out
 
