@@ -589,10 +589,11 @@ def _cmd_realtime(args) -> int:
                           thresholds=Thresholds(
                               1.5 if args.rtj_threshold is None else args.rtj_threshold,
                               (3.0, 1.3, 10.0, 2.0) if args.batch_thresholds is None
-                              else tuple(args.batch_thresholds)), progress=say)
+                              else tuple(args.batch_thresholds)),
+                          slowdown_on=args.slowdown_on, progress=say)
     table = study_table(runs)
     atomic_write(out / "realtime.md", f"# Real-time jobs: {js.name} on {machine.name}\n\n"
-                                     f"{table}\n")
+                                     f"Slowdowns on {args.slowdown_on}.\n\n{table}\n")
     atomic_write(out / "realtime.json", json.dumps(
         {"jobset": js.name, "machine": machine.name, "nodes": machine.nodes,
          "runs": [{"fraction": r.fraction, "scheme": r.label, **r.metrics} for r in runs]},
@@ -956,6 +957,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--io-gbps", type=_pos_float("--io-gbps"), default=None,
                    help="bandwidth of one I/O node, GB/s (default 4, Mira's)")
     p.add_argument("--out", default="moga-realtime", help="output folder (default: moga-realtime)")
+    p.add_argument("--slowdown-on", choices=["runtime", "walltime"], default="runtime",
+                   help="divide slowdowns by the run time or by the requested time (the "
+                        "authors' definition) (default: runtime)")
     p.add_argument("--no-schedules", action="store_true",
                    help="do not write schedules/ (the schedule files of every run)")
     p.add_argument("--no-progress", action="store_true", help="no per-run progress lines")

@@ -112,8 +112,10 @@ def test_realtime_exposes_thresholds_and_io_and_refuses_idle_options(tmp_path, c
             "--out", str(out)]
     assert main([*args, "--schemes", "preempt-jit", "--memory-gb", "1", "--io-gbps", "100"]) == 0
     fast = json.loads((out / "realtime.json").read_text())["runs"][0]["system"]
-    assert main([*args, "--schemes", "preempt-jit"]) == 0
+    assert main([*args, "--schemes", "preempt-jit", "--slowdown-on", "walltime"]) == 0
     slow = json.loads((out / "realtime.json").read_text())["runs"][0]["system"]
+    assert slow["slowdown_on"] == "walltime"
+    assert "Slowdowns on walltime" in (out / "realtime.md").read_text()
     assert fast["node_hours_checkpointing"] < slow["node_hours_checkpointing"]
     assert main([*args, "--schemes", "preempt-jit-improved", "--rtj-threshold", "1.0",
                  "--batch-thresholds", "1", "1", "1", "1"]) == 0

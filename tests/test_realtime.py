@@ -340,3 +340,15 @@ def test_the_kernel_wrapper_checks_its_inputs():
         simulate_realtime([0, 1], one, [1, 1], [0, 1], [0, 0], 4, checkpointing="daily")
     r = simulate_realtime([0.0, 0.5], one, [4, 4], [False, True], [0, 0], 4, "preempt", "none")
     assert r.n_preemptions == 1 and r.finish.tolist() == [2.5, 1.5]
+
+
+def test_slowdown_on_walltime_divides_by_the_requested_time():
+    rj = _jobs([0, 10], [100, 20], [4, 2], [False, True], SMALL, requested=[200, 40])
+    r = simulate(rj, "baseline")  # the RTJ waits: 100 -> 120
+    run = realtime_metrics(r)
+    wall = realtime_metrics(r, slowdown_on="walltime")
+    assert run["RTJ"]["mean_slowdown"] == pytest.approx(110 / 20)
+    assert wall["RTJ"]["mean_slowdown"] == pytest.approx(110 / 40)
+    assert wall["system"]["slowdown_on"] == "walltime"
+    with pytest.raises(ValueError, match="slowdown_on"):
+        realtime_metrics(r, slowdown_on="cpu")

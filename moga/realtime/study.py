@@ -41,12 +41,14 @@ class StudyRun:
 def realtime_study(js: JobSet, machine: Machine, fractions=(0.05, 0.1, 0.2, 0.3),
                    schemes=tuple(SCHEME_SET), seed: int = 0, checkpoint: dict | None = None,
                    classes: JobClasses | None = None, progress=None,
-                   thresholds: Thresholds | None = None) -> list[StudyRun]:
+                   thresholds: Thresholds | None = None,
+                   slowdown_on: str = "runtime") -> list[StudyRun]:
     """Run each scheme (keys of :data:`SCHEME_SET`) at each real-time fraction.
 
     ``checkpoint`` holds :class:`Checkpointing` parameters other than ``kind``;
     ``progress`` (optional) is called with ``(fraction, label)`` before each run;
-    ``thresholds`` are the improved heuristic's (default :class:`Thresholds`).
+    ``thresholds`` are the improved heuristic's (default :class:`Thresholds`);
+    ``slowdown_on`` is :func:`realtime_metrics`'s.
     """
     schemes = tuple(SCHEME_SET) if schemes is None else tuple(schemes)
     if any(not 0 <= f <= 1 for f in fractions):
@@ -64,7 +66,7 @@ def realtime_study(js: JobSet, machine: Machine, fractions=(0.05, 0.1, 0.2, 0.3)
                 progress(f, label)
             r = simulate(rj, scheme, Checkpointing(kind, **(checkpoint or {})), improved,
                          thresholds)
-            out.append(StudyRun(float(f), label, r, realtime_metrics(r)))
+            out.append(StudyRun(float(f), label, r, realtime_metrics(r, slowdown_on)))
     return out
 
 
