@@ -566,8 +566,19 @@ def _cmd_realtime(args) -> int:
             raise ValueError(f"--machine takes mira, auto or a node count, got "
                              f"{args.machine!r}") from None
         machine = Machine(n, name=f"{n} nodes", **io)
-    js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days,
-                      federation=machine.nodes, wide=args.wide, seed=args.attr_seed, batch=False)
+    if args.machine == "mira":
+        # Jobs keep their share of the trace's machine (docs/guide/realtime.md).
+        size = int(trace.auto_nodes)
+        js = machine.scale_jobs(trace.jobset(
+            start=args.start, n_jobs=args.n_jobs, days=args.days, federation=size,
+            wide=args.wide, seed=args.attr_seed, batch=False), size)
+        if size != machine.nodes:
+            print(f"moga: note: job sizes scaled from the trace's {size} nodes to Mira's "
+                  f"{machine.nodes} (x{machine.nodes / size:.3g})", file=sys.stderr, flush=True)
+    else:
+        js = trace.jobset(start=args.start, n_jobs=args.n_jobs, days=args.days,
+                          federation=machine.nodes, wide=args.wide, seed=args.attr_seed,
+                          batch=False)
     print(f"{js.name}: {len(js)} jobs (release mode) on {machine.name} ({machine.nodes} nodes"
           + (", partitions" if machine.partitions else "") + f"); real-time shares "
           f"{args.rtj_fraction}", flush=True)

@@ -122,6 +122,10 @@ def test_realtime_exposes_thresholds_and_io_and_refuses_idle_options(tmp_path, c
     assert json.loads((out / "realtime.json").read_text())["runs"][0]["system"][
         "preemptions"] == 0  # every batch job is protected
     capsys.readouterr()
+    assert main(["realtime", "--machine", "mira", "--n-jobs", "60", "--schemes", "baseline",
+                 "--no-schedules", "--out", str(out)]) == 0
+    assert "job sizes scaled from the trace's 240 nodes to Mira's 49152" in \
+        capsys.readouterr().err
     assert main([*args, "--schemes", "baseline", "--rtj-threshold", "2"]) == 2
     assert "--rtj-threshold changes no scheme" in capsys.readouterr().err
     assert main([*args, "--schemes", "preempt-jit", "--app-overhead", "0.1"]) == 2

@@ -352,3 +352,13 @@ def test_slowdown_on_walltime_divides_by_the_requested_time():
     assert wall["system"]["slowdown_on"] == "walltime"
     with pytest.raises(ValueError, match="slowdown_on"):
         realtime_metrics(r, slowdown_on="cpu")
+
+
+def test_jobs_keep_their_share_when_scaled_to_mira():
+    js = moga.load_default().jobset(n_jobs=40, federation=240, batch=False)
+    m = Machine.mira()
+    scaled = m.scale_jobs(js, 240)
+    np.testing.assert_array_equal(scaled.tasks, np.ceil(js.tasks * 49152 / 240))
+    assert scaled.tasks.max() <= m.nodes and m.scale_jobs(js, 49152) is js
+    with pytest.raises(InputError, match="at least 1"):
+        m.scale_jobs(js, 0)

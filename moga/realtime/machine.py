@@ -107,6 +107,23 @@ class Machine:
         return Federation((self.name,), [self.nodes], [1.0], [self.power_busy],
                           [self.power_idle], [1000.0], name=self.name)
 
+    def scale_jobs(self, js, trace_nodes: int):
+        """The job-set with every job's size scaled from a machine of ``trace_nodes`` nodes to
+        this one: ``ceil(tasks * nodes / trace_nodes)``, at most :attr:`nodes` (a job that
+        took a share of its machine takes the same share of this one, before rounding up to
+        a partition); unchanged when ``trace_nodes`` is this machine's size."""
+        import dataclasses
+
+        trace_nodes = int(trace_nodes)
+        if trace_nodes < 1:
+            raise InputError(f"the trace's machine size must be at least 1, got {trace_nodes}")
+        if trace_nodes == self.nodes:
+            return js
+        tasks = np.minimum(np.ceil(np.asarray(js.tasks, float) * self.nodes / trace_nodes),
+                           self.nodes).astype(np.int64)
+        return dataclasses.replace(js, tasks=tasks,
+                                   name=f"{js.name} x{self.nodes / trace_nodes:.3g} nodes")
+
     def job_nodes(self, tasks) -> np.ndarray:
         """Nodes each job takes: its size rounded up to a partition (or as is)."""
         tasks = np.asarray(tasks, dtype=np.int64)
