@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -222,21 +221,23 @@ class Schedule:
             # (time, kind, row): kind 0 = release before kind 1 = start at equal times.
             events = [(end[i], 0, i) for i in rows] + [(start[i], 1, i) for i in rows]
             events.sort()
-            free = list(range(int(fed.nodes[k])))
-            heapq.heapify(free)
+            is_free = np.ones(int(fed.nodes[k]), dtype=bool)
+            n_free = is_free.size
             for t, kind, i in events:
                 n = int(self.alloc[job[i], k])
                 if kind == 0:
-                    for node in result[i][k]:
-                        heapq.heappush(free, int(node))
+                    is_free[result[i][k]] = True
+                    n_free += n
                 else:
-                    if len(free) < n:
+                    if n_free < n:
                         raise RuntimeError(
                             f"cluster {fed.names[k]!r} over capacity at t={t}: job {job[i]} "
-                            f"needs {n} nodes, {len(free)} free"
+                            f"needs {n} nodes, {n_free} free"
                         )
-                    result[i][k] = np.array([heapq.heappop(free) for _ in range(n)],
-                                            dtype=np.int64)
+                    nodes = np.flatnonzero(is_free)[:n]  # the lowest free indices
+                    is_free[nodes] = False
+                    n_free -= n
+                    result[i][k] = nodes.astype(np.int64)
         return result
 
 
