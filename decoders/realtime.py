@@ -575,9 +575,9 @@ def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", che
     -------
     RealtimeRun
     """
-    J = np.asarray(submit).shape[0] if np.ndim(submit) == 1 else -1
-    if J < 0:
+    if np.ndim(submit) != 1:
         raise ValueError("submit must be one-dimensional")
+    J = len(submit)
     sch = choice_code("scheme", scheme, SCHEME_CODES)
     ck = choice_code("checkpointing", checkpointing, CHECKPOINT_CODES)
     N = int(N)

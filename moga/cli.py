@@ -540,7 +540,7 @@ def _cmd_realtime(args) -> int:
 
     out = _prepare_out(args.out, ["realtime.md", "realtime.json", "slowdown.png"])
     schemes = list(SCHEME_SET) if args.schemes is None else args.schemes
-    used = {k for s in schemes for k in SCHEME_SET[s][1:2]}
+    used = {SCHEME_SET[s][1] for s in schemes}  # the checkpointing kinds they use
     for option, value, needs in (
             ("--sys-interval", args.sys_interval, "sys" in used),
             ("--app-overhead", args.app_overhead, "app" in used),

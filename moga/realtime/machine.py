@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,8 +113,6 @@ class Machine:
         this one: ``ceil(tasks * nodes / trace_nodes)``, at most :attr:`nodes` (a job that
         took a share of its machine takes the same share of this one, before rounding up to
         a partition); unchanged when ``trace_nodes`` is this machine's size."""
-        import dataclasses
-
         trace_nodes = int(trace_nodes)
         if trace_nodes < 1:
             raise InputError(f"the trace's machine size must be at least 1, got {trace_nodes}")
