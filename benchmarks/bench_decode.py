@@ -6,7 +6,7 @@ default federation:
 * microseconds per decode for each execution model, of the kernel alone and
   through the validating wrapper, and nanoseconds per job;
 * a batch of 200 random chromosomes decoded on one Numba thread and with
-  ``prange`` on every thread, and the speed-up;
+  one chunk per thread, and the speed-up;
 * the ratio to the plain-Python reference in ``tests/naive.py``.
 
 Writes ``results/bench_decode.json`` and ``results/bench_decode.md``::
@@ -48,20 +48,21 @@ def _times(fn, repeat):
 
 def _kernel_call(js, fed, order, bl, model):
     """A closure running the bare kernel with preallocated work arrays (no validation)."""
-    from decoders._federated_core import Out, new_state
+    from decoders._federated_core import new_out, new_state
 
     arrs = _validate.prepare(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle,
                              fed.link, check=False)
     fastest, _, slowest = federated.allocation_ranks(fed.speed, fed.power_busy)
     jobs, plat, order, bl = federated.bundles(arrs, fastest, fastest, slowest,
-                                              np.asarray(order, dtype=np.int64),
-                                              np.asarray(bl, dtype=np.float64))
+                                              np.asarray(order, dtype=np.int64)[None],
+                                              np.asarray(bl, dtype=np.float64)[None])
     J, K = len(js), fed.n_clusters
-    st = new_state(J, K)
-    out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
+    st, out = new_state(J, K), new_out(J, K)
     code = federated.MODELS[model]
     no_w, no_r = np.zeros(0), np.zeros((2, 0), dtype=np.int64)
-    return lambda: federated._decode(jobs, plat, order, bl, code, 0, st, out, no_w, no_r)
+    f, i, s = np.empty((1, 3)), np.empty((1, 2), dtype=np.int64), np.empty((0, J))
+    return lambda: federated._decode(jobs, plat, order, bl, code, 0, 0, 1, st, out, no_w, no_r,
+                                     f, i, s)
 
 
 def main(argv=None):
@@ -136,7 +137,7 @@ def main(argv=None):
         f"numpy {res['numpy']}, Python {res['python']} ({res['machine']}). Medians.",
         "",
         "| model | kernel µs/decode | ns/job | random chromosomes µs | via `moga.evaluate` µs "
-        "| naive s | × naive | batch 200, 1 thread ms | batch 200, prange ms | speed-up |",
+        "| naive s | × naive | batch 200, 1 thread ms | batch 200, threads ms | speed-up |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for model, r in res["models"].items():

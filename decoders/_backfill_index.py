@@ -39,13 +39,13 @@ from numba import njit
 EMPTY = np.iinfo(np.int64).max
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def group_of(j, st, by_mask):
     """Job ``j``'s group: its allowance's cluster set, or 0 beyond ``TABLE_K`` clusters."""
     return st.mask_j[j] if by_mask else 0
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def build_index(order, st, by_mask):
     """Group the jobs by cluster set in queue order and empty every tree; returns the active count.
 
@@ -85,7 +85,7 @@ def build_index(order, st, by_mask):
     return n_act
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def set_leaf(j, tasks, runtime, st, by_mask):
     """Job ``j`` joins (``tasks``, ``runtime``) or leaves (``EMPTY``, ``inf``) its group's tree."""
     m = group_of(j, st, by_mask)
@@ -102,7 +102,7 @@ def set_leaf(j, tasks, runtime, st, by_mask):
         node //= 2
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
@@ -144,7 +144,7 @@ def _walk(tr_t, tr_r, stack, off, size, leaf, x, y, t, sd_min, shadow):
     return -1
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_after(m, position, st):
     """The first leaf of group ``m`` whose queue position is after ``position``."""
     lo = st.g_off[m]

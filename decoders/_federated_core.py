@@ -71,7 +71,7 @@ from numba import njit
 
 from ._kernels import FINISH_RTOL, SHIFT_RTOL, heap_pop, heap_push, link_traffic, slowdown
 
-__all__ = ["Jobs", "Platform", "State", "Out", "new_state", "reset_events", "place", "least_power",
+__all__ = ["Jobs", "Platform", "State", "Out", "new_out", "new_state", "reset_events", "place", "least_power",
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
            "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC",
            "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "n_groups"]
@@ -94,7 +94,7 @@ TABLE_K = 8
  E_NACT) = range(12)
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def reset_events(st):
     """The loop scalars of an empty federation at the start of a decode."""
     for i in range(st.evi.shape[0]):
@@ -102,6 +102,11 @@ def reset_events(st):
     st.evf[0] = np.inf
     for i in range(st.pk.shape[0]):
         st.pk[i] = 0.0
+
+
+def new_out(J, K):
+    """Empty output arrays (:data:`Out`) of a decode of J jobs on K clusters."""
+    return Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
 
 
 @njit(cache=True, error_model="numpy")
@@ -124,14 +129,14 @@ def new_state(J, K):
                  np.empty(2 * 64 + 8, dtype=np.int64))
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def n_groups(K):
     """Groups of EASY's candidate index (:mod:`decoders._backfill_index`): one per cluster set
     up to :data:`TABLE_K` clusters, else one."""
     return 1 << K if K <= TABLE_K else 1
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def refresh_rates(t, jobs, plat, st, out, ncl):
     """Fluid model: re-rate the running co-allocated jobs ``cl[:ncl]`` at time ``t``.
 
@@ -149,7 +154,7 @@ def refresh_rates(t, jobs, plat, st, out, ncl):
     return earliest
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def saturated_links(load, link):
     """True when some link carries more than its bandwidth (``U_k > 1``).
 
@@ -162,7 +167,7 @@ def saturated_links(load, link):
     return False
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def earliest(cl, ncl, fin):
     """Earliest finish time among the jobs ``cl[:ncl]`` (inf when none)."""
     f = np.inf
@@ -171,7 +176,7 @@ def earliest(cl, ncl, fin):
     return f
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def allocate(j, jobs, plat, st, alloc, allow):
     """Greedy pick in ``rank_pick`` order, then energy-saving shifts (docs/design.md §5, steps 3-4).
 
@@ -265,7 +270,7 @@ def allocate(j, jobs, plat, st, alloc, allow):
             return
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _link_use(k, b, T, x, load, link):
     """Utilisation ``U_k`` of link ``k`` if job traffic for ``x`` of ``T`` tasks joined ``load[k]``.
 
@@ -276,7 +281,7 @@ def _link_use(k, b, T, x, load, link):
     return (load[k] + link_traffic(b, T, x)) / link[k]
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _unsaturated_run(xs, xd, cap_dst, src, dst, b, T, load, link):
     """True when no further one-task move from ``src`` to ``dst`` would load either link past 1.
 
@@ -301,7 +306,7 @@ def _unsaturated_run(xs, xd, cap_dst, src, dst, b, T, load, link):
     return _link_use(src, b, T, x, load, link) <= 1.0
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def allowance(j, blacklist, jobs, plat, allow):
     """Fill ``allow`` with job ``j``'s allowance ``N_k - floor(beta_jk N_k)``.
 
@@ -321,7 +326,7 @@ def allowance(j, blacklist, jobs, plat, allow):
     return False
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def allowances(blacklist, jobs, plat, st):
     """Every job's :func:`allowance` into ``st.allow_j`` and ``st.relaxed_j`` (1 when void).
 
@@ -333,7 +338,7 @@ def allowances(blacklist, jobs, plat, st):
         st.mask_j[j] = cluster_mask(st.allow_j[j])
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def cluster_mask(counts):
     """Bit k set for every cluster k with ``counts[k] > 0`` (every bit beyond 62 clusters).
 
@@ -353,7 +358,7 @@ def cluster_mask(counts):
     return m
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def free_by_mask(free, table):
     """Fill ``table`` (``2**K``) with the free nodes of every set of clusters: bit k is cluster k.
 
@@ -370,7 +375,7 @@ def free_by_mask(free, table):
             table[b + m] = table[m] + free[k]
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def fits(n, free, allow):
     """True when ``n`` tasks fit in the free nodes the allowance ``allow`` admits."""
     avail = 0
@@ -379,13 +384,13 @@ def fits(n, free, allow):
     return avail >= n
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def next_finish(st):
     """Earliest projected finish among running jobs (inf when none runs)."""
     return min(st.ht[0], st.evf[0]) if st.evi[E_NH] > 0 else st.evf[0]
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def release_due(horizon, t, fluid, jobs, plat, st, out):
     """Release every job finishing by ``horizon``, one group of equal finishes at a time.
 
@@ -453,7 +458,7 @@ def release_due(horizon, t, fluid, jobs, plat, st, out):
     return t
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def commit_start(j, t, fluid, jobs, plat, st, out):
     """Start job ``j`` at ``t`` with the allocation already in ``out.alloc[j]``.
 
@@ -505,7 +510,7 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
         evi[E_COALLOC] += 1
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def objectives(jobs, plat, out):
     """``(makespan, energy, flowtime)`` of a schedule (docs/design.md §5)."""
     J, K = out.alloc.shape
@@ -534,7 +539,7 @@ def objectives(jobs, plat, out):
 # docs/design.md §11: a node running job j on cluster k draws power[j] * pbusy[k]
 # instead of pidle[k]; the running jobs' increments, per cluster and overall,
 # must stay within ``plat.budget`` (cap less idle power).
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def node_increment(j, k, jobs, plat):
     """Power one node of cluster ``k`` adds over idle while it runs job ``j``, W.
 
@@ -545,7 +550,7 @@ def node_increment(j, k, jobs, plat):
     return max(jobs.power[j] * plat.pbusy[k] - plat.pidle[k], 0.0)
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def is_capped(plat):
     """True when some power budget is finite."""
     for i in range(plat.budget.shape[0]):
@@ -554,7 +559,7 @@ def is_capped(plat):
     return False
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def unpower(r, jobs, plat, alloc, pk):
     """Take job ``r``'s increments out of ``pk`` (it finished)."""
     K = alloc.shape[1]
@@ -565,7 +570,7 @@ def unpower(r, jobs, plat, alloc, pk):
             pk[K] -= d
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def power_fits(j, jobs, plat, x, pk):
     """True when job ``j`` with tasks ``x`` (K,) per cluster fits the budgets over ``pk``."""
     K = x.shape[0]
@@ -579,7 +584,7 @@ def power_fits(j, jobs, plat, x, pk):
     return pk[K] + tot <= plat.budget[K]
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def least_power(j, jobs, plat, free, allow, pk, rk, x):
     """The allocation of least power: job ``j``'s tasks on the cheapest allowed free nodes.
 
@@ -624,7 +629,7 @@ def least_power(j, jobs, plat, free, allow, pk, rk, x):
     return rem == 0 and pk[K] + tot <= plat.budget[K]
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def place(j, jobs, plat, st, alloc, allow):
     """Allocate job ``j`` (whose allowed free nodes hold it) within the power budgets.
 
@@ -646,7 +651,7 @@ def place(j, jobs, plat, st, alloc, allow):
     return ok
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def idle_federation(st):
     """True when no job is running."""
     return st.evi[E_NH] + st.evi[E_NCL] == 0

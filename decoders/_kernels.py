@@ -37,7 +37,7 @@ def cluster_ranks(speed, power_busy):
     return fastest, slowest
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def link_traffic(bw, tasks, x):
     """Traffic ``L_jk`` (Mbit/s) that a job puts on a cluster link holding ``x`` of its tasks.
 
@@ -49,7 +49,7 @@ def link_traffic(bw, tasks, x):
     return bw * (x * (tasks - x)) / (tasks - 1.0)
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def slowdown(sigma, bw, tasks, alloc, j, speed, load, link, add_self):
     """Slowdown ``SD_j`` of job ``j`` with allocation ``alloc[j]`` at link loads ``load``.
 
@@ -101,7 +101,7 @@ def slowdown(sigma, bw, tasks, alloc, j, speed, load, link, add_self):
 # A binary min-heap of (time, job) pairs in two parallel arrays; ties go to the
 # lower job index so that the event order never depends on insertion history.
 # Sifting moves a hole instead of swapping pairs.
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def heap_push(ht, hj, n, t, j):
     """Push ``(t, j)`` onto a heap of size ``n``; returns the new size."""
     i = n
@@ -117,7 +117,7 @@ def heap_push(ht, hj, n, t, j):
     return n + 1
 
 
-@njit(cache=True, inline="always", error_model="numpy")
+@njit(cache=True, forceinline=True, error_model="numpy")
 def heap_pop(ht, hj, n):
     """Remove the top of a heap of size ``n`` (read ``ht[0], hj[0]`` first); returns the new size."""
     n -= 1

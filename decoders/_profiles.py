@@ -10,7 +10,7 @@ from __future__ import annotations
 from numba import njit
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def job_value(f, v_start, v_final, soft, hard):
     """Value of completing at ``f``: constant, then linear decay, then 0 after ``hard``."""
     if f <= soft:
@@ -22,7 +22,7 @@ def job_value(f, v_start, v_final, soft, hard):
     return 0.0
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def earliest_fit(times, free, m, t0, need, dur):
     """Earliest start >= ``t0`` with ``need`` free nodes throughout ``[s, s + dur)``.
 
@@ -52,7 +52,7 @@ def earliest_fit(times, free, m, t0, need, dur):
         s = times[i]
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def split_at(times, free, m, t):
     """Make ``t`` a breakpoint; returns ``(index of the step starting at t, new m)``."""
     i = 0
@@ -70,7 +70,7 @@ def split_at(times, free, m, t):
 
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def trim_before(times, free, m, t):
     """Drop the steps that end at or before ``t`` (nothing can be placed there any more).
 
@@ -87,7 +87,7 @@ def trim_before(times, free, m, t):
     return m - i
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def occupy(times, free, m, s, f, need):
     """Take ``need`` nodes of a profile over ``[s, f)``; returns the new length."""
     a, mk = split_at(times, free, m, s)
@@ -97,7 +97,7 @@ def occupy(times, free, m, s, f, need):
     return mk
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def init_profiles(times, free, m, nodes):
     """Every cluster's profile: one step from time 0 with all its nodes free."""
     for k in range(nodes.shape[0]):

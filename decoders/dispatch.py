@@ -29,7 +29,6 @@ from ._validate import check_vector, choice_code, prepare
 from .federated import (
     MODELS,
     RULES,
-    _decode,
     _step_begin,
     _step_end,
     _step_init,
@@ -37,6 +36,7 @@ from .federated import (
     allocation_ranks,
     bundles,
     power_inputs,
+    run_rows,
 )
 
 __all__ = ["DISPATCHERS", "Dispatch", "dispatch", "Stepper"]
@@ -106,9 +106,9 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     ties = np.empty((2, J), dtype=np.int64)
     ties[1] = np.lexsort((np.arange(J), tie))
     ties[0, ties[1]] = np.arange(J)
-    out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
-    m, e, fl, _, nc = _decode(jobs, plat, order, bl, code, mode, new_state(J, K), out, w, ties)
-    return Dispatch(out.start, out.finish, out.alloc, float(m), float(e), float(fl), int(nc))
+    f, i, _, out = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
+    return Dispatch(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
+                    float(f[0, 2]), int(i[0, 1]))
 
 
 class Stepper:

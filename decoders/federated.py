@@ -41,19 +41,25 @@ energy per unit of work, then lower index) and ``"greenest"`` (least energy
 per unit of work, ``power_busy / speed``, first; ties to the faster cluster,
 then lower index).
 
-Layout: one private ``@njit`` event loop (``_decode``) with the two rules
-that start jobs at an event (``_start_in_order``, ``_start_easy``), its batch
-form (``_decode_batch``), and public wrappers (:func:`decode`,
-:func:`decode_batch`) that validate, convert and bundle the arrays (see
-:mod:`decoders._federated_core` for the bundles and every field).
+Layout: one private ``@njit`` event loop (``_decode_one``) with the rules
+that start jobs at an event (``_start_in_order``, ``_start_easy``,
+``_start_prb``), one kernel that runs it over the rows of a population
+(``_decode``, without the GIL, in threads: :func:`run_rows`), and public
+wrappers (:func:`decode`, :func:`decode_batch`) that validate, convert and
+bundle the arrays (see :mod:`decoders._federated_core` for the bundles and
+every field). The helpers are compiled with ``forceinline``: LLVM inlines
+them into the kernel, so the loop runs as one function, while Numba types
+each helper once.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
-from numba import get_num_threads, njit, prange
+from numba import get_num_threads, njit
 
 from ._backfill_index import EMPTY, build_index, first_after, first_candidate, set_leaf
 from ._federated_core import (
@@ -69,7 +75,6 @@ from ._federated_core import (
     E_STARTED,
     TABLE_K,
     Jobs,
-    Out,
     Platform,
     allowance,
     allowances,
@@ -80,6 +85,7 @@ from ._federated_core import (
     idle_federation,
     is_capped,
     least_power,
+    new_out,
     new_state,
     next_finish,
     node_increment,
@@ -150,7 +156,7 @@ def allocation_ranks(speed, power_busy):
 # their many arrays otherwise costs more than the decoding itself. The data
 # travels in the bundles of :mod:`decoders._federated_core` (jobs, plat, st,
 # out).
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
     """The MOGA rule at time ``t``: start the next jobs of ``order`` while they can start now.
 
@@ -182,7 +188,7 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
     return t_arrival
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _place_or_relax(j, relaxed, jobs, plat, st, alloc):
     """:func:`place` job ``j``: 1 when placed, 0 when it does not fit the power budgets now.
 
@@ -200,7 +206,7 @@ def _place_or_relax(j, relaxed, jobs, plat, st, alloc):
     return 2 if place(j, jobs, plat, st, alloc, st.allow) else 0
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _enqueue(t, jobs, st):
     """Arrivals up to ``t`` join the waiting queue ``wq`` at their place (``pos_of``).
 
@@ -233,7 +239,7 @@ def _enqueue(t, jobs, st):
     st.evi[E_CURSOR] = arrived
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _dequeue_started(jobs, st, front, first):
     """Drop the started jobs from the queue; returns the next arrival (inf when none).
 
@@ -259,7 +265,7 @@ def _dequeue_started(jobs, st, front, first):
     return np.inf
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _try_start(j, t, fluid, jobs, plat, st, out, blacklist):
     """Start queued job ``j`` now if its allowed free nodes and the power budgets hold it."""
     relaxed = allowance(j, blacklist, jobs, plat, st.allow)
@@ -274,7 +280,7 @@ def _try_start(j, t, fluid, jobs, plat, st, out, blacklist):
     return True
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     """EASY backfilling at time ``t`` over the queue in ``order`` (see the module docstring).
 
@@ -404,7 +410,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     return _dequeue_started(jobs, st, hq, nq)
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room0, free_mask,
               by_mask, capped, allow):
     """Start candidate ``j`` now if it fits and does not delay the head's reservation.
@@ -454,7 +460,7 @@ def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room
     return True
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _room_bounds(st):
     """Bounds on the head's room at the reservation if a backfilled job ran past it.
 
@@ -476,7 +482,7 @@ def _room_bounds(st):
     return room0, spare0
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _room_left(n, free, allow, slack_h, room0):
     """The most room any allocation of ``n`` tasks within ``min(free, allow)`` leaves the head.
 
@@ -496,7 +502,7 @@ def _room_left(n, free, allow, slack_h, room0):
     return room0 - max(0, n - spare)
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _head_power_after(head, j, jobs, plat, st, alloc):
     """Would the head still fit the power budgets at its reservation if ``j`` ran past it?
 
@@ -516,7 +522,7 @@ def _head_power_after(head, j, jobs, plat, st, alloc):
     return least_power(head, jobs, plat, st.free_h, st.allow_h, st.pkh, st.rk, st.xs)
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _shadow(t, head, jobs, plat, st, alloc, capped):
     """The head's reservation: replay the running jobs' predicted finishes until it fits.
 
@@ -569,7 +575,7 @@ def _shadow(t, head, jobs, plat, st, alloc, capped):
     return shadow
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _head_fits(head, need, jobs, plat, st, capped):
     if not fits(need, st.free_s, st.allow_h):
         return False
@@ -578,7 +584,7 @@ def _head_fits(head, need, jobs, plat, st, capped):
     return least_power(head, jobs, plat, st.free_s, st.allow_h, st.pks, st.rk, st.xs)
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
     """PRB at time ``t``: rank the queue, start every ranked job that fits now, postpone the rest.
 
@@ -606,7 +612,7 @@ def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
     return _dequeue_started(jobs, st, 0, 0)
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
     """Start the jobs ``listed[:n]`` (queued, in that order) that fit now; returns the next arrival."""
     for i in range(n):
@@ -616,7 +622,7 @@ def _start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
     return _dequeue_started(jobs, st, 0, 0)
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _init(jobs, plat, st, out, order, queued):
     """Reset the work arrays and outputs for a new decode (``queued``: the rules with a queue)."""
     J = order.shape[0]
@@ -643,8 +649,8 @@ def _init(jobs, plat, st, out, order, queued):
     reset_events(st)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _decode(jobs, plat, order, blacklist, model, mode, st, out, weight, ties):
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _decode_one(jobs, plat, order, blacklist, model, mode, st, out, weight, ties):
     """Decode one chromosome: the event loop shared by the rules.
 
     Parameters
@@ -698,40 +704,80 @@ def _decode(jobs, plat, order, blacklist, model, mode, st, out, weight, ties):
     return m, e, fl, st.evi[E_RELAXED], st.evi[E_COALLOC]
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def _decode_batch(jobs, plat, orders, blacklists, model, mode, n_chunks, out_f, out_i,
-                  out_orders):
-    """Decode a population in parallel; objectives into ``out_f`` (P, 3), counters into ``out_i`` (P, 2).
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight, ties, out_f,
+            out_i, out_starts):
+    """Decode chromosomes ``lo`` to ``hi - 1`` of a population: the kernel of every federated decode.
 
-    When ``out_orders`` has P rows, row p receives the start order of
-    chromosome p's schedule: its jobs by start time, ties in the order of
-    ``orders[p]`` (pass shape (0, J) to skip it). The population is cut into
-    ``n_chunks`` contiguous chunks (one per thread), and each chunk reuses one
-    set of work arrays, which stay in cache from one decode to the next.
+    Row p's ``(makespan, energy, flowtime)`` go to ``out_f[p]`` and its
+    ``(n_relaxed, n_coalloc)`` to ``out_i[p]``; ``out`` holds the schedule of
+    the last row decoded. When ``out_starts`` has a row per chromosome,
+    ``out_starts[p, i]`` receives the start of job ``orders[p, i]`` (pass
+    shape (0, J) to skip it). Other parameters are those of
+    :func:`_decode_one`, whose work arrays ``st`` every row reuses.
+
+    One kernel serves one chromosome and a population alike, so a first use
+    compiles the loop once; it runs without the GIL, and :func:`run_rows`
+    decodes a population in threads, one contiguous chunk each.
+    """
+    want_starts = out_starts.shape[0] > 0
+    J = orders.shape[1]
+    for p in range(lo, hi):
+        m, e, fl, nr, nc = _decode_one(jobs, plat, orders[p], blacklists[p], model, mode, st, out,
+                                       weight, ties)
+        out_f[p, 0] = m
+        out_f[p, 1] = e
+        out_f[p, 2] = fl
+        out_i[p, 0] = nr
+        out_i[p, 1] = nc
+        if want_starts:
+            for i in range(J):
+                out_starts[p, i] = out.start[orders[p, i]]
+
+
+_POOL = [None, 0, 0]  # the decode threads: executor, its size, the process that made it
+
+
+def _executor(n):
+    """A pool of at least ``n`` threads, made again in a forked child (whose threads are gone)."""
+    pool, size, pid = _POOL
+    if pool is None or size < n or pid != os.getpid():
+        pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="moga-decode")
+        _POOL[:] = [pool, n, os.getpid()]
+    return pool
+
+
+def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None, n_chunks=1,
+             starts=False):
+    """Run :func:`_decode` over every row of ``orders`` (P, J) and ``blacklists`` (P, J, K).
+
+    ``n_chunks`` contiguous chunks run in as many threads, each with its own
+    work arrays. Returns ``(out_f, out_i, out_starts, out)``: objectives (P, 3),
+    counters (P, 2), start times by order position (P, J) when ``starts``
+    (else None), and the last chunk's :data:`Out`, which holds the last row's
+    schedule.
     """
     P, J = orders.shape
     K = plat.nodes.shape[0]
-    no_w = np.zeros(0)
-    no_r = np.zeros((2, 0), dtype=np.int64)
-    want_orders = out_orders.shape[0] == P
-    for c in prange(n_chunks):
-        st = new_state(J, K)
-        out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
-        starts = np.empty(J)
-        for p in range(c * P // n_chunks, (c + 1) * P // n_chunks):
-            m, e, fl, nr, nc = _decode(jobs, plat, orders[p], blacklists[p], model, mode, st, out,
-                                       no_w, no_r)
-            out_f[p, 0] = m
-            out_f[p, 1] = e
-            out_f[p, 2] = fl
-            out_i[p, 0] = nr
-            out_i[p, 1] = nc
-            if want_orders:
-                for i in range(J):
-                    starts[i] = out.start[orders[p, i]]
-                by_start = np.argsort(starts, kind="mergesort")  # stable: ties keep the order
-                for i in range(J):
-                    out_orders[p, i] = orders[p, by_start[i]]
+    # Fresh writable copies, so that every call has the kernel's one signature.
+    weight = np.array([] if weight is None else weight, dtype=np.float64)
+    ties = np.array(np.zeros((2, 0)) if ties is None else ties, dtype=np.int64)
+    out_f = np.empty((P, 3))
+    out_i = np.empty((P, 2), dtype=np.int64)
+    out_s = np.empty((P if starts else 0, J))
+    n_chunks = max(1, min(P, n_chunks))
+    outs = [new_out(J, K) for _ in range(n_chunks)]
+
+    def chunk(c):
+        _decode(jobs, plat, orders, blacklists, model, mode, c * P // n_chunks,
+                (c + 1) * P // n_chunks, new_state(J, K), outs[c], weight, ties, out_f, out_i,
+                out_s)
+
+    if n_chunks == 1:
+        chunk(0)
+    else:
+        list(_executor(n_chunks).map(chunk, range(n_chunks)))
+    return out_f, out_i, (out_s if starts else None), outs[-1]
 
 
 # Steps of the event loop for a driver in Python (the hybrid CP dispatcher solves a
@@ -921,11 +967,9 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
     pick = greenest if rule_code else fastest
     jobs, plat, order, blacklist = bundles(arrs, pick, fastest, slowest, order, blacklist, pw,
                                            budget)
-    out = Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
-    m, e, fl, nr, nc = _decode(jobs, plat, order, blacklist, code, easy, new_state(J, K), out,
-                               np.zeros(0), np.zeros((2, 0), dtype=np.int64))
-    return FederatedDecode(out.start, out.finish, out.alloc, float(m), float(e), float(fl),
-                           int(nr), int(nc), out.reserve)
+    f, i, _, out = run_rows(jobs, plat, order[None], blacklist[None], code, easy)
+    return FederatedDecode(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
+                           float(f[0, 2]), int(i[0, 0]), int(i[0, 1]), out.reserve)
 
 
 def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
@@ -969,11 +1013,10 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     pick = greenest if rule_code else fastest
     jobs, plat, orders, blacklists = bundles(arrs, pick, fastest, slowest, orders, blacklists, pw,
                                              budget)
-    P = orders.shape[0]
-    out_f = np.empty((P, 3))
-    out_i = np.empty((P, 2), dtype=np.int64)
-    n_chunks = max(1, min(P, get_num_threads()))
-    out_o = np.empty((P if start_orders else 0, J), dtype=np.int64)
-    _decode_batch(jobs, plat, orders, blacklists, code, easy, n_chunks, out_f, out_i, out_o)
+    out_f, out_i, starts, _ = run_rows(jobs, plat, orders, blacklists, code, easy,
+                                       n_chunks=get_num_threads(), starts=start_orders)
+    by_start = None
+    if start_orders:  # each schedule's jobs by start time; stable, so ties keep the order
+        by_start = np.take_along_axis(orders, np.argsort(starts, axis=1, kind="stable"), axis=1)
     return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
-                       out_i[:, 0].copy(), out_i[:, 1].copy(), out_o if start_orders else None)
+                       out_i[:, 0].copy(), out_i[:, 1].copy(), by_start)

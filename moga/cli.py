@@ -1094,21 +1094,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: What the compile notice says a cold compile costs (``benchmarks/cold_start.py`` measures it).
-COMPILE_NOTE = "up to 15 minutes and 6.5 GB of memory on 2 cores"
+#: What the compile notice says a cold kernel group costs (``moga warmup`` prints each group's
+#: time; ``benchmarks/cold_start.py`` measures the main job's first run).
+COMPILE_NOTE = "about a minute per group on 2 cores"
 
 
 def _compile_notice(command: str) -> None:
     """Say so before a command compiles kernels that are not in the cache."""
-    from .warmup import COMMAND_GROUPS, HEAVY_GROUPS, cold_groups
+    from .warmup import COMMAND_GROUPS, cold_groups
 
     groups = COMMAND_GROUPS.get(command)
     if not groups:
         return
     cold = cold_groups(groups)
     if cold:
-        cost = COMPILE_NOTE if set(cold) & set(HEAVY_GROUPS) else "about a minute"
-        print(f"moga: compiling the kernels once ({', '.join(cold)}): {cost}; later "
+        print(f"moga: compiling the kernels once ({', '.join(cold)}): {COMPILE_NOTE}; later "
               "runs load them from the cache (moga warmup compiles every kernel ahead)",
               file=sys.stderr, flush=True)
 

@@ -14,13 +14,14 @@ import time
 
 import numpy as np
 
-__all__ = ["KERNEL_GROUPS", "HEAVY_GROUPS", "cold_groups", "warmup"]
+__all__ = ["KERNEL_GROUPS", "COMMAND_GROUPS", "cold_groups", "warmup"]
 
 #: Kernel groups: name -> (what uses them, [(module, kernel) the cache must hold]).
 KERNEL_GROUPS = {
-    "decoder": ("moga evaluate, run, compare, sweep, tune", [("federated", "_decode")]),
-    "batch decoder": ("moga run, compare, sweep, tune (populations in parallel)",
-                      [("federated", "_decode_batch")]),
+    "decoder": ("moga evaluate, run, compare, sweep, tune, simulate (one chromosome or a "
+                "population)", [("federated", "_decode")]),
+    "batch decoder": ("the decoder's kernel, which decodes populations too (the same kernel as "
+                      "'decoder')", [("federated", "_decode")]),
     "dispatch steps": ("moga powercap (the hybrid dispatcher)",
                        [("federated", "_step_map"), ("federated", "_step_end")]),
     "value decoders": ("moga value", [("value", "_decode_value"),
@@ -30,17 +31,13 @@ KERNEL_GROUPS = {
                        [("realtime", "_simulate")]),
 }
 
-#: The groups whose first compile takes minutes (the federated loop's kernels); the others
-#: compile in about a minute.
-HEAVY_GROUPS = ("decoder", "batch decoder", "dispatch steps")
-
 #: The kernel groups each command uses.
 COMMAND_GROUPS = {
     "evaluate": ("decoder",),
-    "run": ("decoder", "batch decoder"),
-    "compare": ("decoder", "batch decoder"),
-    "tune": ("decoder", "batch decoder"),
-    "sweep": ("decoder", "batch decoder"),
+    "run": ("decoder",),
+    "compare": ("decoder",),
+    "tune": ("decoder",),
+    "sweep": ("decoder",),
     "powercap": ("decoder", "dispatch steps"),
     "simulate": ("decoder", "dispatch steps"),
     "value": ("value decoders", "online value heuristics"),
@@ -67,9 +64,8 @@ def _tiny():
 def _compile(group: str) -> None:
     moga, fed, js = _tiny()
     J, K = len(js), fed.n_clusters
-    if group == "decoder":
+    if group in ("decoder", "batch decoder"):
         moga.evaluate(js, fed)
-    elif group == "batch decoder":
         moga.evaluate_batch(js, fed, np.tile(np.arange(J), (2, 1)), np.zeros((2, J, K)))
     elif group == "real-time loop":
         from moga.realtime import Machine, simulate, tag_realtime
@@ -102,9 +98,9 @@ def warmup(groups=None, say=print) -> dict:
     unknown = [g for g in names if g not in KERNEL_GROUPS]
     if unknown:
         raise ValueError(f"unknown kernel group(s) {unknown}; choose from {list(KERNEL_GROUPS)}")
-    cold = set(cold_groups(names))
     out = {}
     for g in names:
+        cold = set(cold_groups([g]))  # a group may share kernels with one compiled before it
         t0 = time.perf_counter()
         _compile(g)
         out[g] = time.perf_counter() - t0

@@ -117,7 +117,7 @@ def test_the_real_time_loop_is_a_light_kernel_group(tmp_path, capsys, monkeypatc
     monkeypatch.setattr(warmup, "cold_groups", lambda groups: list(groups))
     assert main(["realtime", "--n-jobs", "30", "--schemes", "baseline", "--no-schedules",
                  "--out", str(tmp_path / "rt")]) == 0
-    assert "compiling the kernels once (real-time loop): about a minute" in \
+    assert "compiling the kernels once (real-time loop): about a minute per group" in \
         capsys.readouterr().err
     assert not (tmp_path / "rt" / "schedules").exists()
 

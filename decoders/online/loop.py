@@ -57,7 +57,7 @@ class OnlineResult(NamedTuple):
     n_events: int
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _init(jobs, plat, prof, out, q):
     J = jobs.release.shape[0]
     init_profiles(prof.times, prof.free, prof.m, plat.nodes)
@@ -73,7 +73,7 @@ def _init(jobs, plat, prof, out, q):
     q.evi[Q_RES_JOB] = -1
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _advance(t, jobs, plat, prof, out, q):
     """Steps 1-5 of an event at ``t``; returns the jobs dropped."""
     J = jobs.release.shape[0]

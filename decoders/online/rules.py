@@ -41,7 +41,7 @@ from ._state import PLACED, Q_NH, Q_NPH, Q_NW, Q_RES_JOB, WAITING
 __all__ = ["best_choice", "fits_now", "place", "map_easy", "map_fcfs_multi", "map_max_max"]
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def best_choice(j, t, crit, jobs, plat, prof):
     """Best (cluster, start, finish, value, score, top value) for job ``j`` from time ``t``.
 
@@ -77,7 +77,7 @@ def best_choice(j, t, crit, jobs, plat, prof):
     return best_k, best_s, best_f, best_v, best_score, top_v
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def fits_now(j, t, jobs, plat, prof):
     """Cluster where job ``j`` can start at ``t`` and completes earliest (-1: none)."""
     K = plat.nodes.shape[0]
@@ -93,7 +93,7 @@ def fits_now(j, t, jobs, plat, prof):
     return best_k
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def place(j, k, s, jobs, plat, prof, out, q):
     """Enter job ``j`` into cluster ``k``'s profile at ``s`` (final) and file its completion."""
     f = s + jobs.runtime[j] / plat.speed[k]
@@ -106,7 +106,7 @@ def place(j, k, s, jobs, plat, prof, out, q):
     q.evi[Q_NH] = heap_push(q.ht, q.hj, q.evi[Q_NH], f, j)
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _hold(j, s, out, q):
     """Record a place-holder (or reservation) of job ``j`` at ``s``."""
     out.reserved[j] = s
@@ -114,7 +114,7 @@ def _hold(j, s, out, q):
     q.evi[Q_NPH] += 1
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def map_easy(t, jobs, plat, prof, out, q):
     """EASY backfilling at a mapping event (see the module docstring)."""
     res_job = q.evi[Q_RES_JOB]
@@ -133,7 +133,7 @@ def map_easy(t, jobs, plat, prof, out, q):
     q.evi[Q_RES_JOB] = res_job
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def map_fcfs_multi(t, jobs, plat, prof, out, q, small, medium):
     """FCFS with small, medium and large queues at a mapping event (see the module docstring)."""
     nw = q.evi[Q_NW]
@@ -161,7 +161,7 @@ def map_fcfs_multi(t, jobs, plat, prof, out, q, small, medium):
                 place(j, k, s, jobs, plat, prof, out, q)
 
 
-@njit(cache=True, inline="always", error_model="numpy", _nrt=False)
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def map_max_max(t, jobs, plat, prof, out, q, crit):
     """Max-Max Value (``crit`` 1) or Value-per-Resource (``crit`` 2) at a mapping event."""
     nw = q.evi[Q_NW]
