@@ -9,7 +9,9 @@ tuples built once per decode (they hold views, nothing is copied):
     The job arrays, shape (J,): ``release`` (s), ``tasks``, ``runtime``
     (s on a speed-1.0 node), ``sigma`` (communication share), ``bw``
     (Mbit/s per task), ``power`` (power factor: a node running the job
-    draws ``power * pbusy[k]``).
+    draws ``power * pbusy[k]``), ``est`` (the run time EASY plans with, s on
+    a speed-1.0 node: ``runtime`` itself, or the requested time; see
+    :func:`planned_end`).
 ``plat`` (:data:`Platform`)
     The cluster arrays, shape (K,): ``nodes``, ``speed``, ``pbusy``,
     ``pidle`` (W per node), ``link`` (Mbit/s), and three cluster orders:
@@ -56,7 +58,8 @@ in ``wq``: the queue is ``wq[E_QH:E_QH + E_NQ]``; under EASY it may hold
 ``E_HOLES`` started jobs, skipped and compacted away once they are half of
 it) and ``E_NACT`` (the non-empty groups of EASY's candidate index,
 :mod:`decoders._backfill_index`, whose fields ``g_*``, ``tr_*`` and ``dfs``
-that module describes); ``st.evf[0]`` is the earliest
+that module describes) and ``E_PLAN`` (1 when some job's ``est`` differs
+from its run time); ``st.evf[0]`` is the earliest
 finish among the re-rated jobs. Helpers read them into locals on entry and
 write them back on exit, so that hot loops run on registers. Everything here
 is inlined into the kernels, which run without reference counting.
@@ -74,9 +77,10 @@ from ._kernels import FINISH_RTOL, SHIFT_RTOL, heap_pop, heap_push, link_traffic
 __all__ = ["Jobs", "Platform", "State", "Out", "new_out", "new_state", "reset_events", "place", "least_power",
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
            "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC",
-           "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "n_groups"]
+           "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "E_PLAN", "n_groups",
+           "planned_end"]
 
-Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power")
+Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power est")
 Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow "
                                   "budget")
 State = namedtuple("State", "fin sd ht hj cl coal started wq sh_t sh_j by_release pos_of "
@@ -91,7 +95,7 @@ TABLE_K = 8
 
 #: Indices of the loop's integer scalars in ``State.evi``.
 (E_NH, E_NCL, E_NCOAL, E_SAT, E_STARTED, E_COALLOC, E_RELAXED, E_CURSOR, E_NQ, E_QH, E_HOLES,
- E_NACT) = range(12)
+ E_NACT, E_PLAN) = range(13)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -120,7 +124,7 @@ def new_state(J, K):
     n_tree = 4 * J + 2 * G + 2
     g = np.empty((2, G + 1), dtype=np.int64)
     return State(f[0], f[1], f[2], i[0], i[1], i[2], i[3], i[4], f[3], i[5], i[6], i[7],
-                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(12, dtype=np.int64),
+                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(13, dtype=np.int64),
                  np.full(1, np.inf), p[0], p[1], p[2], p[3], c[5], c[6], c[7],
                  np.empty((J, K), dtype=np.int64), i[8], i[9], c[8],
                  np.zeros(1 << min(K, TABLE_K), dtype=np.int64),
@@ -649,6 +653,21 @@ def place(j, jobs, plat, st, alloc, allow):
     for k in range(K):
         alloc[j, k] = st.xs[k] if ok else 0
     return ok
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def planned_end(r, t, jobs, st, out):
+    """When running job ``r`` is planned to end, seen at ``t``: what EASY's reservation replays.
+
+    Its projected finish when it plans on its run time (``est == runtime``);
+    else the predicted duration scaled by ``est / runtime`` (as
+    :class:`moga.sim.Session` plans), never before ``t``: a job that overruns
+    its request is planned to end now.
+    """
+    if jobs.est[r] == jobs.runtime[r]:
+        return st.fin[r]
+    s = out.start[r]
+    return max(t, s + (st.fin[r] - s) * (jobs.est[r] / jobs.runtime[r]))
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)

@@ -70,6 +70,7 @@ from ._federated_core import (
     E_NCL,
     E_NH,
     E_NQ,
+    E_PLAN,
     E_QH,
     E_RELAXED,
     E_STARTED,
@@ -91,6 +92,7 @@ from ._federated_core import (
     node_increment,
     objectives,
     place,
+    planned_end,
     release_due,
     reset_events,
     unpower,
@@ -307,14 +309,14 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     """
     K = st.free.shape[0]
     tasks = jobs.tasks
-    free, alloc = st.free, out.alloc
+    free = st.free
     capped = is_capped(plat)
     by_mask = K <= TABLE_K
     arrived = st.evi[E_CURSOR]
     _enqueue(t, jobs, st)
     for i in range(arrived, st.evi[E_CURSOR]):
         j = st.by_release[i]
-        set_leaf(j, tasks[j], jobs.runtime[j], st, by_mask)
+        set_leaf(j, tasks[j], jobs.est[j], st, by_mask)
     wq = st.wq[st.evi[E_QH]:]
     nq = st.evi[E_NQ]
     holes = st.evi[E_HOLES]
@@ -338,7 +340,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             free_total += free[k]
         shadow = np.nan
         if np.isnan(out.reserve[head]) or free_total > 0:
-            shadow = _shadow(t, head, jobs, plat, st, alloc, capped)
+            shadow = _shadow(t, head, jobs, plat, st, out, capped)
             if np.isnan(out.reserve[head]):
                 out.reserve[head] = shadow
         # Backfill: later queued jobs that fit now and do not delay the head's reservation.
@@ -424,7 +426,7 @@ def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room
     free, alloc = st.free, out.alloc
     if not by_mask and st.mask_j[j] & free_mask == 0:
         return False  # no free node on its allowed clusters
-    late = t + jobs.runtime[j] * sd_min > shadow  # cannot end by the reservation
+    late = t + jobs.est[j] * sd_min > shadow  # cannot end by the reservation (as planned)
     if not fits(tasks[j], free, allow):
         return False
     if late and _room_left(tasks[j], free, allow, st.slack_h, room0) < need:
@@ -432,7 +434,7 @@ def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room
     relaxed = st.relaxed_j[j]
     if not place(j, jobs, plat, st, alloc, allow):
         return False
-    predicted = t + jobs.runtime[j] * slowdown(jobs.sigma[j], jobs.bw[j], tasks[j], alloc, j,
+    predicted = t + jobs.est[j] * slowdown(jobs.sigma[j], jobs.bw[j], tasks[j], alloc, j,
                                                plat.speed, st.load, plat.link, True)
     ends_before = predicted <= shadow
     ok = ends_before
@@ -523,8 +525,8 @@ def _head_power_after(head, j, jobs, plat, st, alloc):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _shadow(t, head, jobs, plat, st, alloc, capped):
-    """The head's reservation: replay the running jobs' predicted finishes until it fits.
+def _shadow(t, head, jobs, plat, st, out, capped):
+    """The head's reservation: replay the running jobs' planned ends until it fits.
 
     It fits when its allowed nodes hold it and (under a power cap) its
     least-power allocation fits the budgets left by the jobs still running.
@@ -535,6 +537,7 @@ def _shadow(t, head, jobs, plat, st, alloc, capped):
     """
     K = st.free.shape[0]
     need = jobs.tasks[head]
+    alloc = out.alloc
     free_s, sh_t, sh_j = st.free_s, st.sh_t, st.sh_j
     for k in range(K):
         free_s[k] = st.free[k]
@@ -546,12 +549,19 @@ def _shadow(t, head, jobs, plat, st, alloc, capped):
     # frontier of the event heap's nodes (code i >= 0 for node i, whose children join when
     # it is taken) and the re-rated co-allocated jobs (code -1 - job), so a replay that
     # stops after m finishes costs O(m log m), not the number of running jobs.
+    # Planning on estimates, the planned ends need not follow the event heap's order: every
+    # running job then joins the second heap (O(R log R)).
     nh = st.evi[E_NH]
     n_sh = 0
-    if nh > 0:
+    if st.evi[E_PLAN] != 0:
+        for i in range(nh):
+            n_sh = heap_push(sh_t, sh_j, n_sh, planned_end(st.hj[i], t, jobs, st, out), -1 - st.hj[i])
+        nh = 0
+    elif nh > 0:
         n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[0], 0)
     for i in range(st.evi[E_NCL]):
-        n_sh = heap_push(sh_t, sh_j, n_sh, st.fin[st.cl[i]], -1 - st.cl[i])
+        r = st.cl[i]
+        n_sh = heap_push(sh_t, sh_j, n_sh, planned_end(r, t, jobs, st, out), -1 - r)
     shadow = t
     while n_sh > 0 and (not _head_fits(head, need, jobs, plat, st, capped)
                         or sh_t[0] <= shadow + FINISH_RTOL * abs(shadow)):
@@ -647,6 +657,10 @@ def _init(jobs, plat, st, out, order, queued):
             st.by_release[i] = st.sh_j[0]
             n = heap_pop(st.sh_t, st.sh_j, n)
     reset_events(st)
+    for i in range(J):
+        if jobs.est[i] != jobs.runtime[i]:
+            st.evi[E_PLAN] = 1
+            break
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -810,17 +824,27 @@ def _step_end(t, model, jobs, plat, st, out):
 
 
 # -------------------------------------------------------------------- wrappers
-def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists, power=None, budget=None):
+def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists, power=None, budget=None,
+            estimate=None):
     """``(jobs, plat, orders, blacklists)``: read-only arrays, jobs and platform as named tuples.
 
-    ``power`` (J,) defaults to 1.0 per job, ``budget`` (K + 1,) to no cap.
+    ``power`` (J,) defaults to 1.0 per job, ``budget`` (K + 1,) to no cap,
+    ``estimate`` (J,, what EASY plans with) to the run times.
     """
     J, K = arrs[0].shape[0], arrs[5].shape[0]
     power = np.ones(J) if power is None else power
     budget = np.full(K + 1, np.inf) if budget is None else budget
-    a = readonly(*arrs[:5], power, *arrs[5:], rank_pick, rank_fast, rank_slow, budget, orders,
-                 blacklists)
-    return Jobs(*a[0:6]), Platform(*a[6:15]), a[15], a[16]
+    estimate = arrs[2] if estimate is None else estimate
+    a = readonly(*arrs[:5], power, estimate, *arrs[5:], rank_pick, rank_fast, rank_slow, budget,
+                 orders, blacklists)
+    return Jobs(*a[0:7]), Platform(*a[7:16]), a[16], a[17]
+
+
+def check_estimate(estimate, J):
+    """Validated planning times (J,) of EASY, s on a speed-1.0 node, or None (plan on run times)."""
+    if estimate is None:
+        return None
+    return check_vector("estimate", estimate, J, np.float64, lo=0, lo_strict=True)
 
 
 class CapInfeasibleError(ValueError):
@@ -902,8 +926,8 @@ def _options(model, backfill, rule):
 
 def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
            order, blacklist, model: str = "fluid", check: bool = True, backfill: str = "none",
-           rule: str = "fastest", power=None, power_cap=None, cluster_caps=None
-           ) -> FederatedDecode:
+           rule: str = "fastest", power=None, power_cap=None, cluster_caps=None,
+           estimate=None) -> FederatedDecode:
     """Decode one chromosome into a federated schedule.
 
     Parameters
@@ -940,6 +964,13 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
         counts power as a second resource.
     cluster_caps : array_like of float, shape (K,), optional
         Per-cluster budgets, W (``inf`` for none).
+    estimate : array_like of float, shape (J,), optional
+        What EASY plans with (> 0, s on a speed-1.0 node), typically the
+        requested times: the reservation replays the running jobs' planned
+        ends (predicted duration x ``estimate / runtime``, never before now)
+        and a job backfills if it is planned to end by the reservation. The
+        jobs still run their real time. Default: the run times (exact
+        planning). Ignored without backfilling.
 
     Returns
     -------
@@ -966,7 +997,7 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
     fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
     pick = greenest if rule_code else fastest
     jobs, plat, order, blacklist = bundles(arrs, pick, fastest, slowest, order, blacklist, pw,
-                                           budget)
+                                           budget, check_estimate(estimate, J))
     f, i, _, out = run_rows(jobs, plat, order[None], blacklist[None], code, easy)
     return FederatedDecode(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                            float(f[0, 2]), int(i[0, 0]), int(i[0, 1]), out.reserve)
@@ -975,7 +1006,7 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
 def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
                  orders, blacklists, model: str = "fluid", check: bool = True,
                  backfill: str = "none", rule: str = "fastest", power=None, power_cap=None,
-                 cluster_caps=None, start_orders: bool = False) -> BatchDecode:
+                 cluster_caps=None, start_orders: bool = False, estimate=None) -> BatchDecode:
     """Decode a population of chromosomes in parallel (Numba threads).
 
     Parameters
@@ -1012,7 +1043,7 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
     pick = greenest if rule_code else fastest
     jobs, plat, orders, blacklists = bundles(arrs, pick, fastest, slowest, orders, blacklists, pw,
-                                             budget)
+                                             budget, check_estimate(estimate, J))
     out_f, out_i, starts, _ = run_rows(jobs, plat, orders, blacklists, code, easy,
                                        n_chunks=get_num_threads(), starts=start_orders)
     by_start = None

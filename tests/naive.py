@@ -433,7 +433,7 @@ def _release_projected(proj, t, finish, free, alloc):
 
 def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, link, order,
                          blacklist, rule="fastest", pidle=None, power=None, cap=None,
-                         cluster_caps=None):
+                         cluster_caps=None, requested=None):
     """Reference of the federated EASY decoder under the ``at_start`` model.
 
     The queue holds the arrived, unstarted jobs by their position in
@@ -449,11 +449,16 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
     cap, its least-power allocation still fits the power left by the jobs
     running then, those held and this one). Allocation (greedy pick, then
     shifts while the predicted slowdown does not grow; the least-power one
-    where that exceeds a budget) as in :func:`naive_decode`. Returns
-    ``(start, finish, alloc, reservation)`` (reservation: a job's first one
-    as blocked head, None otherwise).
+    where that exceeds a budget) as in :func:`naive_decode`. With
+    ``requested`` (what EASY plans with), the reservation replays planned
+    ends instead (a running job's predicted duration times ``requested /
+    runtime``, never before now) and "ends by the reservation" uses the
+    requested time; the jobs still run their run time. Returns ``(start,
+    finish, alloc, reservation)`` (reservation: a job's first one as blocked
+    head, None otherwise).
     """
     J, K = len(release), len(nodes)
+    requested = list(runtime) if requested is None else [float(v) for v in requested]
     pidle = [1.0] * K if pidle is None else pidle
     (release, runtime, sigma, bw, speed, link, pbusy, pidle), (tasks, nodes) = _lists(
         (release, runtime, sigma, bw, speed, link, pbusy, pidle), (tasks, nodes))
@@ -539,7 +544,14 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
         if queue and sum(free) > 0 or (queue and reservation[queue[0]] is None):
             head = queue[0]
             shadow, free_s = t, list(free)
-            replay = sorted(proj.items(), key=lambda rv: (rv[1], rv[0]))
+
+            def planned(r, f, t=t):
+                if requested[r] == runtime[r]:
+                    return f
+                return max(t, start[r] + (f - start[r]) * (requested[r] / runtime[r]))
+
+            replay = sorted(((r, planned(r, f)) for r, f in proj.items()),
+                            key=lambda rv: (rv[1], rv[0]))
             i = 0
 
             def head_fits(avail, still, head=head, allow_h=allow_h):
@@ -575,7 +587,7 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
                 if res is None:
                     continue
                 x, sd = res
-                ends_before = t + runtime[j] * sd <= shadow
+                ends_before = t + requested[j] * sd <= shadow
                 room = sum(min(free_s[k] - hold[k] - x[k], allow_h[k]) for k in range(K))
                 if not ends_before and room < tasks[head]:
                     continue

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from conftest import instances
@@ -152,6 +154,42 @@ def test_federated_easy_equals_its_plain_python_twin(inst, rule):
     np.testing.assert_array_equal(s.alloc, alloc)
     expected = np.array([np.nan if r is None else r for r in reservation])
     np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
+
+
+@given(inst=st.one_of(instances(max_jobs=12, release=True), instances(max_jobs=12)),
+       rule=st.sampled_from(["fastest", "greenest"]), seed=st.integers(0, 2**32 - 1))
+def test_easy_planning_on_requested_times_equals_its_twin(inst, rule, seed):
+    # Requested times of 1-4x the run time, some exact, some under it (a job that overruns
+    # its request is planned to end now).
+    js, fed, order, bl = inst
+    rng = np.random.default_rng(seed)
+    factor = np.where(rng.random(len(js)) < 0.3, 1.0, rng.uniform(0.5, 4.0, len(js)))
+    js = dataclasses.replace(js, requested=js.runtime * factor)
+    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule,
+                      estimates="requested")
+    start, finish, alloc, reservation = naive_easy_federated(
+        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
+        fed.link, order, bl, rule, requested=js.requested)
+    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(s.finish, finish, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(s.alloc, alloc)
+    expected = np.array([np.nan if r is None else r for r in reservation])
+    np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
+
+
+def test_requested_times_change_easy_only_through_its_plan(default_fed):
+    tr = moga.load_default()
+    js = tr.jobset(n_jobs=300, federation=default_fed, batch=False)
+    exact = moga.evaluate(js, default_fed, backfill="easy")
+    same = moga.evaluate(dataclasses.replace(js, requested=js.runtime), default_fed,
+                         backfill="easy", estimates="requested")
+    np.testing.assert_array_equal(same.start, exact.start)  # estimates equal to run times
+    planned = moga.evaluate(js, default_fed, backfill="easy", estimates="requested")
+    assert not np.array_equal(planned.start, exact.start)  # the trace's requests differ
+    fcfs = moga.evaluate(js, default_fed, estimates="requested")  # no reservation: unused
+    np.testing.assert_array_equal(fcfs.start, moga.evaluate(js, default_fed).start)
+    with pytest.raises(ValueError, match="estimates must be"):
+        moga.evaluate(js, default_fed, backfill="easy", estimates="user")
 
 
 def naive_start_order(start, order):

@@ -73,8 +73,12 @@ def test_kernel_policies_are_the_kernels():
     prb = simulate(js, fed, "prb")
     np.testing.assert_array_equal(prb.start, run_dispatcher(js, fed, "prb").start)
     assert easy.info["estimates"] == "exact" and easy.info["wall_s"] >= 0
+    planned = simulate(js, fed, "easy", estimates="requested")
+    np.testing.assert_array_equal(planned.start, moga.evaluate(
+        js, fed, js.submit_order, backfill="easy", estimates="requested").start)
+    assert planned.info["estimates"] == "requested"
     with pytest.raises(ValueError, match="plans on exact run times only"):
-        simulate(js, fed, "easy", estimates="requested")
+        simulate(js, fed, "prb", estimates="requested")
     with pytest.raises(ValueError, match="unknown policy 'nope'"):
         simulate(js, fed, "nope")
 
@@ -208,7 +212,10 @@ def test_moga_simulate_writes_schedule_and_metrics(tmp_path, capsys):
     assert (out / "schedule.csv").read_text().count("\n") == 151
     assert "planned on requested times" in capsys.readouterr().out
     assert main(["simulate", "--policy", "easy", "--estimates", "requested", "--n-jobs", "20",
-                 "--no-gantt", "--out", str(tmp_path / "e")]) == 2
+                 "--no-gantt", "--out", str(tmp_path / "e")]) == 0
+    assert "planned on requested times" in capsys.readouterr().out
+    assert main(["simulate", "--policy", "fcfs", "--estimates", "requested", "--n-jobs", "20",
+                 "--no-gantt", "--out", str(tmp_path / "f")]) == 2
     assert main(["simulate", "--policy", "prb", "--batch", "--n-jobs", "40", "--power-cap", "70%",
                  "--no-gantt", "--out", str(tmp_path / "p")]) == 0
 

@@ -283,7 +283,7 @@ def _defaults(js: JobSet, fed: Federation, order, blacklist):
 
 
 def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str = "fluid",
-             backfill: str = "none", rule: str = "fastest") -> Schedule:
+             backfill: str = "none", rule: str = "fastest", estimates: str = "exact") -> Schedule:
     """Decode one chromosome of ``js`` on ``fed`` into a :class:`Schedule`.
 
     Parameters
@@ -299,6 +299,11 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
         Strict order (the MOGA decoder) or EASY backfilling over the queue in ``order``.
     rule : {"fastest", "greenest"}
         Allocation rule.
+    estimates : {"exact", "requested"}
+        What EASY plans with: the real run times (default) or the requested
+        times (``js.requested``, the users' walltime estimates, as Slurm and
+        Cobalt plan); the jobs run their real time either way. Used by
+        ``backfill="easy"`` only.
 
     The job-set's power factors and the federation's power caps, when it has
     them, are honoured (docs/design.md §11): no instant of the schedule draws
@@ -310,9 +315,13 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
     """
     _check_types(js, fed)
     order, blacklist = _defaults(js, fed, order, blacklist)
+    if estimates not in ("exact", "requested"):
+        raise ValueError(f"estimates must be 'exact' or 'requested', got {estimates!r}")
+    est = js.requested if estimates == "requested" and backfill == "easy" else None
     try:
         r = federated.decode(*js.arrays(), *_fed_arrays(fed), order, blacklist, model=model,
-                             check=False, backfill=backfill, rule=rule, **power_kwargs(js, fed))
+                             check=False, backfill=backfill, rule=rule, estimate=est,
+                             **power_kwargs(js, fed))
     except federated.CapInfeasibleError as e:
         raise cap_error(e, js, fed) from None
     order = np.array(order, dtype=np.int64)

@@ -5,7 +5,7 @@ Two kinds of policy run on the simulation core:
 ``"kernel"``
     A start rule of the Numba event loop (:mod:`decoders.federated`), run
     in one kernel call. A new one is a ``_start_*`` function in
-    ``decoders/federated.py`` with a rule code in ``_decode``'s ladder, a
+    ``decoders/federated.py`` with a rule code in ``_decode_one``'s ladder, a
     plain-Python twin in ``tests/naive.py``, an entry here and a test that
     checks the kernel against the twin on random instances.
 ``"python"``
@@ -91,7 +91,7 @@ POLICIES = {p.name: p for p in (
                frozenset({"power_cap"}), ("exact",)),
     PolicyInfo("easy", "kernel", "EASY backfilling in arrival order (one reservation for "
                "the head)", "decoders.federated._start_easy", "naive_easy_federated",
-               frozenset({"power_cap", "reservation"}), ("exact",)),
+               frozenset({"power_cap", "reservation"}), ("exact", "requested")),
     PolicyInfo("prb", "kernel", "priority-rule-based: queue weight x (wait + 1), every "
                "ranked job that fits", "decoders.federated._start_prb", "naive_prb",
                frozenset({"power_cap", "queues"}), ("exact",)),

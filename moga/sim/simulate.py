@@ -53,8 +53,9 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         Allocation rule.
     estimates : {"requested", "exact"}, optional
         What the policy plans with. Python policies default to the requested
-        times; the kernel policies plan on exact run times (the only choice
-        they offer; asking for another is an error).
+        times; the kernel policies to exact run times, and ``easy`` also
+        plans on the requested times if asked (the others offer no other
+        choice; asking for one is an error).
 
     Returns
     -------
@@ -79,7 +80,7 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
                           name=name)
     t0 = time.perf_counter()
     if entry.kind == "kernel":
-        s = _run_kernel(name, jobset, federation, model, rule)
+        s = _run_kernel(name, jobset, federation, model, rule, est)
     else:  # a registered Python policy with its own driver
         s = _run_registered_python(name, jobset, federation, model, rule)
     info = {"estimates": est, "wall_s": time.perf_counter() - t0}
@@ -125,7 +126,7 @@ def _run_realtime(name, js, fed) -> Schedule:
     return simulate_realtime(rj, scheme, kind, improved).schedule(fed)
 
 
-def _run_kernel(name, js, fed, model, rule) -> Schedule:
+def _run_kernel(name, js, fed, model, rule, estimates="exact") -> Schedule:
     from ..value.online import ONLINE_HEURISTICS, online
 
     if name.startswith("rt-"):
@@ -134,7 +135,8 @@ def _run_kernel(name, js, fed, model, rule) -> Schedule:
         return online(js, fed, name).schedule()
     if name in ("fcfs", "easy"):
         return evaluate(js, fed, js.submit_order, None, model=model,
-                        backfill="easy" if name == "easy" else "none", rule=rule)
+                        backfill="easy" if name == "easy" else "none", rule=rule,
+                        estimates=estimates)
     from ..powercap.dispatchers import run_dispatcher
 
     return run_dispatcher(js, fed, name, model=model, rule=rule).schedule()
