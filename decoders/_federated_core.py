@@ -72,7 +72,15 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ._kernels import FINISH_RTOL, SHIFT_RTOL, heap_pop, heap_push, link_traffic, slowdown
+from ._kernels import (
+    FINISH_RTOL,
+    SHIFT_RTOL,
+    heap_pop,
+    heap_push,
+    helper,
+    link_traffic,
+    slowdown,
+)
 
 __all__ = ["Jobs", "Platform", "State", "Out", "new_out", "new_state", "reset_events", "place", "least_power",
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
@@ -98,7 +106,7 @@ TABLE_K = 8
  E_NACT, E_PLAN) = range(13)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def reset_events(st):
     """The loop scalars of an empty federation at the start of a decode."""
     for i in range(st.evi.shape[0]):
@@ -113,14 +121,14 @@ def new_out(J, K):
     return Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
 
 
-@njit(cache=True, error_model="numpy")
 def new_state(J, K):
     """Fresh work arrays for decodes of J jobs on K clusters (reusable from decode to decode)."""
+    J, K = int(J), int(K)
     f = np.empty((4, J))
     i = np.empty((12, J), dtype=np.int64)
     c = np.empty((9, K), dtype=np.int64)
     p = np.zeros((4, K + 1))
-    G = n_groups(K)
+    G = n_groups.py_func(K)
     n_tree = 4 * J + 2 * G + 2
     g = np.empty((2, G + 1), dtype=np.int64)
     return State(f[0], f[1], f[2], i[0], i[1], i[2], i[3], i[4], f[3], i[5], i[6], i[7],
@@ -133,14 +141,14 @@ def new_state(J, K):
                  np.empty(2 * 64 + 8, dtype=np.int64))
 
 
-@njit(cache=True, forceinline=True, error_model="numpy")
+@helper
 def n_groups(K):
     """Groups of EASY's candidate index (:mod:`decoders._backfill_index`): one per cluster set
     up to :data:`TABLE_K` clusters, else one."""
     return 1 << K if K <= TABLE_K else 1
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def refresh_rates(t, jobs, plat, st, out, ncl):
     """Fluid model: re-rate the running co-allocated jobs ``cl[:ncl]`` at time ``t``.
 
@@ -158,7 +166,7 @@ def refresh_rates(t, jobs, plat, st, out, ncl):
     return earliest
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def saturated_links(load, link):
     """True when some link carries more than its bandwidth (``U_k > 1``).
 
@@ -171,7 +179,7 @@ def saturated_links(load, link):
     return False
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def earliest(cl, ncl, fin):
     """Earliest finish time among the jobs ``cl[:ncl]`` (inf when none)."""
     f = np.inf
@@ -180,7 +188,7 @@ def earliest(cl, ncl, fin):
     return f
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def allocate(j, jobs, plat, st, alloc, allow):
     """Greedy pick in ``rank_pick`` order, then energy-saving shifts (docs/design.md §5, steps 3-4).
 
@@ -274,7 +282,7 @@ def allocate(j, jobs, plat, st, alloc, allow):
             return
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _link_use(k, b, T, x, load, link):
     """Utilisation ``U_k`` of link ``k`` if job traffic for ``x`` of ``T`` tasks joined ``load[k]``.
 
@@ -285,7 +293,7 @@ def _link_use(k, b, T, x, load, link):
     return (load[k] + link_traffic(b, T, x)) / link[k]
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _unsaturated_run(xs, xd, cap_dst, src, dst, b, T, load, link):
     """True when no further one-task move from ``src`` to ``dst`` would load either link past 1.
 
@@ -310,7 +318,7 @@ def _unsaturated_run(xs, xd, cap_dst, src, dst, b, T, load, link):
     return _link_use(src, b, T, x, load, link) <= 1.0
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def allowance(j, blacklist, jobs, plat, allow):
     """Fill ``allow`` with job ``j``'s allowance ``N_k - floor(beta_jk N_k)``.
 
@@ -330,7 +338,7 @@ def allowance(j, blacklist, jobs, plat, allow):
     return False
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def allowances(blacklist, jobs, plat, st):
     """Every job's :func:`allowance` into ``st.allow_j`` and ``st.relaxed_j`` (1 when void).
 
@@ -379,7 +387,7 @@ def free_by_mask(free, table):
             table[b + m] = table[m] + free[k]
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def fits(n, free, allow):
     """True when ``n`` tasks fit in the free nodes the allowance ``allow`` admits."""
     avail = 0
@@ -388,13 +396,13 @@ def fits(n, free, allow):
     return avail >= n
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def next_finish(st):
     """Earliest projected finish among running jobs (inf when none runs)."""
     return min(st.ht[0], st.evf[0]) if st.evi[E_NH] > 0 else st.evf[0]
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def release_due(horizon, t, fluid, jobs, plat, st, out):
     """Release every job finishing by ``horizon``, one group of equal finishes at a time.
 
@@ -462,7 +470,7 @@ def release_due(horizon, t, fluid, jobs, plat, st, out):
     return t
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def commit_start(j, t, fluid, jobs, plat, st, out):
     """Start job ``j`` at ``t`` with the allocation already in ``out.alloc[j]``.
 
@@ -514,7 +522,7 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
         evi[E_COALLOC] += 1
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def objectives(jobs, plat, out):
     """``(makespan, energy, flowtime)`` of a schedule (docs/design.md §5)."""
     J, K = out.alloc.shape
@@ -543,7 +551,7 @@ def objectives(jobs, plat, out):
 # docs/design.md §11: a node running job j on cluster k draws power[j] * pbusy[k]
 # instead of pidle[k]; the running jobs' increments, per cluster and overall,
 # must stay within ``plat.budget`` (cap less idle power).
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def node_increment(j, k, jobs, plat):
     """Power one node of cluster ``k`` adds over idle while it runs job ``j``, W.
 
@@ -554,7 +562,7 @@ def node_increment(j, k, jobs, plat):
     return max(jobs.power[j] * plat.pbusy[k] - plat.pidle[k], 0.0)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def is_capped(plat):
     """True when some power budget is finite."""
     for i in range(plat.budget.shape[0]):
@@ -563,7 +571,7 @@ def is_capped(plat):
     return False
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def unpower(r, jobs, plat, alloc, pk):
     """Take job ``r``'s increments out of ``pk`` (it finished)."""
     K = alloc.shape[1]
@@ -574,7 +582,7 @@ def unpower(r, jobs, plat, alloc, pk):
             pk[K] -= d
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def power_fits(j, jobs, plat, x, pk):
     """True when job ``j`` with tasks ``x`` (K,) per cluster fits the budgets over ``pk``."""
     K = x.shape[0]
@@ -588,7 +596,7 @@ def power_fits(j, jobs, plat, x, pk):
     return pk[K] + tot <= plat.budget[K]
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def least_power(j, jobs, plat, free, allow, pk, rk, x):
     """The allocation of least power: job ``j``'s tasks on the cheapest allowed free nodes.
 
@@ -633,7 +641,7 @@ def least_power(j, jobs, plat, free, allow, pk, rk, x):
     return rem == 0 and pk[K] + tot <= plat.budget[K]
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def place(j, jobs, plat, st, alloc, allow):
     """Allocate job ``j`` (whose allowed free nodes hold it) within the power budgets.
 
@@ -655,7 +663,7 @@ def place(j, jobs, plat, st, alloc, allow):
     return ok
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def planned_end(r, t, jobs, st, out):
     """When running job ``r`` is planned to end, seen at ``t``: what EASY's reservation replays.
 
@@ -670,7 +678,7 @@ def planned_end(r, t, jobs, st, out):
     return max(t, s + (st.fin[r] - s) * (jobs.est[r] / jobs.runtime[r]))
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def idle_federation(st):
     """True when no job is running."""
     return st.evi[E_NH] + st.evi[E_NCL] == 0

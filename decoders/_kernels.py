@@ -14,6 +14,13 @@ FINISH_RTOL = 1e-9
 #: amount: mathematically equal slowdowns must not be refused or taken by rounding.
 SHIFT_RTOL = 1e-12
 
+#: The decorator of a kernel's helper that Python never calls: typed once by Numba, marked
+#: ``alwaysinline`` for LLVM (``forceinline``), which inlines it into every kernel that
+#: calls it, without Python or C wrappers of its own (compiling those is pure cost) and
+#: without reference counting (the helpers allocate nothing).
+helper = njit(cache=True, forceinline=True, no_cpython_wrapper=True, no_cfunc_wrapper=True,
+              error_model="numpy", _nrt=False)
+
 
 def cluster_ranks(speed, power_busy):
     """Cluster orderings used by the allocation rules.

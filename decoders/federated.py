@@ -41,10 +41,10 @@ energy per unit of work, then lower index) and ``"greenest"`` (least energy
 per unit of work, ``power_busy / speed``, first; ties to the faster cluster,
 then lower index).
 
-Layout: one private ``@njit`` event loop (``_decode_one``) with the rules
+Layout: one private ``@njit`` event loop over the rows of a population
+(``_decode``, without the GIL, in threads: :func:`run_rows`) with the rules
 that start jobs at an event (``_start_in_order``, ``_start_easy``,
-``_start_prb``), one kernel that runs it over the rows of a population
-(``_decode``, without the GIL, in threads: :func:`run_rows`), and public
+``_start_prb``), and public
 wrappers (:func:`decode`, :func:`decode_batch`) that validate, convert and
 bundle the arrays (see :mod:`decoders._federated_core` for the bundles and
 every field). The helpers are compiled with ``forceinline``: LLVM inlines
@@ -97,7 +97,7 @@ from ._federated_core import (
     reset_events,
     unpower,
 )
-from ._kernels import FINISH_RTOL, cluster_ranks, heap_pop, heap_push, slowdown
+from ._kernels import FINISH_RTOL, cluster_ranks, heap_pop, heap_push, helper, slowdown
 from ._validate import (
     check_blacklists,
     check_orders,
@@ -158,7 +158,7 @@ def allocation_ranks(speed, power_busy):
 # their many arrays otherwise costs more than the decoding itself. The data
 # travels in the bundles of :mod:`decoders._federated_core` (jobs, plat, st,
 # out).
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
     """The MOGA rule at time ``t``: start the next jobs of ``order`` while they can start now.
 
@@ -190,7 +190,7 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
     return t_arrival
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _place_or_relax(j, relaxed, jobs, plat, st, alloc):
     """:func:`place` job ``j``: 1 when placed, 0 when it does not fit the power budgets now.
 
@@ -208,7 +208,7 @@ def _place_or_relax(j, relaxed, jobs, plat, st, alloc):
     return 2 if place(j, jobs, plat, st, alloc, st.allow) else 0
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _enqueue(t, jobs, st):
     """Arrivals up to ``t`` join the waiting queue ``wq`` at their place (``pos_of``).
 
@@ -241,7 +241,7 @@ def _enqueue(t, jobs, st):
     st.evi[E_CURSOR] = arrived
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _dequeue_started(jobs, st, front, first):
     """Drop the started jobs from the queue; returns the next arrival (inf when none).
 
@@ -267,7 +267,7 @@ def _dequeue_started(jobs, st, front, first):
     return np.inf
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _try_start(j, t, fluid, jobs, plat, st, out, blacklist):
     """Start queued job ``j`` now if its allowed free nodes and the power budgets hold it."""
     relaxed = allowance(j, blacklist, jobs, plat, st.allow)
@@ -282,7 +282,7 @@ def _try_start(j, t, fluid, jobs, plat, st, out, blacklist):
     return True
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     """EASY backfilling at time ``t`` over the queue in ``order`` (see the module docstring).
 
@@ -412,7 +412,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     return _dequeue_started(jobs, st, hq, nq)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room0, free_mask,
               by_mask, capped, allow):
     """Start candidate ``j`` now if it fits and does not delay the head's reservation.
@@ -462,7 +462,7 @@ def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room
     return True
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _room_bounds(st):
     """Bounds on the head's room at the reservation if a backfilled job ran past it.
 
@@ -504,7 +504,7 @@ def _room_left(n, free, allow, slack_h, room0):
     return room0 - max(0, n - spare)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _head_power_after(head, j, jobs, plat, st, alloc):
     """Would the head still fit the power budgets at its reservation if ``j`` ran past it?
 
@@ -524,7 +524,7 @@ def _head_power_after(head, j, jobs, plat, st, alloc):
     return least_power(head, jobs, plat, st.free_h, st.allow_h, st.pkh, st.rk, st.xs)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _shadow(t, head, jobs, plat, st, out, capped):
     """The head's reservation: replay the running jobs' planned ends until it fits.
 
@@ -585,7 +585,7 @@ def _shadow(t, head, jobs, plat, st, out, capped):
     return shadow
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _head_fits(head, need, jobs, plat, st, capped):
     if not fits(need, st.free_s, st.allow_h):
         return False
@@ -594,7 +594,7 @@ def _head_fits(head, need, jobs, plat, st, capped):
     return least_power(head, jobs, plat, st.free_s, st.allow_h, st.pks, st.rk, st.xs)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
     """PRB at time ``t``: rank the queue, start every ranked job that fits now, postpone the rest.
 
@@ -622,7 +622,7 @@ def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
     return _dequeue_started(jobs, st, 0, 0)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
     """Start the jobs ``listed[:n]`` (queued, in that order) that fit now; returns the next arrival."""
     for i in range(n):
@@ -632,7 +632,7 @@ def _start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
     return _dequeue_started(jobs, st, 0, 0)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _init(jobs, plat, st, out, order, queued):
     """Reset the work arrays and outputs for a new decode (``queued``: the rules with a queue)."""
     J = order.shape[0]
@@ -663,90 +663,77 @@ def _init(jobs, plat, st, out, order, queued):
             break
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _decode_one(jobs, plat, order, blacklist, model, mode, st, out, weight, ties):
-    """Decode one chromosome: the event loop shared by the rules.
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight, ties, out_f,
+            out_i, out_starts):
+    """Decode chromosomes ``lo`` to ``hi - 1`` of a population: the event loop of every federated decode.
 
     Parameters
     ----------
     jobs, plat, st, out : named tuples
         See :mod:`decoders._federated_core`; ``st`` is work space, ``out`` is filled.
-    order : int64[:]
-        A permutation of the jobs: the placement order (the queue order under EASY).
-    blacklist : float64[:, :]
-        (J, K) fractions in [0, 1].
+    orders : int64[:, :]
+        (P, J): each row a permutation of the jobs, the placement order (the
+        queue order under EASY).
+    blacklists : float64[:, :, :]
+        (P, J, K) fractions in [0, 1].
     model : int
         ``MODELS`` code (0 fluid, 1 at_start).
     mode : int
         The rule's code: 0 strict order (:func:`_start_in_order`), 1 EASY
         (:func:`_start_easy`), 2 PRB (:func:`_start_prb`).
+    lo, hi : int
+        The rows to decode; every row reuses the work arrays ``st``, and
+        ``out`` holds the schedule of the last one.
     weight, ties : float64[:], int64[:, :]
         PRB's queue weights and tie order (see :func:`_start_prb`; unused by the
         other rules).
-
-    Returns
-    -------
-    (makespan, energy, flowtime, n_relaxed, n_coalloc)
+    out_f, out_i : float64[:, :], int64[:, :]
+        (P, 3) and (P, 2): row p's ``(makespan, energy, flowtime)`` and
+        ``(n_relaxed, n_coalloc)``.
+    out_starts : float64[:, :]
+        With P rows, ``out_starts[p, i]`` receives the start of job
+        ``orders[p, i]``; shape (0, J) skips it.
 
     At each event (a finish or an arrival) the jobs finishing by then release
     their nodes, then the rule starts what it can; time moves to the next
     finish or arrival until every job has started.
-    """
-    J = order.shape[0]
-    fluid = model == 0
-    _init(jobs, plat, st, out, order, mode != 0)
-    if mode == 1:
-        allowances(blacklist, jobs, plat, st)
-        st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
-    t = 0.0
-    while st.evi[E_STARTED] < J:
-        t = release_due(t + FINISH_RTOL * abs(t), t, fluid, jobs, plat, st, out)
-        if mode == 1:
-            t_arrival = _start_easy(t, fluid, jobs, plat, st, out, order, blacklist)
-        elif mode == 2:
-            t_arrival = _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties)
-        else:
-            t_arrival = _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist)
-        if st.evi[E_STARTED] == J:
-            break
-        nxt = min(next_finish(st), t_arrival)
-        if nxt == np.inf:  # cannot happen: a waiting job always fits an idle federation
-            break
-        t = max(t, nxt)
-    release_due(np.inf, t, fluid, jobs, plat, st, out)
-    m, e, fl = objectives(jobs, plat, out)
-    return m, e, fl, st.evi[E_RELAXED], st.evi[E_COALLOC]
-
-
-@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
-def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight, ties, out_f,
-            out_i, out_starts):
-    """Decode chromosomes ``lo`` to ``hi - 1`` of a population: the kernel of every federated decode.
-
-    Row p's ``(makespan, energy, flowtime)`` go to ``out_f[p]`` and its
-    ``(n_relaxed, n_coalloc)`` to ``out_i[p]``; ``out`` holds the schedule of
-    the last row decoded. When ``out_starts`` has a row per chromosome,
-    ``out_starts[p, i]`` receives the start of job ``orders[p, i]`` (pass
-    shape (0, J) to skip it). Other parameters are those of
-    :func:`_decode_one`, whose work arrays ``st`` every row reuses.
 
     One kernel serves one chromosome and a population alike, so a first use
     compiles the loop once; it runs without the GIL, and :func:`run_rows`
     decodes a population in threads, one contiguous chunk each.
     """
-    want_starts = out_starts.shape[0] > 0
     J = orders.shape[1]
+    fluid = model == 0
+    want_starts = out_starts.shape[0] > 0
     for p in range(lo, hi):
-        m, e, fl, nr, nc = _decode_one(jobs, plat, orders[p], blacklists[p], model, mode, st, out,
-                                       weight, ties)
-        out_f[p, 0] = m
-        out_f[p, 1] = e
-        out_f[p, 2] = fl
-        out_i[p, 0] = nr
-        out_i[p, 1] = nc
+        order, blacklist = orders[p], blacklists[p]
+        _init(jobs, plat, st, out, order, mode != 0)
+        if mode == 1:
+            allowances(blacklist, jobs, plat, st)
+            st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
+        t = 0.0
+        while st.evi[E_STARTED] < J:
+            t = release_due(t + FINISH_RTOL * abs(t), t, fluid, jobs, plat, st, out)
+            if mode == 1:
+                t_arrival = _start_easy(t, fluid, jobs, plat, st, out, order, blacklist)
+            elif mode == 2:
+                t_arrival = _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties)
+            else:
+                t_arrival = _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist)
+            if st.evi[E_STARTED] == J:
+                break
+            nxt = min(next_finish(st), t_arrival)
+            if nxt == np.inf:  # cannot happen: a waiting job always fits an idle federation
+                break
+            t = max(t, nxt)
+        release_due(np.inf, t, fluid, jobs, plat, st, out)
+        out_f[p, 0], out_f[p, 1], out_f[p, 2] = objectives(jobs, plat, out)
+        out_i[p, 0] = st.evi[E_RELAXED]
+        out_i[p, 1] = st.evi[E_COALLOC]
         if want_starts:
             for i in range(J):
-                out_starts[p, i] = out.start[orders[p, i]]
+                out_starts[p, i] = out.start[order[i]]
 
 
 _POOL = [None, 0, 0]  # the decode threads: executor, its size, the process that made it

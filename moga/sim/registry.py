@@ -5,7 +5,7 @@ Two kinds of policy run on the simulation core:
 ``"kernel"``
     A start rule of the Numba event loop (:mod:`decoders.federated`), run
     in one kernel call. A new one is a ``_start_*`` function in
-    ``decoders/federated.py`` with a rule code in ``_decode_one``'s ladder, a
+    ``decoders/federated.py`` with a rule code in ``_decode``'s ladder, a
     plain-Python twin in ``tests/naive.py``, an entry here and a test that
     checks the kernel against the twin on random instances.
 ``"python"``
