@@ -35,6 +35,7 @@ from .federated import (
     _step_map,
     allocation_ranks,
     bundles,
+    check_estimate,
     power_inputs,
     run_rows,
 )
@@ -58,7 +59,7 @@ class Dispatch(NamedTuple):
 
 
 def _setup(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
-           power, power_cap, cluster_caps, rule, check):
+           power, power_cap, cluster_caps, rule, check, estimate=None):
     arrs = prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
                    check)
     J, K = arrs[0].shape[0], arrs[5].shape[0]
@@ -66,13 +67,14 @@ def _setup(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
     fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
     pick = greenest if choice_code("allocation rule", rule, RULES) else fastest
     fcfs = np.lexsort((np.arange(J), arrs[0])).astype(np.int64)
-    return bundles(arrs, pick, fastest, slowest, fcfs, np.zeros((J, K)), pw, budget) + (J, K)
+    return bundles(arrs, pick, fastest, slowest, fcfs, np.zeros((J, K)), pw, budget,
+                   check_estimate(estimate, J)) + (J, K)
 
 
 def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
              method: str = "prb", weight=None, tie=None, power=None, power_cap=None,
              cluster_caps=None, model: str = "fluid", rule: str = "fastest",
-             check: bool = True) -> Dispatch:
+             check: bool = True, estimate=None) -> Dispatch:
     """Run an online dispatcher over a release-mode workload.
 
     Parameters
@@ -90,6 +92,10 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     rule : {"fastest", "greenest"}
         Allocation rule (the least-power allocation takes over where the
         rule's pick exceeds a budget).
+    estimate : array_like of float, shape (J,), optional
+        What EASY plans with (its reservation and backfill test; see
+        :func:`decoders.federated.decode`); default the run times. PRB plans
+        only through ``tie``.
 
     Returns
     -------
@@ -99,7 +105,7 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     code = choice_code("execution model", model, MODELS)
     jobs, plat, order, bl, J, K = _setup(release, tasks, runtime, sigma, bw, nodes, speed,
                                          power_busy, power_idle, link, power, power_cap,
-                                         cluster_caps, rule, check)
+                                         cluster_caps, rule, check, estimate)
     w = np.ones(J) if weight is None else check_vector("weight", weight, J, np.float64, lo=0,
                                                        lo_strict=True)
     tie = jobs.tasks * jobs.runtime if tie is None else check_vector("tie", tie, J, np.float64)

@@ -450,9 +450,11 @@ def _cmd_powercap(args) -> int:
                   flush=True)
 
     results = cap_study(js, fed, caps=caps, dispatchers=args.dispatchers, model=args.model,
-                        cp=CPOptions(window=args.window, time_limit=args.cp_time), progress=say)
+                        cp=CPOptions(window=args.window, time_limit=args.cp_time), progress=say,
+                        estimates=args.estimates)
     table = study_table(results)
-    atomic_write(out / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n{table}\n")
+    atomic_write(out / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n"
+                 f"The dispatchers plan on {args.estimates} run times.\n\n{table}\n")
     sched_dirs = _write_schedules(out, {
         f"{r.dispatcher}-cap{r.federation.power_cap / r.federation.peak_power:.3g}": r.schedule()
         for r in results})
@@ -460,7 +462,8 @@ def _cmd_powercap(args) -> int:
              "wall_s": r.wall_time, **r.metrics.as_dict(),
              **{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in r.info.items()}}
             for r in results]
-    atomic_write(out / "powercap.json", json.dumps({"jobset": js.name, "jobset_report": js.report,
+    atomic_write(out / "powercap.json", json.dumps({"jobset": js.name, "estimates": args.estimates,
+                                                   "jobset_report": js.report,
                                                    "federation": fed.to_dict(), "runs": rows},
                                                   indent=2, default=str) + "\n")
     tight = min(caps)
@@ -892,6 +895,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hybrid: waiting jobs in the CP model per event (default 16)")
     p.add_argument("--cp-time", type=_pos_float("--cp-time"), default=0.01,
                    help="hybrid: CP-SAT deterministic time limit per event (default 0.01)")
+    p.add_argument("--estimates", choices=["exact", "requested"], default="exact",
+                   help="what the dispatchers plan with: exact run times or the requested "
+                        "(walltime) ones (default: exact)")
     p.add_argument("--out", default="moga-powercap", help="output folder (default: moga-powercap)")
     p.add_argument("--no-progress", action="store_true", help="no per-run progress lines")
     p.set_defaults(func=_cmd_powercap)

@@ -3,6 +3,7 @@ an independent power-profile checker, the CP model against brute force, and the 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -89,6 +90,45 @@ def test_capped_easy_equals_its_twin(inst, rule):
     if np.all(np.diff(js.release[order]) >= 0):
         held = ~np.isnan(s.reservation)
         assert np.all(s.start[held] <= s.reservation[held] * (1 + 1e-9) + 1e-9)
+
+
+@given(inst=capped(), seed=st.integers(0, 2**32 - 1))
+def test_capped_easy_on_requested_times_equals_its_twin(inst, seed):
+    js, fed, order, bl = inst
+    rng = np.random.default_rng(seed)
+    js = dataclasses.replace(js, requested=js.runtime * rng.choice([0.7, 1.0, 1.5, 3.0], len(js)))
+    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy",
+                      estimates="requested")
+    start, finish, alloc, reservation = naive_easy_federated(
+        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
+        fed.link, order, bl, pidle=fed.power_idle, power=js.power, cap=fed.power_cap,
+        cluster_caps=fed.cluster_caps, requested=js.requested)
+    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(s.alloc, alloc)
+    _check_profile(s.start, s.finish, s.alloc, js, fed)
+
+
+def test_dispatchers_plan_on_requested_times_if_asked():
+    tr = moga.load_default()
+    fed = moga.Federation.preset().with_cap(fraction=0.6)
+    js = tr.jobset(n_jobs=120, federation=fed, batch=False, power="lognormal", seed=0)
+    for d in ("easy", "prb"):
+        exact = run_dispatcher(js, fed, d)
+        planned = run_dispatcher(js, fed, d, estimates="requested")
+        assert planned.info["estimates"] == "requested" and exact.info["estimates"] == "exact"
+        assert planned.metrics.time_above_cap == 0.0
+        if d == "easy":  # the kernel EASY of moga.evaluate, on the arrival order
+            ref = moga.evaluate(js, fed, np.lexsort((np.arange(len(js)), js.release)),
+                                backfill="easy", estimates="requested")
+            np.testing.assert_array_equal(planned.start, ref.start)
+        else:  # PRB's only use of time: its tie order
+            w = Queues().weights(js.requested)
+            ref = dispatch(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle,
+                           fed.link, method="prb", weight=w, tie=js.tasks * js.requested,
+                           power=js.power, power_cap=fed.power_cap)
+            np.testing.assert_array_equal(planned.start, ref.start)
+    with pytest.raises(ValueError, match="estimates must be"):
+        run_dispatcher(js, fed, "easy", estimates="guess")
 
 
 @given(inst=capped())

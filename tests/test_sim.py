@@ -78,7 +78,7 @@ def test_kernel_policies_are_the_kernels():
         js, fed, js.submit_order, backfill="easy", estimates="requested").start)
     assert planned.info["estimates"] == "requested"
     with pytest.raises(ValueError, match="plans on exact run times only"):
-        simulate(js, fed, "prb", estimates="requested")
+        simulate(js, fed, "fcfs", estimates="requested")
     with pytest.raises(ValueError, match="unknown policy 'nope'"):
         simulate(js, fed, "nope")
 

@@ -83,7 +83,7 @@ def _arrays(js: JobSet, fed: Federation):
 
 def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
                    queues: Queues | None = None, model: str = "fluid", rule: str = "fastest",
-                   cp: CPOptions | None = None) -> PowercapResult:
+                   cp: CPOptions | None = None, estimates: str = "exact") -> PowercapResult:
     """Dispatch ``js`` (release mode) on ``fed`` under its power cap.
 
     Parameters
@@ -101,11 +101,19 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
     rule : {"fastest", "greenest"}
     cp : CPOptions, optional
         The hybrid's use of CP-SAT; default :class:`CPOptions` ().
+    estimates : {"exact", "requested"}
+        What the dispatchers plan with: the real run times (default) or the
+        requested times (``js.requested``), as a production scheduler does:
+        EASY's reservation and backfill test, PRB's tie order (duration x
+        nodes) and the hybrid's model durations and running jobs' ends. The
+        jobs run their real time either way.
 
     Returns
     -------
     PowercapResult
     """
+    if estimates not in ("exact", "requested"):
+        raise ValueError(f"estimates must be 'exact' or 'requested', got {estimates!r}")
     queues = Queues() if queues is None else queues
     cp = CPOptions() if cp is None else cp
     if dispatcher not in DISPATCHERS:
@@ -118,14 +126,17 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
     t0 = time.perf_counter()
     info: dict = {}
     try:
+        planned = js.requested if estimates == "requested" else js.runtime
         if dispatcher == "hybrid":
-            d, info = _hybrid(js, fed, weight, kw, cp)
+            d, info = _hybrid(js, fed, weight, kw, cp, estimates)
         else:
             d = dispatch(*_arrays(js, fed), method=dispatcher, weight=weight,
-                         tie=js.tasks * js.runtime, **kw)
+                         tie=js.tasks * planned,
+                         estimate=planned if estimates == "requested" else None, **kw)
     except CapInfeasibleError as e:  # the kernels' check, named by the job's id here
         raise cap_error(e, js, fed) from None
     wall = time.perf_counter() - t0
+    info["estimates"] = estimates
     metrics = powercap_metrics(js, fed, d.start, d.finish, d.alloc, d.energy, queues)
     return PowercapResult(dispatcher, js, fed, d.start, d.finish, d.alloc, metrics, wall, info,
                           model)
@@ -136,7 +147,8 @@ def _prb_rank(queued, t, js, weight, tierank):
     return queued[np.lexsort((tierank[queued], -key))]
 
 
-def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Schedule, dict]:
+def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions,
+            estimates: str = "exact") -> tuple[Schedule, dict]:
     """The hybrid dispatcher: at each event CP-SAT schedules the waiting jobs (relaxed model),
     and the PRB mapper starts, in PRB's rank order, those it schedules now and that fit.
 
@@ -144,17 +156,17 @@ def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions) -> tuple[Sch
     waits for the next one, where the model is solved afresh (a start the
     solver places between events would rest on its optimistic durations). It
     runs on the simulation core's Python seam (:class:`moga.sim.Session`),
-    planning on exact run times.
+    planning on ``estimates`` (exact or requested run times).
     """
     from ..sim.session import Session
 
-    s = Session(js, fed, model=kw["model"], rule=kw["rule"], estimates="exact")
+    s = Session(js, fed, model=kw["model"], rule=kw["rule"], estimates=estimates)
     J = len(js)
-    tie = js.tasks * js.runtime
+    tie = js.tasks * s.estimate
     tierank = np.empty(J, dtype=np.int64)
     tierank[np.lexsort((np.arange(J), tie))] = np.arange(J)
     # Relaxed durations: on the fastest cluster; relaxed power: the least increment per node.
-    dur = js.runtime * ((1.0 - js.sigma) / fed.speed.max() + js.sigma)
+    dur = s.estimate * ((1.0 - js.sigma) / fed.speed.max() + js.sigma)
     inc = np.maximum(js.power[:, None] * fed.power_busy[None, :] - fed.power_idle[None, :], 0.0)
     least = js.tasks * inc.min(axis=1)
     budget = math.inf if fed.power_cap is None else fed.power_cap - fed.idle_power

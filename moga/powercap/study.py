@@ -18,12 +18,14 @@ __all__ = ["cap_study", "study_table", "plot_power", "plot_wqt"]
 
 def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatchers=DISPATCHERS,
               queues: Queues | None = None, model: str = "fluid", cp: CPOptions | None = None,
-              progress=None) -> list[PowercapResult]:
+              progress=None, estimates: str = "exact") -> list[PowercapResult]:
     """Run each dispatcher at each cap, given as a fraction of ``fed``'s peak power.
 
     Peak power is every node busy at a power factor of 1, so with drawn
     factors above 1 a cap of 1.0 x peak can still bind, rarely. ``progress``
     (optional) is called with ``(cap, dispatcher)`` before each run.
+    ``estimates`` is what the dispatchers plan with (see
+    :func:`~moga.powercap.run_dispatcher`).
     Returns the results, caps outer, dispatchers inner.
     """
     caps = [float(c) for c in caps]
@@ -45,7 +47,8 @@ def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatcher
         for d in dispatchers:
             if progress is not None:
                 progress(c, d)
-            out.append(run_dispatcher(js, capped, d, queues=queues, model=model, cp=cp))
+            out.append(run_dispatcher(js, capped, d, queues=queues, model=model, cp=cp,
+                                      estimates=estimates))
     return out
 
 

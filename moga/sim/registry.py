@@ -94,10 +94,11 @@ POLICIES = {p.name: p for p in (
                frozenset({"power_cap", "reservation"}), ("exact", "requested")),
     PolicyInfo("prb", "kernel", "priority-rule-based: queue weight x (wait + 1), every "
                "ranked job that fits", "decoders.federated._start_prb", "naive_prb",
-               frozenset({"power_cap", "queues"}), ("exact",)),
+               frozenset({"power_cap", "queues"}), ("exact", "requested")),
     PolicyInfo("hybrid", "python", "CP-SAT schedules the waiting jobs at each event, PRB's "
                "mapper starts those it starts now", "moga.powercap.dispatchers._hybrid",
-               "naive_serial_schedule", frozenset({"power_cap", "queues"}), ("exact",), "cp"),
+               "naive_serial_schedule", frozenset({"power_cap", "queues"}), ("exact", "requested"),
+               "cp"),
     *(PolicyInfo(name, "kernel", f"value-function heuristic of the value paper ({what}), on "
                  "its own event loop over availability profiles (no power cap); the schedule "
                  "holds the jobs it ran", f"decoders.online.rules.{rule}", "naive_online",

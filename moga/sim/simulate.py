@@ -53,9 +53,10 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         Allocation rule.
     estimates : {"requested", "exact"}, optional
         What the policy plans with. Python policies default to the requested
-        times; the kernel policies to exact run times, and ``easy`` also
-        plans on the requested times if asked (the others offer no other
-        choice; asking for one is an error).
+        times; the kernel policies and the hybrid to exact run times, and
+        ``easy``, ``prb`` and ``hybrid`` also plan on the requested times if
+        asked (the others offer no other choice; asking for one is an
+        error).
 
     Returns
     -------
@@ -82,7 +83,7 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
     if entry.kind == "kernel":
         s = _run_kernel(name, jobset, federation, model, rule, est)
     else:  # a registered Python policy with its own driver
-        s = _run_registered_python(name, jobset, federation, model, rule)
+        s = _run_registered_python(name, jobset, federation, model, rule, est)
     info = {"estimates": est, "wall_s": time.perf_counter() - t0}
     return dataclasses.replace(s, policy=name, info={**s.info, **info})
 
@@ -139,13 +140,13 @@ def _run_kernel(name, js, fed, model, rule, estimates="exact") -> Schedule:
                         estimates=estimates)
     from ..powercap.dispatchers import run_dispatcher
 
-    return run_dispatcher(js, fed, name, model=model, rule=rule).schedule()
+    return run_dispatcher(js, fed, name, model=model, rule=rule, estimates=estimates).schedule()
 
 
-def _run_registered_python(name, js, fed, model, rule) -> Schedule:
+def _run_registered_python(name, js, fed, model, rule, estimates="exact") -> Schedule:
     from ..powercap.dispatchers import run_dispatcher
 
-    r = run_dispatcher(js, fed, name, model=model, rule=rule)
+    r = run_dispatcher(js, fed, name, model=model, rule=rule, estimates=estimates)
     info = {k: v for k, v in r.info.items() if k != "solve_seconds"}
     info["decision_s"] = float(r.info["solve_seconds"].sum())
     return dataclasses.replace(r.schedule(), info=info)
