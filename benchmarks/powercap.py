@@ -60,11 +60,13 @@ def main(argv=None):
                           power="lognormal", seed=0)
         print(f"{js.name}: {len(js)} jobs", flush=True)
         res = cap_study(js, fed, caps=args.caps, cp=cp,
-                        progress=lambda c, d: print(f"  cap {c:.2f}: {d}", flush=True))
+                        progress=lambda c, d: print(f"  cap {'none' if c is None else f'{c:.2f}'}: "
+                                                    f"{d}", flush=True))
         for r in res:
             m = r.metrics
             rows.append({"jobset": js.name, "n_jobs": len(js), "dispatcher": r.dispatcher,
-                         "cap_fraction": round(m.cap / fed.peak_power, 6), "cap_W": m.cap,
+                         "cap_fraction": None if m.cap is None else round(m.cap / fed.peak_power, 6),
+                         "cap_W": m.cap,
                          "wall_s": r.wall_time, **m.as_dict(),
                          **({"events": r.info["events"], "solves": r.info["solves"],
                              "fallbacks": r.info["fallbacks"], "skipped": r.info["skipped"],
@@ -73,18 +75,20 @@ def main(argv=None):
                              "solve_ms_max": 1e3 * float(r.info["solve_seconds"].max())
                              if r.info["solves"] else None}
                             if r.dispatcher == "hybrid" else {})})
-        walls = ", ".join(f"{r.dispatcher}@{r.metrics.cap / fed.peak_power:.1f}: {r.wall_time:.1f}"
-                          for r in res)
+        walls = ", ".join(f"{r.dispatcher}@"
+                          f"{'none' if r.metrics.cap is None else f'{r.metrics.cap / fed.peak_power:.1f}'}"
+                          f": {r.wall_time:.1f}" for r in res)
         sections.append(f"### {js.name} ({len(js)} jobs)\n\n{study_table(res)}\n\n"
                         f"Wall time per run (s): {walls}.\n")
         if i == 0:
             tight = min(args.caps)
-            plot_power([r for r in res if np.isclose(r.metrics.cap / fed.peak_power, tight)],
+            plot_power([r for r in res if r.metrics.cap is not None
+                        and np.isclose(r.metrics.cap / fed.peak_power, tight)],
                        out / "powercap_power.png")
             plot_wqt(res, out / "powercap_wqt.png")
     # Does the hybrid beat the list scheduler under tight caps (the seed's claim)?
     verdict = []
-    for cap in sorted(set(r["cap_fraction"] for r in rows)):
+    for cap in sorted(set(r["cap_fraction"] for r in rows if r["cap_fraction"] is not None)):
         ratios = [_ratio([r for r in rows if r["jobset"] == j], cap, "hybrid", "prb")
                   for j in dict.fromkeys(r["jobset"] for r in rows)]
         verdict.append(f"| {cap:.2f} | " + " | ".join(f"{x:.3f}" for x in ratios) + " |")

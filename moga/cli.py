@@ -446,18 +446,19 @@ def _cmd_powercap(args) -> int:
 
     def say(c, d):
         if not args.no_progress:
-            print(f"  [{time.perf_counter() - t_start:7.1f} s] cap {c:.2f} x peak: {d} ...",
-                  flush=True)
+            cap = "uncapped" if c is None else f"cap {c:.2f} x peak"
+            print(f"  [{time.perf_counter() - t_start:7.1f} s] {cap}: {d} ...", flush=True)
 
     results = cap_study(js, fed, caps=caps, dispatchers=args.dispatchers, model=args.model,
                         cp=CPOptions(window=args.window, time_limit=args.cp_time), progress=say,
-                        estimates=args.estimates)
+                        estimates=args.estimates, uncapped=not args.no_uncapped)
     table = study_table(results)
     atomic_write(out / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n"
                  f"The dispatchers plan on {args.estimates} run times.\n\n{table}\n")
     sched_dirs = _write_schedules(out, {
-        f"{r.dispatcher}-cap{r.federation.power_cap / r.federation.peak_power:.3g}": r.schedule()
-        for r in results})
+        (f"{r.dispatcher}-uncapped" if r.federation.power_cap is None else
+         f"{r.dispatcher}-cap{r.federation.power_cap / r.federation.peak_power:.3g}"):
+        r.schedule() for r in results})
     rows = [{"dispatcher": r.dispatcher, "cap_W": r.federation.power_cap,
              "wall_s": r.wall_time, **r.metrics.as_dict(),
              **{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in r.info.items()}}
@@ -468,8 +469,10 @@ def _cmd_powercap(args) -> int:
                                                   indent=2, default=str) + "\n")
     tight = min(caps)
     plots = _plots([
-        ("power.png", lambda: plot_power([r for r in results if np.isclose(
-            r.federation.power_cap / r.federation.peak_power, tight)], out / "power.png")),
+        ("power.png", lambda: plot_power([r for r in results if r.federation.power_cap is not None
+                                          and np.isclose(r.federation.power_cap
+                                                         / r.federation.peak_power, tight)],
+                                         out / "power.png")),
         ("wqt.png", lambda: plot_wqt(results, out / "wqt.png")),
     ])
     print(table)
@@ -898,6 +901,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--estimates", choices=["exact", "requested"], default="exact",
                    help="what the dispatchers plan with: exact run times or the requested "
                         "(walltime) ones (default: exact)")
+    p.add_argument("--no-uncapped", action="store_true",
+                   help="skip the uncapped baseline runs (by default each dispatcher also runs "
+                        "without a cap, and each capped row counts the jobs its cap moved)")
     p.add_argument("--out", default="moga-powercap", help="output folder (default: moga-powercap)")
     p.add_argument("--no-progress", action="store_true", help="no per-run progress lines")
     p.set_defaults(func=_cmd_powercap)

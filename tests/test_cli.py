@@ -69,9 +69,17 @@ def test_powercap_writes_table_and_plots(tmp_path, capsys):
     for f in ("powercap.md", "powercap.json", "power.png", "wqt.png"):
         assert (out / f).stat().st_size > 0, f
     d = json.loads((out / "powercap.json").read_text())
-    assert len(d["runs"]) == 6 and all(r["time_above_cap"] == 0.0 for r in d["runs"])
+    assert len(d["runs"]) == 9 and all(r["time_above_cap"] == 0.0 for r in d["runs"])
+    assert [r["cap_W"] is None for r in d["runs"]] == [True] * 3 + [False] * 6  # uncapped first
     assert {r["dispatcher"] for r in d["runs"]} == {"easy", "prb", "hybrid"}
+    assert d["estimates"] == "exact" and (out / "schedules" / "prb-uncapped").is_dir()
+    assert "jobs moved by the cap" in (out / "powercap.md").read_text()
     assert "hybrid" in capsys.readouterr().out
+    assert main(["powercap", "--n-jobs", "30", "--caps", "0.6", "--dispatchers", "easy",
+                 "--no-uncapped", "--estimates", "requested", "--out", str(tmp_path / "r")]) == 0
+    d = json.loads((tmp_path / "r" / "powercap.json").read_text())
+    assert len(d["runs"]) == 1 and d["estimates"] == "requested"
+    assert "plan on requested run times" in (tmp_path / "r" / "powercap.md").read_text()
     assert main(["powercap", "--n-jobs", "20", "--caps", "0.01", "--out", str(out)]) == 2
 
 

@@ -61,7 +61,8 @@ def test_powercap_takes_watts_and_percentages(tmp_path):
     import json
 
     caps = [r["cap_W"] for r in json.loads((out / "powercap.json").read_text())["runs"]]
-    assert caps == pytest.approx([fed.peak_power, 0.8 * fed.peak_power])
+    assert caps[0] is None  # the uncapped baseline
+    assert caps[1:] == pytest.approx([fed.peak_power, 0.8 * fed.peak_power])
 
 
 def test_trace_option_and_report_out(tmp_path, capsys):

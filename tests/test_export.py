@@ -153,7 +153,8 @@ def test_compare_and_powercap_write_their_schedules(tmp_path):
     out = tmp_path / "P"
     assert main(["powercap", "--n-jobs", "25", "--caps", "1.0", "60%", "--dispatchers", "prb",
                  "--out", str(out), "--no-progress"]) == 0
-    assert sorted(p.name for p in (out / "schedules").iterdir()) == ["prb-cap0.6", "prb-cap1"]
+    assert sorted(p.name for p in (out / "schedules").iterdir()) == ["prb-cap0.6", "prb-cap1",
+                                                                    "prb-uncapped"]
     text = (out / "schedules" / "prb-cap0.6" / "schedule.csv").read_text().splitlines()
     assert text[0].split(",") == list(BATSIM_COLUMNS) and len(text) == 26
 

@@ -25,7 +25,7 @@ from decoders.dispatch import dispatch
 from decoders.federated import _idle_least_power, power_inputs
 from moga.powercap import CPOptions, Queues, cap_study, run_dispatcher, solve_relaxed
 from moga.powercap.cp import serial_schedule
-from moga.powercap.study import study_table
+from moga.powercap.study import moved_by_cap, study_table
 
 
 @st.composite
@@ -170,7 +170,8 @@ def test_real_jobset_stays_under_the_cap(frac):
     fed = fed.with_cap(fraction=frac)
     results = cap_study(js, moga.Federation.preset("default"), caps=[frac],
                         cp=CPOptions(window=8, time_limit=0.02))
-    for r in results:
+    assert [r.metrics.cap is None for r in results] == [True] * 3 + [False] * 3
+    for r in results[3:]:
         _check_profile(r.start, r.finish, r.alloc, js, fed)
         assert r.metrics.time_above_cap == 0.0
         assert r.metrics.peak_power <= fed.power_cap * (1 + 1e-9)
@@ -179,6 +180,18 @@ def test_real_jobset_stays_under_the_cap(frac):
         _check_profile(s.start, s.finish, s.alloc, js, fed)
     table = study_table(results)
     assert table.count("\n") == 1 + len(results) and "hybrid" in table
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    assert [row[0] for row in rows] == ["| none"] * 3 + [f"| {frac:.2f}"] * 3
+    moved = [int(row[9]) for row in rows[3:]]  # the cap moves some jobs of every dispatcher
+    assert moved == [moved_by_cap(r, results[i]) for i, r in enumerate(results[3:])]
+    assert moved[1] > 0  # PRB under the cap
+
+
+def test_a_cap_that_never_binds_moves_no_job():
+    js, fed = _real(60)
+    results = cap_study(js, fed, caps=[50.0], dispatchers=["easy", "prb"])  # 50 x peak
+    assert [moved_by_cap(r, results[i]) for i, r in enumerate(results[2:])] == [0, 0]
+    assert cap_study(js, fed, caps=[0.8], dispatchers=["prb"], uncapped=False)[0].metrics.cap
 
 
 @pytest.mark.skipif(not (SHARED_TRACES / "CTC-SP2-1996-3.1-cln.swf.gz").exists(),
