@@ -1111,11 +1111,11 @@ def build_parser() -> argparse.ArgumentParser:
 COMPILE_NOTE = "about a minute per group on 2 cores"
 
 
-def _compile_notice(command: str) -> None:
+def _compile_notice(command: str, policy: str | None = None) -> None:
     """Say so before a command compiles kernels that are not in the cache."""
-    from .warmup import COMMAND_GROUPS, cold_groups
+    from .warmup import cold_groups, command_groups
 
-    groups = COMMAND_GROUPS.get(command)
+    groups = command_groups(command, policy)
     if not groups:
         return
     cold = cold_groups(groups)
@@ -1148,7 +1148,7 @@ def main(argv=None) -> int:
     shown = warnings.showwarning
     warnings.showwarning = _show_warning
     try:
-        _compile_notice(args.command)
+        _compile_notice(args.command, getattr(args, "policy", None))
         return args.func(args)
     except KeyboardInterrupt:
         print("\nmoga: interrupted", file=sys.stderr)

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-__all__ = ["KERNEL_GROUPS", "COMMAND_GROUPS", "cold_groups", "warmup"]
+__all__ = ["KERNEL_GROUPS", "COMMAND_GROUPS", "cold_groups", "command_groups", "warmup"]
 
 #: Kernel groups: name -> (what uses them, [(module, kernel) the cache must hold]).
 KERNEL_GROUPS = {
@@ -43,6 +43,21 @@ COMMAND_GROUPS = {
     "value": ("value decoders", "online value heuristics"),
     "realtime": ("real-time loop",),
 }
+
+
+def command_groups(command: str, policy: str | None = None) -> tuple[str, ...]:
+    """The kernel groups ``command`` uses; for ``simulate``, those of its ``policy``."""
+    if command != "simulate" or policy is None:
+        return COMMAND_GROUPS.get(command, ())
+    if policy.startswith("rt-"):
+        return ("real-time loop",)
+    from .value.online import ONLINE_HEURISTICS
+
+    if policy in ONLINE_HEURISTICS:
+        return ("online value heuristics",)
+    if policy in ("fcfs", "easy", "prb"):
+        return ("decoder",)
+    return ("dispatch steps",)  # the Python policies drive the loop one event at a time
 
 
 def cold_groups(groups=None) -> list[str]:

@@ -123,6 +123,17 @@ def test_the_real_time_loop_is_a_light_kernel_group(tmp_path, capsys, monkeypatc
     assert not (tmp_path / "rt" / "schedules").exists()
 
 
+def test_the_compile_notice_names_the_groups_of_a_simulate_policy():
+    from moga.warmup import command_groups
+
+    assert command_groups("simulate", "rt-preempt-jit") == ("real-time loop",)
+    assert command_groups("simulate", "Max-Max-Value") == ("online value heuristics",)
+    assert command_groups("simulate", "easy") == ("decoder",)
+    assert command_groups("simulate", "hybrid") == ("dispatch steps",)
+    assert command_groups("simulate", "my.py:Policy") == ("dispatch steps",)
+    assert command_groups("run") == ("decoder",) and command_groups("trace") == ()
+
+
 @pytest.mark.parametrize("module, argv, extra", [
     ("optuna", ["tune", "--n-jobs", "10", "--trials", "1", "--budget", "400"], "tune"),
     ("ortools", ["powercap", "--n-jobs", "10", "--dispatchers", "hybrid"], "cp"),
