@@ -69,6 +69,39 @@ def test_batch_equals_single_decodes(inst, model, pop, seed):
         assert (b.n_relaxed[p], b.n_coalloc[p]) == (s.n_relaxed, s.n_coalloc)
 
 
+def _batch_in_child(js, fed, orders, bls, queue):
+    queue.put(moga.evaluate_batch(js, fed, orders, bls).makespan)
+
+
+def test_batch_threads_give_the_same_objectives_whatever_their_number(default_fed):
+    import multiprocessing
+
+    import numba
+
+    js = moga.load_default().jobset(n_jobs=80, federation=default_fed)
+    rng = np.random.default_rng(5)
+    orders = np.array([rng.permutation(80) for _ in range(7)])
+    bls = rng.uniform(0, 0.6, (7, 80, 4))
+    ref = moga.evaluate_batch(js, default_fed, orders, bls)
+    n = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = moga.evaluate_batch(js, default_fed, orders, bls)
+    finally:
+        numba.set_num_threads(n)
+    np.testing.assert_array_equal(one.makespan, ref.makespan)
+    np.testing.assert_array_equal(one.energy, ref.energy)
+    if "fork" in multiprocessing.get_all_start_methods():
+        # A forked child has none of the parent's decode threads: it makes its own.
+        ctx = multiprocessing.get_context("fork")
+        q = ctx.Queue()
+        p = ctx.Process(target=_batch_in_child, args=(js, default_fed, orders, bls, q))
+        p.start()
+        got = q.get(timeout=120)
+        p.join(timeout=60)
+        np.testing.assert_array_equal(got, ref.makespan)
+
+
 def test_fluid_jobs_finishing_before_a_release_re_rate_at_their_own_finish(default_fed):
     # Regression: the in-order kernel once jumped to the next job's release time first and
     # re-rated the co-allocated jobs there, not at the finishes before it (docs/design.md §5).
