@@ -325,3 +325,24 @@ def test_reference_front_is_the_distinct_non_dominated_union(seed, sizes):
     got = reference_front(fronts)
     assert len(got) == len(twin)
     assert {tuple(p) for p in got} == twin
+
+
+def test_missing_hypervolume_by_range_by_hand_and_in_sum():
+    from moga.metrics import missing_hypervolume_by_range, normalized_hypervolume
+
+    ref = np.array([[0.2, 0.8], [0.6, 0.3]])  # dominated area 0.12 + 0.40 within (1.1, 1.1)
+    run = np.array([[0.4, 0.8], [0.6, 0.5]])  # 0.06 + 0.30
+    got = missing_hypervolume_by_range(run, ref, [1.0, 1.0], parts=2)
+    np.testing.assert_allclose(got, [100 * 0.06 / 0.52, 100 * 0.10 / 0.52])
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        base = rng.uniform(1, 3, 2)
+        R = rng.uniform(0.2, 1.0, (12, 2)) * base
+        F = R[:6] * rng.uniform(1.0, 1.2, (6, 2))
+        R = np.vstack([R, F])
+        parts = missing_hypervolume_by_range(F, R, base)
+        hv_r, hv_f = normalized_hypervolume(R, base), normalized_hypervolume(F, base)
+        assert parts.sum() == pytest.approx(100 * (hv_r - hv_f) / hv_r, abs=1e-9)
+        assert np.all(parts >= -1e-9)  # R holds F: F misses, never adds
+    with pytest.raises(ValueError, match="two objectives"):
+        missing_hypervolume_by_range(np.ones((2, 3)), np.ones((2, 3)), np.ones(3))
