@@ -743,6 +743,8 @@ def _executor(n):
     """A pool of at least ``n`` threads, made again in a forked child (whose threads are gone)."""
     pool, size, pid = _POOL
     if pool is None or size < n or pid != os.getpid():
+        if pool is not None and pid == os.getpid():
+            pool.shutdown(wait=False)  # too small: its idle threads end
         pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="moga-decode")
         _POOL[:] = [pool, n, os.getpid()]
     return pool
