@@ -86,7 +86,7 @@ __all__ = ["Jobs", "Platform", "State", "Out", "new_out", "new_state", "reset_ev
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
            "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC",
            "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "E_PLAN", "n_groups",
-           "planned_end"]
+           "planned_end", "plans_on_estimates"]
 
 Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power est")
 Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow "
@@ -661,6 +661,15 @@ def place(j, jobs, plat, st, alloc, allow):
     for k in range(K):
         alloc[j, k] = st.xs[k] if ok else 0
     return ok
+
+
+@helper
+def plans_on_estimates(jobs):
+    """1 when some job's ``est`` differs from its run time (``E_PLAN``), else 0."""
+    for i in range(jobs.est.shape[0]):
+        if jobs.est[i] != jobs.runtime[i]:
+            return 1
+    return 0
 
 
 @helper

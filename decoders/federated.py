@@ -93,6 +93,7 @@ from ._federated_core import (
     objectives,
     place,
     planned_end,
+    plans_on_estimates,
     release_due,
     reset_events,
     unpower,
@@ -657,10 +658,6 @@ def _init(jobs, plat, st, out, order, queued):
             st.by_release[i] = st.sh_j[0]
             n = heap_pop(st.sh_t, st.sh_j, n)
     reset_events(st)
-    for i in range(J):
-        if jobs.est[i] != jobs.runtime[i]:
-            st.evi[E_PLAN] = 1
-            break
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
@@ -706,9 +703,11 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
     J = orders.shape[1]
     fluid = model == 0
     want_starts = out_starts.shape[0] > 0
+    plan = plans_on_estimates(jobs)
     for p in range(lo, hi):
         order, blacklist = orders[p], blacklists[p]
         _init(jobs, plat, st, out, order, mode != 0)
+        st.evi[E_PLAN] = plan
         if mode == 1:
             allowances(blacklist, jobs, plat, st)
             st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
@@ -789,6 +788,7 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _step_init(jobs, plat, st, out, order):
     _init(jobs, plat, st, out, order, True)
+    st.evi[E_PLAN] = plans_on_estimates(jobs)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

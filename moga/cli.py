@@ -603,10 +603,9 @@ def _cmd_realtime(args) -> int:
                               ("data_fraction", args.ckpt_data),
                               ("app_overhead", args.app_overhead),
                               ("app_fraction", args.app_data)) if v is not None},
-                          thresholds=Thresholds(
-                              1.5 if args.rtj_threshold is None else args.rtj_threshold,
-                              (3.0, 1.3, 10.0, 2.0) if args.batch_thresholds is None
-                              else tuple(args.batch_thresholds)),
+                          thresholds=Thresholds(**{k: v for k, v in (
+                              ("rtj", args.rtj_threshold),
+                              ("batch", args.batch_thresholds)) if v is not None}),
                           slowdown_on=args.slowdown_on, progress=say)
     table = study_table(runs)
     atomic_write(out / "realtime.md", f"# Real-time jobs: {js.name} on {machine.name}\n\n"
