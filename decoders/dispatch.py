@@ -123,8 +123,9 @@ class Stepper:
     Use: ``t = s.begin(t)`` (jobs finishing by ``t`` leave, arrivals join the
     queue; returns the event time), read :meth:`queued` and :meth:`running`,
     decide, then ``nxt = s.map(t, listed)`` (start the listed queued jobs,
-    in that order, where they fit now: nodes and power; returns the next
-    finish or arrival), until :attr:`done`; then :meth:`finish`.
+    in that order, where they fit now: nodes and power, within the
+    allowance of their blacklist rows, :meth:`set_blacklist`; returns the
+    next finish or arrival), until :attr:`done`; then :meth:`finish`.
 
     Parameters are those of :func:`dispatch` (without ``method``).
     """
@@ -136,6 +137,11 @@ class Stepper:
         (self.jobs, self.plat, order, self.bl, self.J, self.K) = _setup(
             release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link, power,
             power_cap, cluster_caps, rule, check)
+        # The blacklist the mapper reads: a read-only view (the kernels' argument type)
+        # of rows that :meth:`set_blacklist` writes.
+        self._bl = np.zeros((self.J, self.K))
+        self.bl = self._bl.view()
+        self.bl.setflags(write=False)
         self.st = new_state(self.J, self.K)
         self.out = Out(np.full(self.J, np.nan), np.full(self.J, np.nan),
                        np.empty((self.J, self.K), dtype=np.int64), np.empty(self.J))
@@ -171,6 +177,10 @@ class Stepper:
     def power_used(self) -> np.ndarray:
         """The running jobs' increments over idle power, per cluster then overall, W (a copy)."""
         return self.st.pk.copy()
+
+    def set_blacklist(self, jobs, rows) -> None:
+        """Give the queued ``jobs`` the blacklist ``rows`` (n, K) for :meth:`map` (default 0)."""
+        self._bl[np.asarray(jobs, dtype=np.int64)] = rows
 
     def map(self, t: float, listed) -> float:
         """Start the queued jobs ``listed`` in order where they fit now; returns the next event."""

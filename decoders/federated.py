@@ -142,6 +142,9 @@ class BatchDecode(NamedTuple):
     n_coalloc: np.ndarray
     #: Each schedule's start order (P, J), when ``decode_batch(start_orders=True)``.
     start_orders: np.ndarray | None = None
+    #: Each job's start time (P, J), indexed like the job arrays, when
+    #: ``decode_batch(starts=True)``.
+    starts: np.ndarray | None = None
 
 
 def allocation_ranks(speed, power_busy):
@@ -995,7 +998,8 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
 def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
                  orders, blacklists, model: str = "fluid", check: bool = True,
                  backfill: str = "none", rule: str = "fastest", power=None, power_cap=None,
-                 cluster_caps=None, start_orders: bool = False, estimate=None) -> BatchDecode:
+                 cluster_caps=None, start_orders: bool = False, estimate=None,
+                 starts: bool = False) -> BatchDecode:
     """Decode a population of chromosomes in parallel (Numba threads).
 
     Parameters
@@ -1008,6 +1012,8 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     start_orders : bool
         Also return each schedule's start order (its jobs by start time, ties
         in the chromosome's order), shape (P, J).
+    starts : bool
+        Also return each job's start time, shape (P, J).
 
     Other parameters are as in :func:`decode`.
 
@@ -1033,10 +1039,13 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     pick = greenest if rule_code else fastest
     jobs, plat, orders, blacklists = bundles(arrs, pick, fastest, slowest, orders, blacklists, pw,
                                              budget, check_estimate(estimate, J))
-    out_f, out_i, starts, _ = run_rows(jobs, plat, orders, blacklists, code, easy,
-                                       n_chunks=get_num_threads(), starts=start_orders)
-    by_start = None
+    out_f, out_i, at, _ = run_rows(jobs, plat, orders, blacklists, code, easy,
+                                   n_chunks=get_num_threads(), starts=start_orders or starts)
+    by_start = by_job = None
     if start_orders:  # each schedule's jobs by start time; stable, so ties keep the order
-        by_start = np.take_along_axis(orders, np.argsort(starts, axis=1, kind="stable"), axis=1)
+        by_start = np.take_along_axis(orders, np.argsort(at, axis=1, kind="stable"), axis=1)
+    if starts:  # ``at`` is by order position
+        by_job = np.empty_like(at)
+        np.put_along_axis(by_job, orders, at, axis=1)
     return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
-                       out_i[:, 0].copy(), out_i[:, 1].copy(), by_start)
+                       out_i[:, 0].copy(), out_i[:, 1].copy(), by_start, by_job)

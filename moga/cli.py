@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from .errors import MissingExtraError
+from .errors import InputError, MissingExtraError
 from .model.platform import PRESETS, Federation
 from .model.schedule import evaluate
 from .model.traces import resolve_trace
@@ -481,6 +481,33 @@ def _cmd_powercap(args) -> int:
     return 0
 
 
+#: ``moga simulate``'s online-moga options: option, keyword of OnlineMOGA.
+_SEARCH_OPTIONS = (("preference", "preference"), ("objectives", "objectives"),
+                   ("pop", "pop_size"), ("gen", "generations"), ("time_budget", "time_budget"),
+                   ("window", "window"), ("seed", "seed"))
+
+
+def _search_options(args, entry) -> dict | None:
+    """The online-moga options given on the command line, checked before any work."""
+    given = {kw: getattr(args, opt) for opt, kw in _SEARCH_OPTIONS
+             if getattr(args, opt) is not None}
+    if not given:
+        return None
+    if entry is None or "search" not in entry.supports:
+        flags = ", ".join("--" + opt.replace("_", "-") for opt, kw in _SEARCH_OPTIONS
+                          if kw in given)
+        raise InputError(f"{flags}: for --policy online-moga only, not {args.policy}")
+    if "objectives" in given:
+        given["objectives"] = tuple(o.strip() for o in given["objectives"].split(",") if o.strip())
+    try:  # the same checks as the run will make, now
+        from .evolution.online import OnlineMOGA
+
+        OnlineMOGA(**given)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    return given
+
+
 def _cmd_simulate(args) -> int:
     from .plot import plot_gantt
     from .sim import POLICIES, simulate
@@ -490,6 +517,7 @@ def _cmd_simulate(args) -> int:
         from .errors import require
 
         require("ortools.sat.python.cp_model", f"the {entry.name} policy", "cp")
+    options = _search_options(args, entry)
     out = _prepare_out(args.out, ["schedule.csv", "schedule.swf", "segments.csv", "metrics.json",
                                   "gantt.png"])
     features = entry.supports if entry is not None else frozenset()
@@ -512,7 +540,7 @@ def _cmd_simulate(args) -> int:
     print(f"{js.name}: {len(js)} jobs ({'release' if args.release else 'batch'} mode) on "
           f"{fed!r}; policy {args.policy}", flush=True)
     s = simulate(js, fed, args.policy, model=args.model, rule=args.rule,
-                 estimates=args.estimates)
+                 estimates=args.estimates, options=options)
     s.to_csv(out / "schedule.csv")
     s.to_swf(out / "schedule.swf")
     if s.segments is not None:
@@ -934,6 +962,22 @@ def build_parser() -> argparse.ArgumentParser:
                         "realtime-first and the rt- schemes, none otherwise)")
     p.add_argument("--tag-seed", type=_seed, default=0, help="seed of the real-time tags "
                                                               "(default 0)")
+    g = p.add_argument_group("online-moga options (docs/guide/online-moga.md)")
+    g.add_argument("--preference", default=None,
+                   help="how a decision picks a front member: knee, weight:W, slowdown:X or "
+                        "energy:X (default: slowdown:0.1)")
+    g.add_argument("--objectives", default=None,
+                   help="comma-separated window objectives from makespan, energy, flowtime, "
+                        "bsld (default: energy,bsld)")
+    g.add_argument("--pop", type=_pos_int("--pop"), default=None,
+                   help="population of a decision's GA (default 20)")
+    g.add_argument("--gen", type=_pos_int("--gen"), default=None,
+                   help="generations per decision (default 10)")
+    g.add_argument("--time-budget", type=_pos_float("--time-budget"), default=None,
+                   help="wall-clock seconds a decision may take (default: none)")
+    g.add_argument("--window", type=_pos_int("--window"), default=None,
+                   help="waiting jobs planned per decision, in arrival order (default 32)")
+    g.add_argument("--seed", type=_seed, default=None, help="seed of the GA (default 1)")
     p.add_argument("--no-gantt", action="store_true", help="do not draw gantt.png")
     p.add_argument("--out", default="moga-simulate", help="output folder (default: moga-simulate)")
     p.set_defaults(func=_cmd_simulate)

@@ -1365,3 +1365,118 @@ def naive_greedy(release, tasks, runtime, nodes, rank):
         future = [release[j] for j in range(J) if start[j] is None and release[j] > t]
         t = min([f for f, _ in running] + future)
     return start
+
+
+def naive_online_moga(release, tasks, runtime, requested, nodes, speed, pbusy, pidle, policy,
+                      federation, model="fluid"):
+    """The online MOGA dispatcher's loop in plain Python, on a federation without
+    communication (every job's ``sigma`` is 0) and without power caps.
+
+    At every arrival or finish (finishes first) the first ``policy.window``
+    waiting jobs (arrival order) are planned, unless none of them fits the
+    free nodes: the running jobs hold their nodes until ``start + (finish -
+    start) * requested / runtime`` (at least 1 s from now), every waiting job
+    lasts its requested time, and the window is decoded by :func:`naive_decode`.
+    The GA and the pick are the policy's own (``policy.plan_window``, so the
+    same seeds give the same draws); the jobs it starts now start in that
+    order within their blacklist's allowance, the fastest clusters first (the
+    decoders' pick and shift). If nothing runs and the plan starts nothing,
+    the head of the queue starts. ``federation`` is the :class:`moga.Federation`
+    of these arrays (the policy's operators read it).
+
+    Returns ``(start, finish, alloc, log)``; ``log`` holds ``(t, jobs, rows)``
+    of every decision that started jobs.
+    """
+    import numpy as np
+
+    from moga.evolution.online import WindowProblem
+    from moga.model.jobset import JobSet
+
+    J, K = len(release), len(nodes)
+    (release, runtime, requested, speed, pbusy, pidle), (tasks, nodes) = _lists(
+        (release, runtime, requested, speed, pbusy, pidle), (tasks, nodes))
+    fast_first = sorted(range(K), key=lambda k: _cluster_key_fast(k, speed, pbusy))
+    slow_first = sorted(range(K), key=lambda k: _cluster_key_slow(k, speed, pbusy))
+    start, finish = [None] * J, [None] * J
+    alloc = [[0] * K for _ in range(J)]
+    free = list(nodes)
+    running = []
+    log = []
+
+    class NaiveWindow(WindowProblem):
+        def evaluate_rows(self, X):
+            orders, bls = self.full_rows(X)
+            f = self.full
+            rows = [naive_decode(f.release, f.tasks, f.runtime, f.sigma, f.bw, nodes, speed,
+                                 pbusy, pidle, [1000.0] * K, o, b, model=model)
+                    for o, b in zip(orders.tolist(), bls.tolist(), strict=True)]
+            self.n_decoded += len(rows)
+            r = self.n_pinned
+            return self.objectives_of(np.array([d["makespan"] for d in rows]),
+                                      np.array([d["energy"] for d in rows]),
+                                      np.array([d["flowtime"] for d in rows]),
+                                      np.array([d["start"][r:] for d in rows]))
+
+    def try_start(j, row, t):
+        allow = [nodes[k] - math.floor(row[k] * nodes[k]) for k in range(K)]
+        if sum(allow) < tasks[j]:
+            allow = list(nodes)
+        avail = [min(free[k], allow[k]) for k in range(K)]
+        if sum(avail) < tasks[j]:
+            return False
+        x, sd = _pick_and_shift(tasks[j], avail, speed, fast_first, fast_first, slow_first,
+                                lambda y: 1.0 / min(speed[k] for k in range(K) if y[k] > 0))
+        alloc[j] = x
+        for k in range(K):
+            free[k] -= x[k]
+        start[j], finish[j] = t, t + runtime[j] * sd
+        running.append(j)
+        return True
+
+    policy.reset(None)
+    t = min(release)
+    while any(s is None for s in start):
+        for r in [r for r in running if finish[r] <= t]:
+            running.remove(r)
+            for k in range(K):
+                free[k] += alloc[r][k]
+        queue = sorted((j for j in range(J) if start[j] is None and release[j] <= t),
+                       key=lambda j: (release[j], j))
+        window = queue[:policy.window]
+        if window and min(tasks[j] for j in window) <= sum(free):
+            pinned = sorted(running)
+            rem, smin, held = [], [], []
+            for r in pinned:
+                planned = start[r] + (finish[r] - start[r]) * (requested[r] / runtime[r])
+                rem.append(max(max(planned, t) - t, 1.0))
+                smin.append(min(speed[k] for k in range(K) if alloc[r][k] > 0))
+                held.append([min(1.0, (nodes[k] - alloc[r][k] + 0.5) / nodes[k])
+                             for k in range(K)])
+            n = len(window)
+            queue_js = JobSet(id=np.array(window), release=np.zeros(n),
+                              tasks=np.array([tasks[j] for j in window]),
+                              runtime=np.array([requested[j] for j in window]),
+                              sigma=np.zeros(n), bw=np.zeros(n))
+            m = len(pinned) + n
+            full = JobSet(id=np.array(pinned + window), release=np.zeros(m),
+                          tasks=np.array([sum(alloc[r]) for r in pinned]
+                                         + [tasks[j] for j in window]),
+                          runtime=np.array([a * b for a, b in zip(rem, smin, strict=True)]
+                                           + [requested[j] for j in window]),
+                          sigma=np.zeros(m), bw=np.zeros(m))
+            problem = NaiveWindow(queue_js, full, federation, len(pinned),
+                                  np.array(held).reshape(len(pinned), K),
+                                  np.array([t - release[j] for j in window]),
+                                  policy.objectives, model=model)
+            jobs, rows = policy.plan_window(problem, np.array(window))
+            started = [(int(j), list(row)) for j, row in zip(jobs.tolist(), rows.tolist(),
+                                                              strict=True)
+                       if try_start(int(j), row, t)]
+            if not started and not running:
+                try_start(window[0], [0.0] * K, t)
+                started = [(window[0], [0.0] * K)]
+            if started:
+                log.append((t, [j for j, _ in started], [row for _, row in started]))
+        future = [release[j] for j in range(J) if start[j] is None and release[j] > t]
+        t = min([finish[r] for r in running] + future)
+    return start, finish, alloc, log

@@ -1,4 +1,5 @@
 """Evolution: GA parameters, the pymoo problem over the decoders, the operators, ``run``."""
+from .online import OnlineMOGA
 from .operators import (
     ScheduleCrossover,
     ScheduleDuplicateElimination,
@@ -12,7 +13,7 @@ from .problem import OBJECTIVES, ScheduleRepair, SchedulingProblem
 from .resequencing import Resequencer
 from .runner import HV_FACTOR, RunResult, run
 
-__all__ = ["GAParams", "HV_FACTOR", "OBJECTIVES", "RunResult", "ScheduleCrossover",
+__all__ = ["GAParams", "HV_FACTOR", "OBJECTIVES", "OnlineMOGA", "RunResult", "ScheduleCrossover",
            "Resequencer", "ScheduleDuplicateElimination", "ScheduleMutation", "ScheduleRepair",
            "ScheduleSampling", "SchedulingProblem", "fitted_blacklists", "run",
            "seed_blacklists"]

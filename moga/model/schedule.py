@@ -16,6 +16,9 @@ from .platform import Federation
 __all__ = ["Schedule", "Segments", "evaluate", "evaluate_batch", "check_chromosome", "check_power",
            "power_profile", "power_kwargs"]
 
+#: Bounded slowdown's bound (s): a job shorter than this counts as this long.
+BSLD_BOUND = 600.0
+
 
 class Segments(NamedTuple):
     """The executions of a schedule whose jobs may be preempted, one row per execution in
@@ -127,7 +130,7 @@ class Schedule:
         return power_profile(self.start, self.finish, self.alloc, self.jobset.power,
                              self.federation)
 
-    def bounded_slowdown(self, bound: float = 600.0) -> np.ndarray:
+    def bounded_slowdown(self, bound: float = BSLD_BOUND) -> np.ndarray:
         """Per-job bounded slowdown ``max(1, (F - r) / max(F - S, bound))``."""
         dur = np.maximum(self.finish - self.start, bound)
         return np.maximum(1.0, (self.finish - self.jobset.release) / dur)
@@ -334,19 +337,21 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
 
 def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str = "fluid",
                    backfill: str = "none", rule: str = "fastest",
-                   start_orders: bool = False) -> federated.BatchDecode:
+                   start_orders: bool = False, starts: bool = False) -> federated.BatchDecode:
     """Decode a population in parallel: ``orders`` (P, J), ``blacklists`` (P, J, K).
 
     Options as in :func:`evaluate`; a federation with a power cap
     (:meth:`Federation.with_cap`) is honoured. Returns the objectives and counters per
-    individual (:class:`decoders.BatchDecode`), and with ``start_orders`` each
-    schedule's start order (jobs by start time, ties in the chromosome's order).
+    individual (:class:`decoders.BatchDecode`), with ``start_orders`` each
+    schedule's start order (jobs by start time, ties in the chromosome's order), and
+    with ``starts`` each job's start time (P, J).
     """
     _check_types(js, fed)
     try:
         return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists,
                                       model=model, check=False, backfill=backfill, rule=rule,
-                                      start_orders=start_orders, **power_kwargs(js, fed))
+                                      start_orders=start_orders, starts=starts,
+                                      **power_kwargs(js, fed))
     except federated.CapInfeasibleError as e:
         raise cap_error(e, js, fed) from None
 

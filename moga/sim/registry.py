@@ -18,6 +18,7 @@ The table of docs/guide/policies.md lists the entries.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 from dataclasses import dataclass
@@ -67,7 +68,8 @@ class PolicyInfo:
         ``"reservation"`` (EASY-style backfilling), ``"realtime"`` (ranks
         real-time jobs first), ``"preemption"`` (stops running jobs, with
         checkpoints), ``"values"`` (uses value functions), ``"one_machine"``
-        (runs on a one-cluster federation only).
+        (runs on a one-cluster federation only), ``"search"`` (evolves a
+        Pareto front at its decisions; takes options).
     estimates : tuple of str
         What it can plan with (:data:`moga.sim.ESTIMATES`), the default first.
     extra : str or None
@@ -128,24 +130,41 @@ POLICIES = {p.name: p for p in (
     PolicyInfo("realtime-first", "python", "real-time jobs first, then batch jobs, each in "
                "arrival order; every job that fits", "moga.sim.policies.RealtimeFirst",
                "naive_greedy", frozenset({"power_cap", "realtime"}), ("requested", "exact")),
+    PolicyInfo("online-moga", "python", "the blacklist GA at each event: evolves the waiting "
+               "jobs' order and blacklist, running jobs fixed, and starts what the preferred "
+               "member starts now", "moga.evolution.online.OnlineMOGA", "naive_online_moga",
+               frozenset({"power_cap", "search"}), ("requested", "exact")),
     PolicyInfo("value-density", "python", "highest value per node-second first (value "
                "functions); every job that fits", "moga.sim.policies.ValueDensity",
                "naive_greedy", frozenset({"power_cap", "values"}), ("requested", "exact")),
 )}
 
 #: Where the built-in Python policies that run on the Session directly live.
-_SESSION_MODULE = "moga.sim.policies."
+_SESSION_MODULES = ("moga.sim.policies", "moga.evolution.online")
 
 
-def session_policy(name: str) -> OnlinePolicy | None:
-    """An instance of the built-in Session policy ``name`` (its class in
-    :mod:`moga.sim.policies`, named by its entry's ``code``), or None for any other policy."""
+def session_policy(name: str, options: dict | None = None) -> OnlinePolicy | None:
+    """An instance of the built-in Session policy ``name`` (its class, named by its entry's
+    ``code``, in one of :data:`_SESSION_MODULES`), made with ``options`` as keyword
+    arguments; None for any other policy.
+
+    Raises
+    ------
+    ValueError
+        If ``options`` are given to a policy without any, or are not its own (the
+        message names them).
+    """
     entry = POLICIES.get(name)
-    if entry is None or not entry.code.startswith(_SESSION_MODULE):
+    module, _, cls_name = entry.code.rpartition(".") if entry is not None else ("", "", "")
+    if module not in _SESSION_MODULES:
         return None
-    from . import policies
-
-    return getattr(policies, entry.code[len(_SESSION_MODULE):])()
+    cls = getattr(importlib.import_module(module), cls_name)
+    if options and "search" not in entry.supports:
+        raise ValueError(f"policy {name!r} takes no options, got {sorted(options)}")
+    try:
+        return cls(**(options or {}))
+    except TypeError as e:
+        raise ValueError(f"policy {name!r}: {e}") from None
 
 
 def policy_info(name: str) -> PolicyInfo:

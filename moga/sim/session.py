@@ -152,8 +152,19 @@ class Session:
         a.setflags(write=False)
         return a
 
-    def start(self, jobs) -> np.ndarray:
+    def start(self, jobs, blacklist=None) -> np.ndarray:
         """Start the given queued jobs now, in that order, each where it fits (nodes and power).
+
+        Parameters
+        ----------
+        jobs : array_like of int
+            Positions of waiting jobs.
+        blacklist : array_like of float, shape (len(jobs), K), optional
+            Each job's blacklist fractions (docs/design.md §4): job ``jobs[i]``
+            may use ``N_k - floor(blacklist[i, k] * N_k)`` nodes of cluster
+            ``k``, the allocation rule choosing among them; a blacklist that
+            leaves fewer nodes than the job's tasks is void, as in the decoders.
+            Default: every node allowed.
 
         Returns the jobs that started; a job that does not fit now stays queued.
 
@@ -161,7 +172,8 @@ class Session:
         ------
         ValueError
             If a job is not waiting (not arrived yet, already started, or not a
-            position of the job-set).
+            position of the job-set), or the blacklist has the wrong shape or
+            values outside [0, 1].
         """
         listed = np.atleast_1d(np.asarray(jobs))
         if listed.size == 0:
@@ -169,6 +181,17 @@ class Session:
         if listed.dtype.kind not in "iu":
             raise ValueError(f"start takes job positions (integers), got dtype {listed.dtype}")
         listed = listed.astype(np.int64)
+        if blacklist is not None:
+            bl = np.asarray(blacklist, dtype=np.float64)
+            K = self.federation.n_clusters
+            if bl.shape != (listed.size, K):
+                raise ValueError(f"blacklist must have shape ({listed.size}, {K}) (one row per "
+                                 f"job, one column per cluster), got {bl.shape}")
+            bad_bl = ~((bl >= 0) & (bl <= 1))
+            if bad_bl.any():
+                i, k = np.argwhere(bad_bl)[0]
+                raise ValueError(f"blacklist of job {int(listed[i])} on cluster "
+                                 f"{self.federation.names[k]!r} is {bl[i, k]!r}, not in [0, 1]")
         # Waiting: arrived (the loop queues a job once its release is due) and not started.
         bad = (listed < 0) | (listed >= len(self.jobset))
         ok = listed[~bad]
@@ -178,7 +201,14 @@ class Session:
             raise ValueError(f"job {j} is not waiting at t={self._t:g} (not arrived, already "
                              "started, or not a job of the set)")
         before = self._s.st.started[listed].copy()
-        self._s.map(self._t, listed)
+        if blacklist is None:
+            self._s.map(self._t, listed)
+        else:
+            self._s.set_blacklist(listed, bl)
+            try:
+                self._s.map(self._t, listed)
+            finally:  # a blacklist holds for this call only
+                self._s.set_blacklist(listed, 0.0)
         return listed[(self._s.st.started[listed] == 1) & (before == 0)]
 
     def advance(self) -> float:

@@ -37,7 +37,8 @@ def _resolve(policy):
 
 
 def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: str = "fluid",
-             rule: str = "fastest", estimates: str | None = None) -> Schedule:
+             rule: str = "fastest", estimates: str | None = None,
+             options: dict | None = None) -> Schedule:
     """Simulate an online policy on ``jobset`` (jobs arriving at their release) on ``federation``.
 
     Parameters
@@ -57,15 +58,22 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         ``easy``, ``prb`` and ``hybrid`` also plan on the requested times if
         asked (the others offer no other choice; asking for one is an
         error).
+    options : dict, optional
+        Keyword arguments of a registered policy that takes options (those
+        whose entry ``supports`` ``"search"``, e.g. ``online-moga``:
+        :class:`moga.evolution.OnlineMOGA`).
 
     Returns
     -------
     Schedule
         With ``policy`` set and ``info`` holding ``estimates``, ``wall_s`` (the
-        whole simulation), and for Python policies ``events`` and
-        ``decision_s`` (time spent in ``decide``).
+        whole simulation), for Python policies ``events`` and ``decision_s``
+        (time spent in ``decide``), and what a policy's ``summary()`` adds.
     """
     name, entry, obj = _resolve(policy)
+    if options and entry is None:
+        raise ValueError("options are for a registered policy given by name; configure your "
+                         "own policy object instead")
     if estimates is not None and estimates not in ESTIMATES:
         raise ValueError(f"estimates must be one of {list(ESTIMATES)}, got {estimates!r}")
     if entry is None:  # a user's policy
@@ -75,7 +83,9 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
     if est not in entry.estimates:
         raise ValueError(f"policy {name!r} plans on {' or '.join(entry.estimates)} run times "
                          f"only, not {est!r}")
-    own = session_policy(name)
+    own = session_policy(name, options)
+    if options and own is None:
+        raise ValueError(f"policy {name!r} takes no options, got {sorted(options)}")
     if own is not None:
         return run_policy(own, jobset, federation, model=model, rule=rule, estimates=est,
                           name=name)
@@ -104,7 +114,11 @@ def run_policy(policy: OnlinePolicy, jobset: JobSet, federation: Federation, *,
         deciding += time.perf_counter() - t1
         session.advance()
     name = name or getattr(policy, "name", type(policy).__name__)
-    return session.result(name, {"decision_s": deciding, "wall_s": time.perf_counter() - t0})
+    info = {"decision_s": deciding, "wall_s": time.perf_counter() - t0}
+    summary = getattr(policy, "summary", None)
+    if callable(summary):  # a policy's own account of its decisions
+        info = {**summary(), **info}
+    return session.result(name, info)
 
 
 def _run_realtime(name, js, fed) -> Schedule:

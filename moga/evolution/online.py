@@ -1,0 +1,415 @@
+"""Online MOGA: the blacklist GA as a dispatcher for jobs that arrive over time.
+
+At a decision event the waiting jobs (the first ``window`` of them in arrival
+order) form a small scheduling problem: their order and blacklist
+(:mod:`moga.model.chromosome`) are evolved by MOGA's NSGA-II loop
+(:func:`moga.evolution.engine.evolve`, MOGA's operators and neighbourhood
+mating) for a bounded number of generations or seconds, the jobs already
+running a fixed prefix of every decode. The preference picks one member of
+the front; the jobs that member starts now are started, with its blacklist,
+and the session advances. The next decision starts from the members of the
+previous front that still apply (warm start) besides the seeds.
+
+The window's model (docs/guide/online-moga.md):
+
+* times are relative to the event; every waiting job is released at 0 and
+  lasts its estimate (:attr:`moga.sim.Session.estimate`: the requested time
+  by default), so a plan never uses what a dispatcher cannot know;
+* a running job holds exactly its nodes (a blacklist that allows those alone)
+  until its planned finish, without communication;
+* the decoder is the MOGA decoder (jobs strictly in order, the GA finding
+  the order that backfills), on the session's execution model and power caps.
+
+Objectives of the window (any of :data:`WINDOW_OBJECTIVES`): its makespan,
+energy (compute and idle, running jobs included), flowtime and ``"bsld"``,
+the mean bounded slowdown of the waiting jobs, ``max(1, (w + s + d) /
+max(d, tau))`` with ``w`` the time waited so far, ``s`` the planned start,
+``d`` the estimate and ``tau`` the bound of :meth:`moga.Schedule.bounded_slowdown`
+(:data:`moga.model.schedule.BSLD_BOUND`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..metrics import knee_index
+from ..model.chromosome import split
+from ..model.jobset import JobSet
+from ..model.schedule import BSLD_BOUND, evaluate_batch
+from ..sim.registry import OnlinePolicy
+from .engine import evolve
+from .mating import NeighbourSelection
+from .operators import ScheduleSampling
+from .params import GAParams, check_seed
+from .problem import SchedulingProblem
+
+__all__ = ["OnlineMOGA", "WINDOW_OBJECTIVES", "WindowProblem", "parse_preference",
+           "window_problem", "pick_member"]
+
+#: Objectives a decision can minimise over its window.
+WINDOW_OBJECTIVES = ("makespan", "energy", "flowtime", "bsld")
+#: Preference kinds (:func:`parse_preference`).
+PREFERENCES = ("knee", "weight", "slowdown", "energy")
+#: Planned remaining time of a running job past its estimate (s): it ends "now".
+_OVERRUN_S = 1.0
+
+
+class WindowProblem(SchedulingProblem):
+    """The waiting jobs' (order, blacklist) problem at one event.
+
+    ``X`` encodes the ``q`` waiting jobs as in :class:`SchedulingProblem`
+    (``jobset`` is theirs); every decode puts the ``r`` running jobs of
+    ``full`` (its first rows, ``pinned_bl`` their blacklists) first.
+
+    Parameters
+    ----------
+    queue : JobSet
+        The waiting jobs, released at 0, lasting their estimates.
+    full : JobSet
+        The running jobs (first ``n_pinned`` rows) then ``queue``'s.
+    federation : Federation
+    n_pinned : int
+    pinned_bl : ndarray (n_pinned, K)
+    waited : ndarray (q,)
+        Time each waiting job has waited so far, s.
+    objectives : sequence of str
+        From :data:`WINDOW_OBJECTIVES`.
+    model : {"fluid", "at_start"}
+    """
+
+    def __init__(self, queue: JobSet, full: JobSet, federation, n_pinned: int, pinned_bl,
+                 waited, objectives=("makespan", "energy"), model: str = "fluid"):
+        objectives = tuple(objectives)
+        bad = [o for o in objectives if o not in WINDOW_OBJECTIVES]
+        if bad or not objectives:
+            raise ValueError(f"objectives must be a non-empty subset of {list(WINDOW_OBJECTIVES)},"
+                             f" got {list(objectives)}")
+        super().__init__(queue, federation, model=model, objectives=("makespan",))
+        self.n_obj = len(objectives)
+        self.objectives = objectives
+        self.full = full
+        self.n_pinned = int(n_pinned)
+        self.pinned_bl = np.asarray(pinned_bl, dtype=np.float64).reshape(self.n_pinned,
+                                                                         self.n_clusters)
+        self.waited = np.asarray(waited, dtype=np.float64)
+        d = queue.runtime
+        self._bsld_den = np.maximum(d, BSLD_BOUND)
+        self._bsld_num = self.waited + d
+
+    def full_rows(self, X):
+        """``(orders, blacklists)`` of the whole window (running jobs first) for rows ``X``."""
+        orders, bls = self.split(np.atleast_2d(X))
+        P, r = orders.shape[0], self.n_pinned
+        full_o = np.empty((P, r + self.n_jobs), dtype=np.int64)
+        full_o[:, :r] = np.arange(r)
+        full_o[:, r:] = orders + r
+        full_b = np.empty((P, r + self.n_jobs, self.n_clusters))
+        full_b[:, :r] = self.pinned_bl
+        full_b[:, r:] = bls
+        return full_o, full_b
+
+    def evaluate_rows(self, X):
+        """``(objectives (P, 4) in WINDOW_OBJECTIVES' order, starts (P, q))`` of rows ``X``."""
+        orders, bls = self.full_rows(X)
+        t0 = time.perf_counter()
+        b = evaluate_batch(self.full, self.federation, orders, bls, model=self.model,
+                           starts=True)
+        self.decode_seconds += time.perf_counter() - t0
+        self.n_decoded += orders.shape[0]
+        return self.objectives_of(b.makespan, b.energy, b.flowtime, b.starts[:, self.n_pinned:])
+
+    def objectives_of(self, makespan, energy, flowtime, starts):
+        """``(G (P, 4), starts)``: the window objectives of decoded rows, rounded (to 1 us,
+        1 mJ and 1e-9) so that schedules equal up to float noise tie."""
+        bsld = np.maximum(1.0, (self._bsld_num + starts) / self._bsld_den).mean(axis=1)
+        G = np.column_stack([np.round(makespan, 6), np.round(energy, 3), np.round(flowtime, 6),
+                             np.round(bsld, 9)])
+        return G, starts
+
+    def decode(self, X):
+        """Objective matrix (P, n_obj) of rows ``X``, and the full matrix (P, 4)."""
+        G, _ = self.evaluate_rows(X)
+        cols = [WINDOW_OBJECTIVES.index(o) for o in self.objectives]
+        return G[:, cols], G
+
+    def start_orders(self, X, backfill: str = "easy"):
+        raise NotImplementedError("a window problem has no re-sequencing")
+
+
+def window_problem(session, jobs, objectives=("makespan", "energy")) -> WindowProblem:
+    """The :class:`WindowProblem` of the waiting ``jobs`` at ``session.now``.
+
+    Running jobs hold their nodes until their planned finish
+    (:meth:`~moga.sim.Session.running`); a job past its estimate is planned
+    to end in :data:`_OVERRUN_S` s.
+    """
+    js, fed, now = session.jobset, session.federation, session.now
+    jobs = np.asarray(jobs, dtype=np.int64)
+    run, planned = session.running()
+    alloc = session.allocation[run]
+    K = fed.n_clusters
+    used = alloc > 0
+    smin = np.where(used, fed.speed[None, :], np.inf).min(axis=1) if len(run) else np.zeros(0)
+    remaining = np.maximum(planned - now, _OVERRUN_S)
+    # Allowance N_k - floor(beta N_k) equals the held nodes a_k exactly.
+    pinned_bl = np.minimum(1.0, (fed.nodes - alloc + 0.5) / fed.nodes)
+    est = session.estimate[jobs]
+    zeros_q = np.zeros(len(jobs))
+    queue = JobSet(id=js.id[jobs], release=zeros_q, tasks=js.tasks[jobs], runtime=est,
+                   sigma=js.sigma[jobs], bw=js.bw[jobs], name=f"{js.name} window",
+                   power=js.power[jobs])
+    r = len(run)
+    full = JobSet(id=np.concatenate([js.id[run], js.id[jobs]]),
+                  release=np.zeros(r + len(jobs)),
+                  tasks=np.concatenate([alloc.sum(axis=1), js.tasks[jobs]]),
+                  runtime=np.concatenate([remaining * smin, est]),
+                  sigma=np.concatenate([np.zeros(r), js.sigma[jobs]]),
+                  bw=np.concatenate([np.zeros(r), js.bw[jobs]]),
+                  name=f"{js.name} window", power=np.concatenate([js.power[run], js.power[jobs]]))
+    return WindowProblem(queue, full, fed, r, pinned_bl.reshape(r, K),
+                         now - js.release[jobs], objectives, model=session.model)
+
+
+def parse_preference(preference) -> tuple[str, float]:
+    """``(kind, value)`` of a preference string.
+
+    ``"knee"``
+        The knee of the front on its first two objectives (nearest the
+        ideal point, objectives scaled to [0, 1] over the front, with more).
+    ``"weight:W"``
+        The least ``W * makespan + (1 - W) * energy``, both scaled to [0, 1]
+        over the front (``0 <= W <= 1``).
+    ``"slowdown:X"``
+        The least energy among the members whose window bounded slowdown is
+        at most ``(1 + X)`` times the front's least (``X >= 0``).
+    ``"energy:X"``
+        The least window bounded slowdown among the members whose energy is at
+        most ``(1 + X)`` times the front's least (``X >= 0``).
+    """
+    if not isinstance(preference, str):
+        raise ValueError(f"preference must be a string such as 'knee' or 'slowdown:0.1', got "
+                         f"{preference!r}")
+    kind, sep, value = preference.partition(":")
+    if kind not in PREFERENCES:
+        raise ValueError(f"preference {preference!r}: the kind must be one of "
+                         f"{list(PREFERENCES)}")
+    if kind == "knee":
+        if sep:
+            raise ValueError(f"preference {preference!r}: 'knee' takes no value")
+        return kind, math.nan
+    try:
+        v = float(value)
+    except ValueError:
+        raise ValueError(f"preference {preference!r}: {kind!r} needs a number, as in "
+                         f"'{kind}:0.1'") from None
+    if not math.isfinite(v) or v < 0 or (kind == "weight" and v > 1):
+        bound = "in [0, 1]" if kind == "weight" else ">= 0"
+        raise ValueError(f"preference {preference!r}: the value must be {bound}")
+    return kind, v
+
+
+def _scaled(a):
+    lo, hi = a.min(), a.max()
+    return (a - lo) / (hi - lo) if hi > lo else np.zeros_like(a)
+
+
+def pick_member(G, F, preference) -> int:
+    """Index of the chosen member of a front.
+
+    ``G`` (n, 4) holds every window objective (:data:`WINDOW_OBJECTIVES`),
+    ``F`` (n, m) the evolved ones; ``preference`` is parsed by
+    :func:`parse_preference`. Ties go to the lower index.
+    """
+    kind, v = parse_preference(preference)
+    m, e, b = G[:, 0], G[:, 1], G[:, 3]
+    if kind == "knee":
+        return int(knee_index(F[:, :2]))
+    if kind == "weight":
+        return int(np.argmin(v * _scaled(m) + (1 - v) * _scaled(e)))
+    if kind == "slowdown":
+        ok = b <= (1 + v) * b.min() * (1 + 1e-12)
+        return int(np.flatnonzero(ok)[np.lexsort((b[ok], e[ok]))[0]])
+    ok = e <= (1 + v) * e.min() * (1 + 1e-12)
+    return int(np.flatnonzero(ok)[np.lexsort((e[ok], b[ok]))[0]])
+
+
+class OnlineMOGA(OnlinePolicy):
+    """The blacklist GA as an online dispatcher (docs/guide/online-moga.md).
+
+    Parameters
+    ----------
+    preference : str
+        How a decision picks a member of its front (:func:`parse_preference`);
+        default ``"slowdown:0.1"``.
+    objectives : sequence of str
+        What the window's GA minimises (:data:`WINDOW_OBJECTIVES`); default
+        ``("energy", "bsld")``.
+    pop_size : int
+        Population size of a decision's GA (>= 4).
+    generations : int
+        Generations per decision (>= 1).
+    time_budget : float, optional
+        Wall-clock seconds a decision may take (the generation under way
+        finishes): the production setting, where the dispatcher must answer
+        in time. The result then depends on the machine's speed.
+    window : int
+        The first ``window`` waiting jobs in arrival order are planned; the
+        others wait for a later decision (>= 1).
+    warm_start : bool
+        Start each decision from the previous front's members, restricted to
+        the jobs still waiting (new arrivals appended in arrival order).
+    seed : int
+        Seed of every random draw of the run.
+    params : GAParams, dict or path, optional
+        Operators' settings (mutation rates, order moves, crossover
+        probabilities, seeding levels); ``pop_size`` and ``generations`` here
+        take precedence.
+
+    Notes
+    -----
+    A decision is skipped at an event where no waiting job of the window could
+    fit the free nodes. :meth:`summary` (merged into the schedule's ``info``)
+    reports the decisions, their wall time (total, mean, 95th percentile,
+    largest) and the GA's evaluations.
+    """
+
+    name = "online-moga"
+
+    def __init__(self, preference: str = "slowdown:0.1", objectives=("energy", "bsld"),
+                 pop_size: int = 20, generations: int = 10, time_budget: float | None = None,
+                 window: int = 32, warm_start: bool = True, seed: int = 1, params=None):
+        parse_preference(preference)
+        objectives = tuple(objectives)
+        bad = [o for o in objectives if o not in WINDOW_OBJECTIVES]
+        if bad or not objectives:
+            raise ValueError(f"objectives must be a non-empty subset of {list(WINDOW_OBJECTIVES)},"
+                             f" got {list(objectives)}")
+        for name, v, low in (("pop_size", pop_size, 4), ("generations", generations, 1),
+                             ("window", window, 1)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+        if time_budget is not None and not (isinstance(time_budget, (int, float))
+                                            and not isinstance(time_budget, bool)
+                                            and 0 < time_budget < math.inf):
+            raise ValueError(f"time_budget must be a number of seconds > 0, got {time_budget!r}")
+        self.preference = preference
+        self.objectives = objectives
+        self.pop_size, self.generations = int(pop_size), int(generations)
+        self.time_budget = None if time_budget is None else float(time_budget)
+        self.window = int(window)
+        self.warm_start = bool(warm_start)
+        self.seed = check_seed(seed)
+        self.params = GAParams.coerce(params).replace(pop_size=self.pop_size,
+                                                      n_gen=self.generations)
+        self.reset(None)
+
+    # ------------------------------------------------------------------ the loop
+    def reset(self, session) -> None:
+        self._rng = np.random.default_rng(self.seed)
+        self._warm = None  # (job positions (q,), X rows of the last front)
+        self.log = []  # (t, started jobs, their blacklist rows) per decision that started some
+        self._times = []
+        self._evals = 0
+        self._mismatch = 0
+        self._fallback = 0
+
+    def decide(self, session) -> None:
+        q = session.queued()[: self.window]
+        if q.size == 0:
+            return
+        free = session.free
+        if session.jobset.tasks[q].min() > free.sum():
+            return
+        t0 = time.perf_counter()
+        jobs, bl = self.plan(session, q)
+        started = session.start(jobs, blacklist=bl) if jobs.size else jobs
+        rows = bl[np.isin(jobs, started)]
+        if started.size != jobs.size:
+            self._mismatch += 1
+        if started.size == 0 and session.running()[0].size == 0:
+            # Nothing runs and the plan started nothing: start the head of the queue so that
+            # the simulation moves on (counted; the window's model is then off).
+            self._fallback += 1
+            started, rows = session.start(q[:1]), np.zeros((1, free.size))
+        if started.size:
+            self.log.append((session.now, started.copy(), rows))
+        self._times.append(time.perf_counter() - t0)
+
+    def plan(self, session, q):
+        """``(jobs, blacklist rows)`` the chosen member starts now, for the waiting ``q``."""
+        return self.plan_window(window_problem(session, q, self.objectives), q)
+
+    def plan_window(self, problem, q):
+        """:meth:`plan` on a window problem already built (``q``: its waiting jobs)."""
+        seed = int(self._rng.integers(2**31 - 1))
+        pop = self._evolve(problem, self._initial(problem, q), seed)
+        front = pop.rank == 0
+        X, F = pop.X[front], pop.F[front]
+        G, starts = problem.evaluate_rows(X)
+        i = pick_member(G, F, self.preference)
+        self._evals += problem.n_decoded
+        if self.warm_start:
+            self._warm = (q.copy(), X)
+        order, bl = problem.split(X[i : i + 1])
+        order, bl = order[0], bl[0]
+        # The in-order decoder starts a prefix of the order at once.
+        now_mask = starts[i, order] <= 0.0
+        n_now = int(np.argmin(now_mask)) if not now_mask.all() else order.size
+        pick = order[:n_now]
+        return q[pick], bl[pick]
+
+    def _evolve(self, problem, initial, seed):
+        p = self.params
+        crossover, mutation = p.operators(crossover_prob=0.5)
+        sampling = ScheduleSampling(seeded=p.seeded, levels=p.seed_levels, initial=initial,
+                                    heuristics=False, select=False)
+        k = max(1, min(p.mating_neighbours or 1, self.pop_size // 2))
+        budget = self.time_budget
+
+        def stop(n_gen, elapsed):
+            return n_gen >= self.generations or (budget is not None and elapsed >= budget)
+
+        return evolve(problem, pop_size=self.pop_size, sampling=sampling,
+                      selection=NeighbourSelection(k), crossover=crossover, mutation=mutation,
+                      seed=seed, stop=stop)
+
+    def _initial(self, problem, q):
+        """Rows to seed a decision with: the previous front's members that still apply, and
+        the waiting jobs shortest (estimate) first and smallest first, every node allowed."""
+        J, K = problem.n_jobs, problem.n_clusters
+        rows = []
+        est, tasks = problem.jobset.runtime, problem.jobset.tasks
+        for key in (est, tasks):
+            order = np.lexsort((np.arange(J), key)).astype(float)
+            rows.append(np.concatenate([order, np.zeros(J * K)]))
+        if self._warm is not None:
+            old_q, old_X = self._warm
+            pos = np.full(int(max(old_q.max(), q.max())) + 1, -1, dtype=np.int64)
+            pos[q] = np.arange(J)
+            old_orders, old_bls = split(old_X, len(old_q), K)
+            for o, b in zip(old_orders, old_bls, strict=True):
+                jobs = pos[old_q[o]]
+                keep = jobs >= 0
+                kept = jobs[keep]
+                seen = np.zeros(J, dtype=bool)
+                seen[kept] = True
+                order = np.concatenate([kept, np.flatnonzero(~seen)])
+                bl = np.zeros((J, K))
+                bl[kept] = b[o][keep]
+                rows.append(np.concatenate([order.astype(float), bl.ravel()]))
+        return np.array(rows[: max(2, self.pop_size // 2)])
+
+    def summary(self) -> dict:
+        """Decisions made and their cost, for the schedule's ``info``."""
+        t = np.asarray(self._times)
+        return {"decisions": int(t.size), "decision_mean_s": float(t.mean()) if t.size else 0.0,
+                "decision_p95_s": float(np.percentile(t, 95)) if t.size else 0.0,
+                "decision_max_s": float(t.max()) if t.size else 0.0,
+                "ga_evaluations": int(self._evals), "plan_mismatches": int(self._mismatch),
+                "fallback_starts": int(self._fallback), "preference": self.preference,
+                "objectives": list(self.objectives), "pop_size": self.pop_size,
+                "generations": self.generations, "window": self.window,
+                "time_budget": self.time_budget, "seed": self.seed}
