@@ -132,6 +132,10 @@ class FederatedDecode(NamedTuple):
     reservation: np.ndarray
 
 
+#: Job slots (rows x jobs) from which a batch decode spreads its rows over threads.
+THREAD_MIN_SLOTS = 20_000
+
+
 class BatchDecode(NamedTuple):
     """What a population decode returns, one entry per individual."""
 
@@ -1039,8 +1043,10 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     pick = greenest if rule_code else fastest
     jobs, plat, orders, blacklists = bundles(arrs, pick, fastest, slowest, orders, blacklists, pw,
                                              budget, check_estimate(estimate, J))
+    # Handing rows to threads costs more than decoding a small batch in this one.
+    threads = get_num_threads() if orders.size >= THREAD_MIN_SLOTS else 1
     out_f, out_i, at, _ = run_rows(jobs, plat, orders, blacklists, code, easy,
-                                   n_chunks=get_num_threads(), starts=start_orders or starts)
+                                   n_chunks=threads, starts=start_orders or starts)
     by_start = by_job = None
     if start_orders:  # each schedule's jobs by start time; stable, so ties keep the order
         by_start = np.take_along_axis(orders, np.argsort(at, axis=1, kind="stable"), axis=1)

@@ -73,10 +73,15 @@ def _batch_in_child(js, fed, orders, bls, queue):
     queue.put(moga.evaluate_batch(js, fed, orders, bls).makespan)
 
 
-def test_batch_threads_give_the_same_objectives_whatever_their_number(default_fed):
+def test_batch_threads_give_the_same_objectives_whatever_their_number(default_fed,
+                                                                     monkeypatch):
     import multiprocessing
 
     import numba
+
+    from decoders import federated
+
+    monkeypatch.setattr(federated, "THREAD_MIN_SLOTS", 0)  # threads even for a small batch
 
     js = moga.load_default().jobset(n_jobs=80, federation=default_fed)
     rng = np.random.default_rng(5)

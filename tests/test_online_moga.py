@@ -11,7 +11,13 @@ from naive import naive_online_moga
 
 import moga
 from moga.cli import main
-from moga.evolution.online import OnlineMOGA, parse_preference, pick_member, window_problem
+from moga.evolution.online import (
+    OnlineMOGA,
+    parse_preference,
+    pick_member,
+    pinned_blocks,
+    window_problem,
+)
 from moga.sim import Session, simulate
 
 FED = moga.Federation(names=["fast", "mid", "slow"], nodes=[4, 6, 8], speed=[1.6, 1.2, 0.8],
@@ -165,3 +171,38 @@ def test_cli_simulate_online_moga(tmp_path, capsys):
     assert "--pop: for --policy online-moga only" in capsys.readouterr().err
     assert main(["simulate", "--policy", "online-moga", "--preference", "slowdown:-1",
                  "--out", str(tmp_path / "f")]) == 2
+
+
+def test_pinned_blocks_hold_every_node_at_least_as_long():
+    rng = np.random.default_rng(3)
+    r = 40
+    alloc = np.zeros((r, 3), dtype=np.int64)
+    for i in range(r):  # some co-allocated
+        for k in rng.choice(3, rng.integers(1, 3), replace=False):
+            alloc[i, k] = rng.integers(1, 3)
+    nodes = alloc.sum(axis=0) + 2
+    speed = np.array([1.6, 1.2, 0.8])
+    remaining = rng.uniform(10, 1000, r)
+    power = rng.uniform(0.5, 1.5, r)
+    exact = pinned_blocks(alloc, remaining, power, nodes, speed, max_pinned=r)
+    assert len(exact[0]) == r
+    tasks, runtime, pw, bl = pinned_blocks(alloc, remaining, power, nodes, speed, max_pinned=9)
+    assert len(tasks) <= 9
+    held = nodes - np.floor(bl * nodes).astype(int)  # each block's allowance: its nodes
+    np.testing.assert_array_equal(held.sum(axis=1), tasks)
+    assert np.all((held > 0).sum(axis=1) == 1)
+    k_of = held.argmax(axis=1)
+    end = runtime / speed[k_of]
+    for t in rng.uniform(0, 1000, 50):  # nodes held at t by the blocks >= by the jobs
+        for k in range(3):
+            jobs_held = alloc[remaining > t, k].sum()
+            assert held[(k_of == k) & (end > t), k].sum() >= jobs_held
+    np.testing.assert_array_equal(np.bincount(k_of, weights=tasks, minlength=3),
+                                  alloc.sum(axis=0))
+    assert np.all((pw >= power.min() - 1e-12) & (pw <= power.max() + 1e-12))
+
+
+def test_grouped_running_jobs_still_schedule_everything():
+    js = tiny(12, J=30)
+    s = simulate(js, FED, policy(max_pinned=2))
+    assert np.all(s.start >= js.release) and s.info["fallback_starts"] == 0

@@ -47,7 +47,7 @@ from .params import GAParams, check_seed
 from .problem import SchedulingProblem
 
 __all__ = ["OnlineMOGA", "WINDOW_OBJECTIVES", "WindowProblem", "parse_preference",
-           "window_problem", "pick_member"]
+           "pinned_blocks", "window_problem", "pick_member"]
 
 #: Objectives a decision can minimise over its window.
 WINDOW_OBJECTIVES = ("makespan", "energy", "flowtime", "bsld")
@@ -139,38 +139,78 @@ class WindowProblem(SchedulingProblem):
         raise NotImplementedError("a window problem has no re-sequencing")
 
 
-def window_problem(session, jobs, objectives=("makespan", "energy")) -> WindowProblem:
+def window_problem(session, jobs, objectives=("makespan", "energy"),
+                   max_pinned: int = 64) -> WindowProblem:
     """The :class:`WindowProblem` of the waiting ``jobs`` at ``session.now``.
 
     Running jobs hold their nodes until their planned finish
     (:meth:`~moga.sim.Session.running`); a job past its estimate is planned
-    to end in :data:`_OVERRUN_S` s.
+    to end in :data:`_OVERRUN_S` s. Up to ``max_pinned`` running jobs are
+    pinned one by one; beyond, their nodes are pinned per cluster in
+    ``max_pinned // K`` blocks (:func:`pinned_blocks`), so that a decode's
+    cost does not grow with the machine's size.
     """
     js, fed, now = session.jobset, session.federation, session.now
     jobs = np.asarray(jobs, dtype=np.int64)
     run, planned = session.running()
-    alloc = session.allocation[run]
-    K = fed.n_clusters
-    used = alloc > 0
-    smin = np.where(used, fed.speed[None, :], np.inf).min(axis=1) if len(run) else np.zeros(0)
-    remaining = np.maximum(planned - now, _OVERRUN_S)
-    # Allowance N_k - floor(beta N_k) equals the held nodes a_k exactly.
-    pinned_bl = np.minimum(1.0, (fed.nodes - alloc + 0.5) / fed.nodes)
+    p_tasks, p_runtime, p_power, p_bl = pinned_blocks(
+        session.allocation[run], np.maximum(planned - now, _OVERRUN_S), js.power[run],
+        fed.nodes, fed.speed, max_pinned)
     est = session.estimate[jobs]
-    zeros_q = np.zeros(len(jobs))
-    queue = JobSet(id=js.id[jobs], release=zeros_q, tasks=js.tasks[jobs], runtime=est,
+    q, r = len(jobs), len(p_tasks)
+    queue = JobSet(id=js.id[jobs], release=np.zeros(q), tasks=js.tasks[jobs], runtime=est,
                    sigma=js.sigma[jobs], bw=js.bw[jobs], name=f"{js.name} window",
                    power=js.power[jobs])
-    r = len(run)
-    full = JobSet(id=np.concatenate([js.id[run], js.id[jobs]]),
-                  release=np.zeros(r + len(jobs)),
-                  tasks=np.concatenate([alloc.sum(axis=1), js.tasks[jobs]]),
-                  runtime=np.concatenate([remaining * smin, est]),
+    full = JobSet(id=np.concatenate([np.arange(r), js.id[jobs]]),
+                  release=np.zeros(r + q), tasks=np.concatenate([p_tasks, js.tasks[jobs]]),
+                  runtime=np.concatenate([p_runtime, est]),
                   sigma=np.concatenate([np.zeros(r), js.sigma[jobs]]),
                   bw=np.concatenate([np.zeros(r), js.bw[jobs]]),
-                  name=f"{js.name} window", power=np.concatenate([js.power[run], js.power[jobs]]))
-    return WindowProblem(queue, full, fed, r, pinned_bl.reshape(r, K),
-                         now - js.release[jobs], objectives, model=session.model)
+                  name=f"{js.name} window", power=np.concatenate([p_power, js.power[jobs]]))
+    return WindowProblem(queue, full, fed, r, p_bl, now - js.release[jobs], objectives,
+                         model=session.model)
+
+
+def pinned_blocks(alloc, remaining, power, nodes, speed, max_pinned: int = 64):
+    """The window's fixed prefix: ``(tasks, runtime, power, blacklist)`` of pinned rows.
+
+    ``alloc`` (r, K) holds the running jobs' nodes, ``remaining`` (r,) their
+    planned time left (s), ``power`` (r,) their power factors. A pinned row
+    holds exactly its nodes (its blacklist allows those alone: ``beta_k =
+    min(1, (N_k - a_k + 0.5) / N_k)``) for ``remaining`` seconds without
+    communication (``runtime = remaining * slowest speed used``).
+
+    Up to ``max_pinned`` jobs, one row per job. Beyond, each cluster's held
+    nodes form at most ``max(1, max_pinned // K)`` rows: the jobs' pieces on
+    that cluster by planned end, cut into groups of consecutive pieces, each
+    group holding its nodes until its latest end (never earlier than the
+    jobs it stands for) at the node-weighted mean power factor.
+    """
+    alloc = np.asarray(alloc, dtype=np.int64)
+    r, K = alloc.shape
+    if r <= max_pinned:
+        used = alloc > 0
+        smin = np.where(used, speed[None, :], np.inf).min(axis=1) if r else np.zeros(0)
+        bl = np.minimum(1.0, (nodes - alloc + 0.5) / nodes)
+        return alloc.sum(axis=1), remaining * smin, np.asarray(power, dtype=np.float64), bl
+    per = max(1, max_pinned // K)
+    tasks, runtime, pw, held = [], [], [], []
+    for k in range(K):
+        on = np.flatnonzero(alloc[:, k] > 0)
+        if on.size == 0:
+            continue
+        on = on[np.argsort(remaining[on], kind="stable")]
+        for group in np.array_split(on, min(per, on.size)):
+            a = alloc[group, k]
+            tasks.append(int(a.sum()))
+            runtime.append(float(remaining[group].max()) * speed[k])
+            pw.append(float(np.dot(a, power[group]) / a.sum()))
+            row = np.zeros(K, dtype=np.int64)
+            row[k] = tasks[-1]
+            held.append(row)
+    held = np.array(held)
+    return (np.array(tasks, dtype=np.int64), np.array(runtime), np.array(pw),
+            np.minimum(1.0, (nodes - held + 0.5) / nodes))
 
 
 def parse_preference(preference) -> tuple[str, float]:
@@ -258,6 +298,9 @@ class OnlineMOGA(OnlinePolicy):
     window : int
         The first ``window`` waiting jobs in arrival order are planned; the
         others wait for a later decision (>= 1).
+    max_pinned : int
+        Running jobs pinned one by one in a window; beyond, their nodes are
+        pinned in blocks per cluster (:func:`pinned_blocks`) (>= 1).
     warm_start : bool
         Start each decision from the previous front's members, restricted to
         the jobs still waiting (new arrivals appended in arrival order).
@@ -280,7 +323,8 @@ class OnlineMOGA(OnlinePolicy):
 
     def __init__(self, preference: str = "slowdown:0.1", objectives=("energy", "bsld"),
                  pop_size: int = 20, generations: int = 10, time_budget: float | None = None,
-                 window: int = 32, warm_start: bool = True, seed: int = 1, params=None):
+                 window: int = 32, max_pinned: int = 64, warm_start: bool = True,
+                 seed: int = 1, params=None):
         parse_preference(preference)
         objectives = tuple(objectives)
         bad = [o for o in objectives if o not in WINDOW_OBJECTIVES]
@@ -288,7 +332,7 @@ class OnlineMOGA(OnlinePolicy):
             raise ValueError(f"objectives must be a non-empty subset of {list(WINDOW_OBJECTIVES)},"
                              f" got {list(objectives)}")
         for name, v, low in (("pop_size", pop_size, 4), ("generations", generations, 1),
-                             ("window", window, 1)):
+                             ("window", window, 1), ("max_pinned", max_pinned, 1)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
         if time_budget is not None and not (isinstance(time_budget, (int, float))
@@ -300,6 +344,7 @@ class OnlineMOGA(OnlinePolicy):
         self.pop_size, self.generations = int(pop_size), int(generations)
         self.time_budget = None if time_budget is None else float(time_budget)
         self.window = int(window)
+        self.max_pinned = int(max_pinned)
         self.warm_start = bool(warm_start)
         self.seed = check_seed(seed)
         self.params = GAParams.coerce(params).replace(pop_size=self.pop_size,
@@ -340,7 +385,7 @@ class OnlineMOGA(OnlinePolicy):
 
     def plan(self, session, q):
         """``(jobs, blacklist rows)`` the chosen member starts now, for the waiting ``q``."""
-        return self.plan_window(window_problem(session, q, self.objectives), q)
+        return self.plan_window(window_problem(session, q, self.objectives, self.max_pinned), q)
 
     def plan_window(self, problem, q):
         """:meth:`plan` on a window problem already built (``q``: its waiting jobs)."""
@@ -412,4 +457,5 @@ class OnlineMOGA(OnlinePolicy):
                 "fallback_starts": int(self._fallback), "preference": self.preference,
                 "objectives": list(self.objectives), "pop_size": self.pop_size,
                 "generations": self.generations, "window": self.window,
+                "max_pinned": self.max_pinned,
                 "time_budget": self.time_budget, "seed": self.seed}
