@@ -55,6 +55,10 @@ def _pos_float(name):
     return _float_arg(name, lambda v: 0 < v < float("inf"), "a finite number > 0")
 
 
+def _nonneg_float(name):
+    return _float_arg(name, lambda v: 0 <= v < float("inf"), "a finite number >= 0")
+
+
 def _fraction(name):
     return _float_arg(name, lambda v: 0 <= v <= 1, "in [0, 1]")
 
@@ -451,10 +455,15 @@ def _cmd_powercap(args) -> int:
 
     results = cap_study(js, fed, caps=caps, dispatchers=args.dispatchers, model=args.model,
                         cp=CPOptions(window=args.window, time_limit=args.cp_time), progress=say,
-                        estimates=args.estimates, uncapped=not args.no_uncapped)
+                        estimates=args.estimates, uncapped=not args.no_uncapped,
+                        power_error=args.power_error, power_seed=args.power_seed)
     table = study_table(results)
+    knows = ("the jobs' power factors" if not args.power_error else
+             f"power factors predicted with a log-normal error of {args.power_error:g} "
+             f"(seed {args.power_seed}), the metrics from the real draw")
     atomic_write(out / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n"
-                 f"The dispatchers plan on {args.estimates} run times.\n\n{table}\n")
+                 f"The dispatchers plan on {args.estimates} run times and {knows}.\n\n"
+                 f"{table}\n")
     sched_dirs = _write_schedules(out, {
         (f"{r.dispatcher}-uncapped" if r.federation.power_cap is None else
          f"{r.dispatcher}-cap{r.federation.power_cap / r.federation.peak_power:.3g}"):
@@ -464,6 +473,8 @@ def _cmd_powercap(args) -> int:
              **{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in r.info.items()}}
             for r in results]
     atomic_write(out / "powercap.json", json.dumps({"jobset": js.name, "estimates": args.estimates,
+                                                   "power_error": args.power_error,
+                                                   "power_seed": args.power_seed,
                                                    "jobset_report": js.report,
                                                    "federation": fed.to_dict(), "runs": rows},
                                                   indent=2, default=str) + "\n")
@@ -928,6 +939,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--estimates", choices=["exact", "requested"], default="exact",
                    help="what the dispatchers plan with: exact run times or the requested "
                         "(walltime) ones (default: exact)")
+    p.add_argument("--power-error", type=_nonneg_float("--power-error"), default=0.0,
+                   help="plan on power factors predicted with this log-normal error (log-space "
+                        "standard deviation, e.g. 0.1); the metrics use the real draw (default "
+                        "0: the dispatchers know each job's power)")
+    p.add_argument("--power-seed", type=_seed, default=0,
+                   help="seed of the power prediction errors (default 0)")
     p.add_argument("--no-uncapped", action="store_true",
                    help="skip the uncapped baseline runs (by default each dispatcher also runs "
                         "without a cap, and each capped row counts the jobs its cap moved)")

@@ -57,6 +57,8 @@ def command_groups(command: str, policy: str | None = None) -> tuple[str, ...]:
         return ("online value heuristics",)
     if policy in ("fcfs", "easy", "prb"):
         return ("decoder",)
+    if policy == "online-moga":  # the Session's steps, and the decoder for its windows
+        return ("dispatch steps", "decoder")
     return ("dispatch steps",)  # the Python policies drive the loop one event at a time
 
 

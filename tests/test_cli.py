@@ -80,6 +80,12 @@ def test_powercap_writes_table_and_plots(tmp_path, capsys):
     d = json.loads((tmp_path / "r" / "powercap.json").read_text())
     assert len(d["runs"]) == 1 and d["estimates"] == "requested"
     assert "plan on requested run times" in (tmp_path / "r" / "powercap.md").read_text()
+    assert main(["powercap", "--n-jobs", "30", "--caps", "0.6", "--dispatchers", "prb",
+                 "--no-uncapped", "--power-error", "0.2", "--power-seed", "3", "--out",
+                 str(tmp_path / "p")]) == 0
+    d = json.loads((tmp_path / "p" / "powercap.json").read_text())
+    assert d["power_error"] == 0.2 and d["runs"][0]["power_seed"] == 3
+    assert "predicted with a log-normal error of 0.2" in (tmp_path / "p" / "powercap.md").read_text()
     assert main(["powercap", "--n-jobs", "20", "--caps", "0.01", "--out", str(out)]) == 2
 
 

@@ -369,3 +369,51 @@ def test_moga_run_under_a_cap_keeps_every_front_schedule_under_it():
         _check_profile(s.start, s.finish, s.alloc, js, res.federation)
         t, w = s.power_profile()
         assert w.max() <= cap * (1 + 1e-9)
+
+
+def test_dispatchers_plan_on_predicted_power_and_are_judged_on_the_real_draw():
+    from moga.model.schedule import schedule_energy
+    from moga.powercap import predict_power
+
+    tr = moga.load_default()
+    fed = moga.Federation.preset().with_cap(fraction=0.5)
+    js = tr.jobset(n_jobs=150, federation=fed, batch=False, power="lognormal", seed=0)
+    for d in ("easy", "prb"):
+        exact = run_dispatcher(js, fed, d)
+        # The decoder's energy is the one formula of schedule_energy.
+        assert schedule_energy(js.release, exact.start, exact.finish, exact.alloc, js.power,
+                               fed) == pytest.approx(exact.metrics.energy, rel=1e-12)
+        r = run_dispatcher(js, fed, d, power_error=0.3, power_seed=4)
+        assert r.info["power_error"] == 0.3 and r.info["power_seed"] == 4
+        assert r.jobset is js
+        # The schedule is the one the dispatcher makes knowing the predicted factors...
+        seen = dataclasses.replace(js, power=predict_power(js.power, 0.3, 4))
+        blind = run_dispatcher(seen, fed, d)
+        np.testing.assert_array_equal(r.start, blind.start)
+        np.testing.assert_array_equal(r.alloc, blind.alloc)
+        # ... and its metrics are those of the real draw (an independent profile check).
+        assert r.metrics.energy == pytest.approx(schedule_energy(
+            js.release, r.start, r.finish, r.alloc, js.power, fed), rel=1e-12)
+        profile = naive_power_profile(r.start, r.finish, r.alloc, js.power, fed.power_busy,
+                                      fed.power_idle, fed.nodes)
+        assert r.metrics.peak_power == pytest.approx(max(p[1] for p in profile), rel=1e-9)
+    # Predictions are seeded, multiplicative and clipped; no error is exact knowledge.
+    p = predict_power(js.power, 0.3, 4)
+    np.testing.assert_array_equal(p, predict_power(js.power, 0.3, 4))
+    assert not np.array_equal(p, predict_power(js.power, 0.3, 5))
+    assert p.min() >= 0.5 and p.max() <= 1.5
+    np.testing.assert_array_equal(predict_power(js.power, 0.0), js.power)
+    np.testing.assert_array_equal(run_dispatcher(js, fed, "prb", power_error=0.0).start,
+                                  run_dispatcher(js, fed, "prb").start)
+    with pytest.raises(ValueError, match="power_error"):
+        run_dispatcher(js, fed, "prb", power_error=-0.1)
+
+
+def test_a_wrong_power_prediction_can_exceed_the_cap():
+    tr = moga.load_default()
+    fed = moga.Federation.preset().with_cap(fraction=0.45)
+    js = tr.jobset(n_jobs=300, federation=fed, batch=False, power="lognormal", seed=1)
+    over = [run_dispatcher(js, fed, "prb", power_error=0.5, power_seed=s).metrics.time_above_cap
+            for s in range(3)]
+    assert max(over) > 0
+    assert run_dispatcher(js, fed, "prb").metrics.time_above_cap == 0

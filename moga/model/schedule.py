@@ -14,7 +14,7 @@ from .jobset import JobSet
 from .platform import Federation
 
 __all__ = ["Schedule", "Segments", "evaluate", "evaluate_batch", "check_chromosome", "check_power",
-           "power_profile", "power_kwargs"]
+           "power_profile", "power_kwargs", "schedule_energy", "BSLD_BOUND"]
 
 #: Bounded slowdown's bound (s): a job shorter than this counts as this long.
 BSLD_BOUND = 600.0
@@ -242,6 +242,18 @@ class Schedule:
                     n_free -= n
                     result[i][k] = nodes.astype(np.int64)
         return result
+
+
+def schedule_energy(release, start, finish, alloc, power, fed: Federation) -> float:
+    """Energy of a schedule, J: every node's idle power over the makespan (``max(finish) -
+    min(release)``) plus each job's busy increments over its run (docs/design.md §5, §11),
+    as the decoders count it."""
+    if len(start) == 0:
+        return 0.0
+    inc = alloc * np.maximum(np.asarray(power)[:, None] * fed.power_busy[None, :]
+                             - fed.power_idle[None, :], 0.0)
+    makespan = float(np.max(finish) - np.min(release))
+    return makespan * fed.idle_power + float(np.dot(inc.sum(axis=1), finish - start))
 
 
 def power_profile(start, finish, alloc, power, fed: Federation):

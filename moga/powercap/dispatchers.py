@@ -8,6 +8,7 @@ instant draws more than the federation's power cap.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
@@ -17,14 +18,14 @@ import numpy as np
 from decoders.dispatch import dispatch
 from decoders.federated import CapInfeasibleError
 
-from ..model.jobset import JobSet
+from ..model.jobset import POWER_RANGE, JobSet
 from ..model.platform import Federation
-from ..model.schedule import Schedule, cap_error
+from ..model.schedule import Schedule, cap_error, schedule_energy
 from .cp import CPOptions, serial_schedule, solve_relaxed
 from .metrics import PowercapMetrics, powercap_metrics
 from .queues import Queues
 
-__all__ = ["DISPATCHERS", "PowercapResult", "run_dispatcher"]
+__all__ = ["DISPATCHERS", "PREDICTED_RANGE", "PowercapResult", "predict_power", "run_dispatcher"]
 
 #: The dispatchers by name.
 DISPATCHERS = ("easy", "prb", "hybrid")
@@ -81,9 +82,34 @@ def _arrays(js: JobSet, fed: Federation):
     return (*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link)
 
 
+#: Range the predicted power factors are clipped to (that of the drawn factors).
+PREDICTED_RANGE = POWER_RANGE
+
+
+def predict_power(power, error: float, seed: int = 0) -> np.ndarray:
+    """Predicted power factors: ``power * exp(N(0, error))``, clipped to :data:`PREDICTED_RANGE`.
+
+    The error model of a dispatcher that knows a job's power only from a
+    prediction (of its application and size, say): a multiplicative
+    log-normal error, ``error`` its log-space standard deviation (0.1 is
+    about 10% off on average), independent between jobs, drawn from stream 2
+    of ``seed`` (``numpy.random.default_rng([seed, 2])``; the power factors
+    themselves come from stream 1).
+    """
+    if isinstance(error, bool) or not isinstance(error, (int, float)) or \
+            not (0 <= error < math.inf):
+        raise ValueError(f"power_error must be a number >= 0, got {error!r}")
+    power = np.asarray(power, dtype=np.float64)
+    if error == 0:
+        return power.copy()
+    rng = np.random.default_rng([int(seed), 2])
+    return np.clip(power * np.exp(rng.normal(0.0, float(error), power.shape)), *PREDICTED_RANGE)
+
+
 def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
                    queues: Queues | None = None, model: str = "fluid", rule: str = "fastest",
-                   cp: CPOptions | None = None, estimates: str = "exact") -> PowercapResult:
+                   cp: CPOptions | None = None, estimates: str = "exact",
+                   power_error: float = 0.0, power_seed: int = 0) -> PowercapResult:
     """Dispatch ``js`` (release mode) on ``fed`` under its power cap.
 
     Parameters
@@ -107,6 +133,15 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
         EASY's reservation and backfill test, PRB's tie order (duration x
         nodes) and the hybrid's model durations and running jobs' ends. The
         jobs run their real time either way.
+    power_error : float
+        0 (default): the dispatchers know each job's power factor. Above 0:
+        they plan on predicted factors (:func:`predict_power` with this error
+        and ``power_seed``), for their power checks, the least-power
+        allocation and the hybrid's model, while the jobs draw their real
+        power: the metrics (energy, peak power, time above the cap) are those
+        of the real draw, so the cap can be exceeded.
+    power_seed : int
+        Seed of the prediction errors.
 
     Returns
     -------
@@ -120,6 +155,11 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
         raise ValueError(f"unknown dispatcher {dispatcher!r}; choose one of {list(DISPATCHERS)}")
     if not isinstance(js, JobSet) or not isinstance(fed, Federation):
         raise TypeError("run_dispatcher takes a moga.JobSet and a moga.Federation")
+    real = js
+    if power_error:  # the dispatchers see predicted factors; metrics use the real ones
+        js = dataclasses.replace(js, power=predict_power(js.power, power_error, power_seed))
+    else:
+        predict_power(js.power, power_error)  # the check of power_error
     kw = {"power": js.power, "power_cap": fed.power_cap, "cluster_caps": fed.cluster_caps,
           "model": model, "rule": rule, "check": False}
     weight = queues.weights(js.requested)
@@ -134,11 +174,16 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
                          tie=js.tasks * planned,
                          estimate=planned if estimates == "requested" else None, **kw)
     except CapInfeasibleError as e:  # the kernels' check, named by the job's id here
-        raise cap_error(e, js, fed) from None
+        raise cap_error(e, js, fed, "predicted power: " if power_error else "") from None
     wall = time.perf_counter() - t0
     info["estimates"] = estimates
-    metrics = powercap_metrics(js, fed, d.start, d.finish, d.alloc, d.energy, queues)
-    return PowercapResult(dispatcher, js, fed, d.start, d.finish, d.alloc, metrics, wall, info,
+    info["power_error"] = float(power_error)
+    energy = d.energy
+    if power_error:
+        info["power_seed"] = int(power_seed)
+        energy = schedule_energy(real.release, d.start, d.finish, d.alloc, real.power, fed)
+    metrics = powercap_metrics(real, fed, d.start, d.finish, d.alloc, energy, queues)
+    return PowercapResult(dispatcher, real, fed, d.start, d.finish, d.alloc, metrics, wall, info,
                           model)
 
 

@@ -8,13 +8,10 @@ import numpy as np
 
 from ..model.jobset import JobSet
 from ..model.platform import Federation
-from ..model.schedule import power_profile
+from ..model.schedule import BSLD_BOUND, power_profile
 from .queues import Queues
 
 __all__ = ["PowercapMetrics", "powercap_metrics", "BSLD_BOUND"]
-
-#: Bounded slowdown's bound, s (10 minutes).
-BSLD_BOUND = 600.0
 
 
 @dataclass(frozen=True)
@@ -38,8 +35,9 @@ class PowercapMetrics:
     cap : float or None
         The federation's cap, W.
     time_above_cap : float
-        Seconds during which power exceeded the cap (relative tolerance 1e-9); 0 for
-        every dispatcher.
+        Seconds during which power exceeded the cap (relative tolerance 1e-9): 0 for
+        every dispatcher that plans on the jobs' real power, possibly more for one
+        that plans on predicted power (``run_dispatcher(power_error=...)``).
     """
 
     weighted_queue_time: float

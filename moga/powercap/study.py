@@ -19,7 +19,8 @@ __all__ = ["cap_study", "moved_by_cap", "study_table", "plot_power", "plot_wqt"]
 def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatchers=DISPATCHERS,
               queues: Queues | None = None, model: str = "fluid", cp: CPOptions | None = None,
               progress=None, estimates: str = "exact",
-              uncapped: bool = True) -> list[PowercapResult]:
+              uncapped: bool = True, power_error: float = 0.0,
+              power_seed: int = 0) -> list[PowercapResult]:
     """Run each dispatcher at each cap, given as a fraction of ``fed``'s peak power.
 
     Peak power is every node busy at a power factor of 1, so with drawn
@@ -28,7 +29,8 @@ def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatcher
     ``uncapped`` (default) first runs each dispatcher without any cap, the
     baseline of the study. ``progress`` (optional) is called with ``(cap,
     dispatcher)`` before each run (``cap`` None for an uncapped one).
-    ``estimates`` is what the dispatchers plan with (see
+    ``estimates`` is what the dispatchers plan with, and ``power_error`` and
+    ``power_seed`` whether they know the jobs' power or predict it (see
     :func:`~moga.powercap.run_dispatcher`).
     Returns the results, the uncapped ones first, then caps outer, dispatchers inner.
     """
@@ -53,7 +55,8 @@ def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatcher
             if progress is not None:
                 progress(c, d)
             out.append(run_dispatcher(js, capped, d, queues=queues, model=model, cp=cp,
-                                      estimates=estimates))
+                                      estimates=estimates, power_error=power_error,
+                                      power_seed=power_seed))
     return out
 
 
