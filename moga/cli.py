@@ -456,11 +456,14 @@ def _cmd_powercap(args) -> int:
     results = cap_study(js, fed, caps=caps, dispatchers=args.dispatchers, model=args.model,
                         cp=CPOptions(window=args.window, time_limit=args.cp_time), progress=say,
                         estimates=args.estimates, uncapped=not args.no_uncapped,
-                        power_error=args.power_error, power_seed=args.power_seed)
+                        power_error=args.power_error, power_seed=args.power_seed,
+                        power_margin=args.power_margin)
     table = study_table(results)
     knows = ("the jobs' power factors" if not args.power_error else
              f"power factors predicted with a log-normal error of {args.power_error:g} "
              f"(seed {args.power_seed}), the metrics from the real draw")
+    if args.power_margin:
+        knows += f", keeping {args.power_margin:.0%} of each cap free"
     atomic_write(out / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n"
                  f"The dispatchers plan on {args.estimates} run times and {knows}.\n\n"
                  f"{table}\n")
@@ -475,6 +478,7 @@ def _cmd_powercap(args) -> int:
     atomic_write(out / "powercap.json", json.dumps({"jobset": js.name, "estimates": args.estimates,
                                                    "power_error": args.power_error,
                                                    "power_seed": args.power_seed,
+                                                   "power_margin": args.power_margin,
                                                    "jobset_report": js.report,
                                                    "federation": fed.to_dict(), "runs": rows},
                                                   indent=2, default=str) + "\n")
@@ -945,6 +949,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "0: the dispatchers know each job's power)")
     p.add_argument("--power-seed", type=_seed, default=0,
                    help="seed of the power prediction errors (default 0)")
+    p.add_argument("--power-margin", type=_float_arg("--power-margin", lambda v: 0 <= v < 1,
+                                                     "in [0, 1)"), default=0.0,
+                   help="share of each cap the dispatchers keep free, a safety margin against "
+                        "prediction errors; metrics are judged against the caps (default 0)")
     p.add_argument("--no-uncapped", action="store_true",
                    help="skip the uncapped baseline runs (by default each dispatcher also runs "
                         "without a cap, and each capped row counts the jobs its cap moved)")

@@ -417,3 +417,13 @@ def test_a_wrong_power_prediction_can_exceed_the_cap():
             for s in range(3)]
     assert max(over) > 0
     assert run_dispatcher(js, fed, "prb").metrics.time_above_cap == 0
+    # A margin is planning under lower caps, judged against the real ones.
+    m = run_dispatcher(js, fed, "prb", power_error=0.5, power_seed=0, power_margin=0.3)
+    low = run_dispatcher(js, fed.with_cap(fed.power_cap * 0.7), "prb", power_error=0.5,
+                         power_seed=0)
+    np.testing.assert_array_equal(m.start, low.start)
+    assert m.federation is fed and m.metrics.cap == fed.power_cap
+    assert m.info["power_margin"] == 0.3
+    assert m.metrics.time_above_cap <= low.metrics.time_above_cap
+    with pytest.raises(ValueError, match="power_margin"):
+        run_dispatcher(js, fed, "prb", power_margin=1.0)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from decoders.dispatch import dispatch
-from decoders.federated import CapInfeasibleError
+from decoders.federated import CapInfeasibleError, _idle_least_power
 
 from ..model.jobset import POWER_RANGE, JobSet
 from ..model.platform import Federation
@@ -109,7 +109,8 @@ def predict_power(power, error: float, seed: int = 0) -> np.ndarray:
 def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
                    queues: Queues | None = None, model: str = "fluid", rule: str = "fastest",
                    cp: CPOptions | None = None, estimates: str = "exact",
-                   power_error: float = 0.0, power_seed: int = 0) -> PowercapResult:
+                   power_error: float = 0.0, power_seed: int = 0,
+                   power_margin: float = 0.0) -> PowercapResult:
     """Dispatch ``js`` (release mode) on ``fed`` under its power cap.
 
     Parameters
@@ -142,6 +143,12 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
         of the real draw, so the cap can be exceeded.
     power_seed : int
         Seed of the prediction errors.
+    power_margin : float
+        In [0, 1): the dispatchers keep below ``(1 - power_margin)`` times
+        each cap (a safety margin against prediction errors), the federation
+        cap never lowered below what the most demanding job needs alone on
+        the idle federation; the metrics are judged against the caps
+        themselves. Default 0.
 
     Returns
     -------
@@ -155,11 +162,16 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
         raise ValueError(f"unknown dispatcher {dispatcher!r}; choose one of {list(DISPATCHERS)}")
     if not isinstance(js, JobSet) or not isinstance(fed, Federation):
         raise TypeError("run_dispatcher takes a moga.JobSet and a moga.Federation")
-    real = js
+    real, judged = js, fed
+    if isinstance(power_margin, bool) or not isinstance(power_margin, (int, float)) or \
+            not 0 <= power_margin < 1:
+        raise ValueError(f"power_margin must be in [0, 1), got {power_margin!r}")
     if power_error:  # the dispatchers see predicted factors; metrics use the real ones
         js = dataclasses.replace(js, power=predict_power(js.power, power_error, power_seed))
     else:
         predict_power(js.power, power_error)  # the check of power_error
+    if power_margin and fed.capped:
+        fed = _with_margin(js, fed, power_margin)
     kw = {"power": js.power, "power_cap": fed.power_cap, "cluster_caps": fed.cluster_caps,
           "model": model, "rule": rule, "check": False}
     weight = queues.weights(js.requested)
@@ -174,10 +186,14 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
                          tie=js.tasks * planned,
                          estimate=planned if estimates == "requested" else None, **kw)
     except CapInfeasibleError as e:  # the kernels' check, named by the job's id here
-        raise cap_error(e, js, fed, "predicted power: " if power_error else "") from None
+        what = ("predicted power: " if power_error else "") + (
+            f"caps less a {power_margin:g} margin: " if power_margin else "")
+        raise cap_error(e, js, fed, what) from None
     wall = time.perf_counter() - t0
     info["estimates"] = estimates
     info["power_error"] = float(power_error)
+    info["power_margin"] = float(power_margin)
+    fed = judged
     energy = d.energy
     if power_error:
         info["power_seed"] = int(power_seed)
@@ -185,6 +201,19 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
     metrics = powercap_metrics(real, fed, d.start, d.finish, d.alloc, energy, queues)
     return PowercapResult(dispatcher, real, fed, d.start, d.finish, d.alloc, metrics, wall, info,
                           model)
+
+
+def _with_margin(js: JobSet, fed: Federation, margin: float) -> Federation:
+    """``fed`` with each cap lowered by ``margin`` (a share of it), the federation cap never
+    below what the most demanding job of ``js`` needs alone on the idle federation (its
+    least-power allocation at its planned power factor), so that every job can still run."""
+    keep = 1.0 - margin
+    cap = fed.power_cap
+    if cap is not None:
+        need = _idle_least_power(js.tasks, js.power, fed.nodes, fed.power_busy, fed.power_idle,
+                                 np.full(fed.n_clusters + 1, np.inf))
+        cap = min(cap, max(cap * keep, fed.idle_power + float(need.max())))
+    return fed.with_cap(cap, None if fed.cluster_caps is None else fed.cluster_caps * keep)
 
 
 def _prb_rank(queued, t, js, weight, tierank):

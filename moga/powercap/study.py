@@ -20,7 +20,7 @@ def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatcher
               queues: Queues | None = None, model: str = "fluid", cp: CPOptions | None = None,
               progress=None, estimates: str = "exact",
               uncapped: bool = True, power_error: float = 0.0,
-              power_seed: int = 0) -> list[PowercapResult]:
+              power_seed: int = 0, power_margin: float = 0.0) -> list[PowercapResult]:
     """Run each dispatcher at each cap, given as a fraction of ``fed``'s peak power.
 
     Peak power is every node busy at a power factor of 1, so with drawn
@@ -29,8 +29,9 @@ def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatcher
     ``uncapped`` (default) first runs each dispatcher without any cap, the
     baseline of the study. ``progress`` (optional) is called with ``(cap,
     dispatcher)`` before each run (``cap`` None for an uncapped one).
-    ``estimates`` is what the dispatchers plan with, and ``power_error`` and
-    ``power_seed`` whether they know the jobs' power or predict it (see
+    ``estimates`` is what the dispatchers plan with, ``power_error`` and
+    ``power_seed`` whether they know the jobs' power or predict it, and
+    ``power_margin`` the share of each cap they keep free (see
     :func:`~moga.powercap.run_dispatcher`).
     Returns the results, the uncapped ones first, then caps outer, dispatchers inner.
     """
@@ -56,7 +57,7 @@ def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatcher
                 progress(c, d)
             out.append(run_dispatcher(js, capped, d, queues=queues, model=model, cp=cp,
                                       estimates=estimates, power_error=power_error,
-                                      power_seed=power_seed))
+                                      power_seed=power_seed, power_margin=power_margin))
     return out
 
 
