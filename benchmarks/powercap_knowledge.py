@@ -95,7 +95,8 @@ def main(argv=None):
           "(seed 0). Dispatchers plan on exact or requested run times and on the real power "
           "factors (error 0) or predictions `p exp(N(0, error))` clipped to [0.5, 1.5] "
           f"({args.seeds} prediction seeds: mean, and the range in brackets), keeping a margin "
-          "of the cap free; every metric is the real draw's, against the cap itself. Weighted queue time in hours; peak power in kW against the cap; "
+          "of the cap free; every metric is the real draw's, against the cap itself. "
+          "Weighted queue time in hours; peak power in kW against the cap; "
           "time above the cap in hours.", ""]
     for name in dict.fromkeys(r["jobset"] for r in rows):
         sub = [r for r in rows if r["jobset"] == name]
