@@ -499,7 +499,7 @@ def _cmd_powercap(args) -> int:
 #: ``moga simulate``'s online-moga options: option, keyword of OnlineMOGA.
 _SEARCH_OPTIONS = (("preference", "preference"), ("objectives", "objectives"),
                    ("pop", "pop_size"), ("gen", "generations"), ("time_budget", "time_budget"),
-                   ("window", "window"), ("seed", "seed"))
+                   ("window", "window"), ("interval", "interval"), ("seed", "seed"))
 
 
 def _search_options(args, entry) -> dict | None:
@@ -1002,6 +1002,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wall-clock seconds a decision may take (default: none)")
     g.add_argument("--window", type=_pos_int("--window"), default=None,
                    help="waiting jobs planned per decision, in arrival order (default 32)")
+    g.add_argument("--interval", type=_nonneg_float("--interval"), default=None,
+                   help="simulated seconds between decisions unless 4 jobs joined or left the "
+                        "window (default 0: every event where a job could start)")
     g.add_argument("--seed", type=_seed, default=None, help="seed of the GA (default 1)")
     p.add_argument("--no-gantt", action="store_true", help="do not draw gantt.png")
     p.add_argument("--out", default="moga-simulate", help="output folder (default: moga-simulate)")

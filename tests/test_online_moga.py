@@ -153,6 +153,19 @@ def test_registered_by_name_with_options_and_summary():
         simulate(js, FED, "online-moga", options={"speed": 6})
 
 
+def test_interval_spaces_decisions_and_still_schedules_everything():
+    js = tiny(13, J=40)
+    every = policy()
+    simulate(js, FED, every)
+    spaced = policy(interval=300.0, min_change=3)
+    s = simulate(js, FED, spaced)
+    assert s.info["skipped_by_interval"] > 0
+    assert s.info["decisions"] < every.summary()["decisions"]
+    assert np.all(s.start >= js.release) and s.info["fallback_starts"] == 0
+    with pytest.raises(ValueError, match="interval"):
+        OnlineMOGA(interval=-1.0)
+
+
 def test_time_budget_bounds_generations():
     js = tiny(11, J=16)
     p = policy(generations=10_000, time_budget=0.01)

@@ -298,6 +298,13 @@ class OnlineMOGA(OnlinePolicy):
     window : int
         The first ``window`` waiting jobs in arrival order are planned; the
         others wait for a later decision (>= 1).
+    interval : float
+        Simulated seconds between decisions: at an event sooner than this
+        after the last decision, the GA runs only if at least ``min_change``
+        jobs joined or left the window since (or nothing runs). 0 (default):
+        a decision at every event where a waiting job could fit.
+    min_change : int
+        See ``interval`` (>= 1).
     max_pinned : int
         Running jobs pinned one by one in a window; beyond, their nodes are
         pinned in blocks per cluster (:func:`pinned_blocks`) (>= 1).
@@ -314,7 +321,8 @@ class OnlineMOGA(OnlinePolicy):
     Notes
     -----
     A decision is skipped at an event where no waiting job of the window could
-    fit the free nodes. :meth:`summary` (merged into the schedule's ``info``)
+    fit the free nodes, and within ``interval`` of the last one unless the
+    window changed enough. :meth:`summary` (merged into the schedule's ``info``)
     reports the decisions, their wall time (total, mean, 95th percentile,
     largest) and the GA's evaluations.
     """
@@ -323,8 +331,8 @@ class OnlineMOGA(OnlinePolicy):
 
     def __init__(self, preference: str = "slowdown:0.1", objectives=("energy", "bsld"),
                  pop_size: int = 20, generations: int = 10, time_budget: float | None = None,
-                 window: int = 32, max_pinned: int = 64, warm_start: bool = True,
-                 seed: int = 1, params=None):
+                 window: int = 32, interval: float = 0.0, min_change: int = 4,
+                 max_pinned: int = 64, warm_start: bool = True, seed: int = 1, params=None):
         parse_preference(preference)
         objectives = tuple(objectives)
         bad = [o for o in objectives if o not in WINDOW_OBJECTIVES]
@@ -332,13 +340,18 @@ class OnlineMOGA(OnlinePolicy):
             raise ValueError(f"objectives must be a non-empty subset of {list(WINDOW_OBJECTIVES)},"
                              f" got {list(objectives)}")
         for name, v, low in (("pop_size", pop_size, 4), ("generations", generations, 1),
-                             ("window", window, 1), ("max_pinned", max_pinned, 1)):
+                             ("window", window, 1), ("max_pinned", max_pinned, 1),
+                             ("min_change", min_change, 1)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
         if time_budget is not None and not (isinstance(time_budget, (int, float))
                                             and not isinstance(time_budget, bool)
                                             and 0 < time_budget < math.inf):
             raise ValueError(f"time_budget must be a number of seconds > 0, got {time_budget!r}")
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or \
+                not 0 <= interval < math.inf:
+            raise ValueError(f"interval must be a number of seconds >= 0, got {interval!r}")
+        self.interval, self.min_change = float(interval), int(min_change)
         self.preference = preference
         self.objectives = objectives
         self.pop_size, self.generations = int(pop_size), int(generations)
@@ -360,6 +373,8 @@ class OnlineMOGA(OnlinePolicy):
         self._evals = 0
         self._mismatch = 0
         self._fallback = 0
+        self._skipped = 0
+        self._last = None  # (time, window) of the last decision
 
     def decide(self, session) -> None:
         q = session.queued()[: self.window]
@@ -368,6 +383,13 @@ class OnlineMOGA(OnlinePolicy):
         free = session.free
         if session.jobset.tasks[q].min() > free.sum():
             return
+        if self.interval and session.running()[0].size and self._last is not None:
+            last_t, last_q = self._last
+            changed = np.setxor1d(last_q, q, assume_unique=True).size
+            if session.now - last_t < self.interval and changed < self.min_change:
+                self._skipped += 1
+                return
+        self._last = (session.now, q.copy())
         t0 = time.perf_counter()
         jobs, bl = self.plan(session, q)
         started = session.start(jobs, blacklist=bl) if jobs.size else jobs
@@ -457,5 +479,6 @@ class OnlineMOGA(OnlinePolicy):
                 "fallback_starts": int(self._fallback), "preference": self.preference,
                 "objectives": list(self.objectives), "pop_size": self.pop_size,
                 "generations": self.generations, "window": self.window,
-                "max_pinned": self.max_pinned,
+                "max_pinned": self.max_pinned, "interval": self.interval,
+                "min_change": self.min_change, "skipped_by_interval": int(self._skipped),
                 "time_budget": self.time_budget, "seed": self.seed}
