@@ -33,6 +33,7 @@ from .federated import (
     _step_end,
     _step_init,
     _step_map,
+    _step_preempt,
     allocation_ranks,
     bundles,
     check_estimate,
@@ -137,8 +138,14 @@ class Stepper:
         (self.jobs, self.plat, order, self.bl, self.J, self.K) = _setup(
             release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link, power,
             power_cap, cluster_caps, rule, check)
-        # The blacklist the mapper reads: a read-only view (the kernels' argument type)
-        # of rows that :meth:`set_blacklist` writes.
+        # The run times the loop reads, a read-only view (the kernels' argument type) of
+        # what :meth:`preempt` and :meth:`set_runtime` change for a restarted job.
+        self._runtime = np.array(self.jobs.runtime)
+        runtime = self._runtime.view()
+        runtime.setflags(write=False)
+        self.jobs = self.jobs._replace(runtime=runtime)
+        # The blacklist the mapper reads: a read-only view of rows that
+        # :meth:`set_blacklist` writes.
         self._bl = np.zeros((self.J, self.K))
         self.bl = self._bl.view()
         self.bl.setflags(write=False)
@@ -187,6 +194,23 @@ class Stepper:
         listed = np.ascontiguousarray(listed, dtype=np.int64)
         return float(_step_map(float(t), self.code, self.jobs, self.plat, self.st, self.out,
                                self.bl, listed, listed.shape[0]))
+
+    def preempt(self, t: float, job: int) -> float:
+        """Stop running ``job`` at ``t`` (its nodes, power and link traffic released, its
+        allocation cleared) and queue it again at its place; returns its work left, s on a
+        speed-1.0 node. Its run time stays what it was until :meth:`set_runtime`."""
+        return float(_step_preempt(float(t), self.code, self.jobs, self.plat, self.st,
+                                   self.out, int(job)))
+
+    def runtime(self, job: int) -> float:
+        """The run time the loop gives ``job`` when it starts, s on a speed-1.0 node."""
+        return float(self._runtime[job])
+
+    def set_runtime(self, job: int, runtime: float) -> None:
+        """Give queued ``job`` this run time (s on a speed-1.0 node, > 0) for its next start."""
+        if not runtime > 0:
+            raise ValueError(f"a run time must be > 0, got {runtime!r}")
+        self._runtime[job] = runtime
 
     def finish(self, t: float) -> Dispatch:
         """Let the running jobs end; returns the schedule."""

@@ -813,6 +813,54 @@ def _step_map(t, model, jobs, plat, st, out, blacklist, listed, n):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def _step_preempt(t, model, jobs, plat, st, out, r):
+    """Stop running job ``r`` at ``t`` and queue it again at its place.
+
+    Its nodes, power and link traffic are released as its finish at ``t``
+    would release them (other co-allocated jobs are re-rated), its
+    allocation is cleared, and it joins the waiting queue at its place in the
+    order. Returns its work left, s on a speed-1.0 node.
+    """
+    left = (st.fin[r] - t) / st.sd[r]
+    st.fin[r] = t
+    nh = st.evi[E_NH]
+    in_heap = False
+    for i in range(nh):
+        if st.hj[i] == r:  # lower its key to t: sift up
+            while i > 0:
+                p = (i - 1) >> 1
+                if st.ht[p] < t or (st.ht[p] == t and st.hj[p] < r):
+                    break
+                st.ht[i] = st.ht[p]
+                st.hj[i] = st.hj[p]
+                i = p
+            st.ht[i] = t
+            st.hj[i] = r
+            in_heap = True
+            break
+    if not in_heap:  # a re-rated co-allocated job
+        st.evf[0] = min(st.evf[0], t)
+    release_due(t, t, model == 0, jobs, plat, st, out)
+    st.coal[r] = 0  # a restart on one cluster is not co-allocated
+    for k in range(out.alloc.shape[1]):
+        out.alloc[r, k] = 0
+    # Back to the queue, at its place; the queue first moves to the front of wq.
+    qh, nq = st.evi[E_QH], st.evi[E_NQ]
+    for i in range(nq):
+        st.wq[i] = st.wq[qh + i]
+    i = nq
+    while i > 0 and st.pos_of[st.wq[i - 1]] > st.pos_of[r]:
+        st.wq[i] = st.wq[i - 1]
+        i -= 1
+    st.wq[i] = r
+    st.evi[E_QH] = 0
+    st.evi[E_NQ] = nq + 1
+    st.started[r] = 0
+    st.evi[E_STARTED] -= 1
+    return left
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _step_end(t, model, jobs, plat, st, out):
     release_due(np.inf, t, model == 0, jobs, plat, st, out)
     m, e, fl = objectives(jobs, plat, out)

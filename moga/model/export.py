@@ -79,11 +79,11 @@ def jobs_table(schedule) -> dict:
     offsets = node_offsets(fed)
     nodes = schedule.node_assignment()
     draw = np.maximum(js.power[:, None] * fed.power_busy[None, :], fed.power_idle[None, :])
-    busy = run
+    energy = (alloc * draw).sum(axis=1) * run
     if schedule.segments is not None:  # preempted jobs draw busy power only while they run
         seg = schedule.segments
-        busy = np.bincount(seg.job, weights=seg.end - seg.start, minlength=len(js))
-    energy = (alloc * draw).sum(axis=1) * busy
+        per = (schedule.execution_alloc() * draw[seg.job]).sum(axis=1) * (seg.end - seg.start)
+        energy = np.bincount(seg.job, weights=per, minlength=len(js))
     names = fed.names
     return {
         "job_id": js.id.astype(np.int64),

@@ -28,7 +28,9 @@ class Segments(NamedTuple):
     allocation on ``[start, end)``: ``read`` s of restart read, ``compute`` s
     of computation kept (saved by a checkpoint, or completed), ``lost`` s of
     computation lost to the preemption, ``write`` s of checkpoint writes;
-    ``preempted`` tells whether it ended by preemption.
+    ``preempted`` tells whether it ended by preemption. ``alloc`` (rows x K),
+    when given, is each execution's own allocation (a job restarted on the
+    federation may land elsewhere); None: the job's allocation of the schedule.
     """
 
     job: np.ndarray
@@ -39,6 +41,7 @@ class Segments(NamedTuple):
     lost: np.ndarray
     write: np.ndarray
     preempted: np.ndarray
+    alloc: np.ndarray | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -125,7 +128,7 @@ class Schedule:
         """
         if self.segments is not None:
             j = self.segments.job
-            return power_profile(self.segments.start, self.segments.end, self.alloc[j],
+            return power_profile(self.segments.start, self.segments.end, self.execution_alloc(),
                                  self.jobset.power[j], self.federation)
         return power_profile(self.start, self.finish, self.alloc, self.jobset.power,
                              self.federation)
@@ -213,21 +216,31 @@ class Schedule:
         :attr:`segments` (of job ``i`` when the schedule has no segments)."""
         if self.segments is None:
             return self.node_assignment()
-        return self._assign(self.segments.job, self.segments.start, self.segments.end)
+        return self._assign(self.segments.job, self.segments.start, self.segments.end,
+                            self.execution_alloc())
 
-    def _assign(self, job, start, end) -> list[list[np.ndarray]]:
+    def execution_alloc(self) -> np.ndarray:
+        """Nodes of every execution on each cluster, (rows of :attr:`segments`, K); the
+        jobs' allocations when the schedule has no segments."""
+        seg = self.segments
+        if seg is None:
+            return self.alloc
+        return self.alloc[seg.job] if seg.alloc is None else seg.alloc
+
+    def _assign(self, job, start, end, alloc=None) -> list[list[np.ndarray]]:
         fed = self.federation
         K = self.alloc.shape[1]
+        alloc = self.alloc[job] if alloc is None else alloc
         result = [[np.empty(0, dtype=np.int64) for _ in range(K)] for _ in range(len(job))]
         for k in range(K):
-            rows = np.flatnonzero(self.alloc[job, k] > 0)
+            rows = np.flatnonzero(alloc[:, k] > 0)
             # (time, kind, row): kind 0 = release before kind 1 = start at equal times.
             events = [(end[i], 0, i) for i in rows] + [(start[i], 1, i) for i in rows]
             events.sort()
             is_free = np.ones(int(fed.nodes[k]), dtype=bool)
             n_free = is_free.size
             for t, kind, i in events:
-                n = int(self.alloc[job[i], k])
+                n = int(alloc[i, k])
                 if kind == 0:
                     is_free[result[i][k]] = True
                     n_free += n

@@ -29,7 +29,7 @@ from decoders.federated import CapInfeasibleError
 from ..errors import InputError
 from ..model.jobset import JobSet
 from ..model.platform import Federation
-from ..model.schedule import Schedule, cap_error
+from ..model.schedule import Schedule, Segments, cap_error, schedule_energy
 
 __all__ = ["ESTIMATES", "PolicyStalled", "Session"]
 
@@ -94,6 +94,11 @@ class Session:
         self._estimate.setflags(write=False)
         self._scale = self._estimate / jobset.runtime
         self.events = 0
+        # Preemption: the executions stopped so far, each job's first start, and the
+        # restart work (s on a speed-1.0 node) its current execution began with.
+        self._stopped = []
+        self._first = np.full(len(jobset), np.nan)
+        self._read = np.zeros(len(jobset))
         self._t = float(jobset.release.min())
         self._begin(self._t)
 
@@ -201,7 +206,16 @@ class Session:
             raise ValueError(f"job {j} is not waiting at t={self._t:g} (not arrived, already "
                              "started, or not a job of the set)")
         before = self._s.st.started[listed].copy()
-        if blacklist is None:
+        try:
+            self._map(listed, blacklist if blacklist is None else bl)
+        finally:
+            now = listed[(self._s.st.started[listed] == 1) & (before == 0)]
+            first = self._first[now]
+            self._first[now] = np.where(np.isnan(first), self._t, first)
+        return now
+
+    def _map(self, listed, bl) -> None:
+        if bl is None:
             self._s.map(self._t, listed)
         else:
             self._s.set_blacklist(listed, bl)
@@ -209,7 +223,61 @@ class Session:
                 self._s.map(self._t, listed)
             finally:  # a blacklist holds for this call only
                 self._s.set_blacklist(listed, 0.0)
-        return listed[(self._s.st.started[listed] == 1) & (before == 0)]
+
+    def preempt(self, jobs, keep: float = 1.0, restart: float = 0.0) -> np.ndarray:
+        """Stop these running jobs now and queue them again, each at its arrival place.
+
+        Parameters
+        ----------
+        jobs : array_like of int
+            Positions of running jobs.
+        keep : float
+            Share of the work done in the stopped execution that is kept, in
+            [0, 1]: 1 (default) resumes where it stopped (a checkpoint written
+            at the preemption), 0 starts over (no checkpoint).
+        restart : float
+            Work added to the next execution, s on a speed-1.0 node (reading a
+            checkpoint back, say), >= 0.
+
+        Returns the jobs stopped. Their nodes, power and link traffic are
+        released at once (other co-allocated jobs are re-rated, fluid model);
+        each stopped execution becomes a row of the schedule's ``segments``,
+        and a restarted job may be placed elsewhere.
+
+        Raises
+        ------
+        ValueError
+            If a job is not running, or ``keep`` or ``restart`` is out of range.
+        """
+        listed = np.atleast_1d(np.asarray(jobs))
+        if listed.size and listed.dtype.kind not in "iu":
+            raise ValueError(f"preempt takes job positions (integers), got dtype {listed.dtype}")
+        listed = listed.astype(np.int64)
+        if isinstance(keep, bool) or not isinstance(keep, (int, float)) or not 0 <= keep <= 1:
+            raise ValueError(f"keep must be a share in [0, 1], got {keep!r}")
+        if isinstance(restart, bool) or not isinstance(restart, (int, float)) or \
+                not 0 <= restart < math.inf:
+            raise ValueError(f"restart must be a finite number of seconds >= 0, got {restart!r}")
+        running = set(self._s.running()[0].tolist())
+        for j in listed.tolist():
+            if j not in running:
+                raise ValueError(f"job {j} is not running at t={self._t:g}")
+        st, out, t = self._s.st, self._s.out, self._t
+        for j in listed.tolist():
+            start, alloc, sd = float(out.start[j]), out.alloc[j].copy(), float(st.sd[j])
+            before = self._s.runtime(j)
+            left = self._s.preempt(t, j)
+            done = max(before - left, 0.0)
+            read = self._read[j]
+            useful = max(done - read, 0.0)
+            self._s.set_runtime(j, max(left - max(read - done, 0.0) + (1 - keep) * useful
+                                       + restart, 1e-9 * before))
+            read_wall = min(read * sd, t - start)
+            compute = t - start - read_wall
+            self._stopped.append((j, start, t, read_wall, keep * compute, (1 - keep) * compute,
+                                  alloc))
+            self._read[j] = restart
+        return listed
 
     def advance(self) -> float:
         """Move to the next arrival or finish; returns its time (``inf`` once every job started).
@@ -237,14 +305,35 @@ class Session:
             raise RuntimeError(f"{self.queued().size} job(s) are still waiting; advance first")
         d = self._s.finish(self._t)
         js = self.jobset
-        order = np.lexsort((np.arange(len(js)), d.start)).astype(np.int64)
         info = dict(info or {})
         info.setdefault("estimates", self.estimates)
         info.setdefault("events", self.events)
-        arrays = [order, np.zeros(d.alloc.shape), d.start.copy(), d.finish.copy(),
-                  d.alloc.copy()]
+        start, energy, segments = d.start.copy(), d.energy, None
+        if self._stopped:
+            segments = self._segments(d)
+            start = self._first.copy()  # a preempted job's first start
+            energy = schedule_energy(js.release, segments.start, segments.end, segments.alloc,
+                                     js.power[segments.job], self.federation)
+            info.setdefault("preemptions", len(self._stopped))
+        order = np.lexsort((np.arange(len(js)), start)).astype(np.int64)
+        arrays = [order, np.zeros(d.alloc.shape), start, d.finish.copy(), d.alloc.copy()]
         for a in arrays:
             a.setflags(write=False)
         return Schedule(js, self.federation, arrays[0], arrays[1], self.model, arrays[2],
-                        arrays[3], arrays[4], d.makespan, d.energy, d.flowtime, 0, d.n_coalloc,
-                        "none", self.rule, None, policy, info)
+                        arrays[3], arrays[4], d.makespan, energy, d.flowtime, 0, d.n_coalloc,
+                        "none", self.rule, None, policy, info, segments)
+
+    def _segments(self, d) -> Segments:
+        """Every execution: the stopped ones and each job's last, in the order they ended."""
+        J = len(self.jobset)
+        sd = self._s.st.sd
+        last = [(j, float(d.start[j]), float(d.finish[j]),
+                 min(self._read[j] * float(sd[j]), float(d.finish[j] - d.start[j])))
+                for j in range(J)]
+        rows = [(j, s, e, r, c, lost, a, True) for j, s, e, r, c, lost, a in self._stopped]
+        rows += [(j, s, e, r, e - s - r, 0.0, d.alloc[j].copy(), False) for j, s, e, r in last]
+        rows.sort(key=lambda row: (row[2], row[0]))
+        col = list(zip(*rows, strict=True))
+        return Segments(np.array(col[0], dtype=np.int64), np.array(col[1]), np.array(col[2]),
+                        np.array(col[3]), np.array(col[4]), np.array(col[5]), np.zeros(len(rows)),
+                        np.array(col[7], dtype=bool), np.array(col[6], dtype=np.int64))
