@@ -964,7 +964,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_workload_args(p, power="none", online=True)
     p.add_argument("--policy", default="easy",
                    help="a registered policy (moga.sim.POLICIES: fcfs, easy, prb, hybrid, "
-                        "realtime-first, value-density, online-EASY, online-FCFS-multi, "
+                        "realtime-first, realtime-preempt, value-density, online-moga, "
+                        "online-EASY, online-FCFS-multi, "
                         "Max-Max-Value, Max-Max-VPR, rt-baseline, rt-highpq, rt-preempt-none, "
                         "rt-preempt-sys, rt-preempt-app, rt-preempt-jit, "
                         "rt-preempt-jit-improved) or path/to/file.py:Class (an OnlinePolicy; "
@@ -984,7 +985,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "use values, none otherwise)")
     p.add_argument("--rtj-fraction", type=_fraction("--rtj-fraction"), default=None,
                    help="tag this share of jobs as real-time, in [0, 1] (default: 0.1 for "
-                        "realtime-first and the rt- schemes, none otherwise)")
+                        "realtime-first, realtime-preempt and the rt- schemes, none "
+                        "otherwise)")
     p.add_argument("--tag-seed", type=_seed, default=0, help="seed of the real-time tags "
                                                               "(default 0)")
     g = p.add_argument_group("online-moga options (docs/guide/online-moga.md)")

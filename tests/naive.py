@@ -1480,3 +1480,71 @@ def naive_online_moga(release, tasks, runtime, requested, nodes, speed, pbusy, p
         future = [release[j] for j in range(J) if start[j] is None and release[j] > t]
         t = min([finish[r] for r in running] + future)
     return start, finish, alloc, log
+
+
+def naive_realtime_preempt(release, tasks, runtime, realtime, nodes, keep=True, restart=0.0):
+    """``realtime-preempt`` on one cluster of speed 1 without communication, in plain Python.
+
+    At every arrival or finish (finishes first): each waiting real-time job
+    (arrival order) starts if it fits; else, if the running batch jobs hold
+    enough nodes, the most recently started of them (ties: the higher
+    position first) are stopped, as few as free its nodes, and queued again
+    with their work kept plus ``restart`` s (``keep``) or lost; then it
+    starts. Then every waiting batch job that fits starts, in arrival order.
+    Returns ``(first start, finish, executions)``, executions as ``(job,
+    start, end)`` in the order they ended (ties by job).
+    """
+    J = len(release)
+    left = [float(r) for r in runtime]  # work left at the next start
+    read = [0.0] * J  # restart read at the start of the current execution
+    first, finish = [None] * J, [None] * J
+    run = {}  # job -> (start, end)
+    execs = []
+    free = nodes
+    t = min(release)
+    while any(f is None for f in finish):
+        for j, (s, e) in sorted(run.items()):
+            if e <= t:
+                del run[j]
+                free += tasks[j]
+                finish[j] = e
+                execs.append((j, s, e))
+        waiting = sorted((j for j in range(J) if finish[j] is None and j not in run
+                          and release[j] <= t), key=lambda j: (release[j], j))
+
+        def begin(j):
+            nonlocal free
+            free -= tasks[j]
+            run[j] = (t, t + left[j])
+            if first[j] is None:
+                first[j] = t
+
+        for j in [j for j in waiting if realtime[j]]:
+            if tasks[j] <= free:
+                begin(j)
+                continue
+            batch = [b for b in run if not realtime[b]]
+            if sum(tasks[b] for b in batch) < tasks[j] - free:
+                continue
+            for b in sorted(batch, key=lambda b: (-run[b][0], -b)):
+                if tasks[j] <= free:
+                    break
+                s, e = run.pop(b)
+                free += tasks[b]
+                execs.append((b, s, t))
+                # An unfinished restart read is not read again; the next one is added.
+                left[b] = ((e - t) - max(read[b] - (t - s), 0.0) + restart if keep
+                           else float(runtime[b]))
+                read[b] = restart if keep else 0.0
+            begin(j)
+        for j in sorted((j for j in range(J) if finish[j] is None and j not in run
+                         and release[j] <= t and not realtime[j]),
+                        key=lambda j: (release[j], j)):
+            if tasks[j] <= free:
+                begin(j)
+        future = [release[j] for j in range(J) if first[j] is None and release[j] > t]
+        if not run and not future:
+            break
+        t = min([e for _, e in run.values()] + future)
+    execs.sort(key=lambda x: (x[2], x[0]))
+    return first, finish, execs

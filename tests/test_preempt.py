@@ -159,3 +159,50 @@ def test_segments_export(tmp_path):
     lines = (tmp_path / "segments.csv").read_text().splitlines()
     assert len(lines) == 4
     r.to_csv(tmp_path / "schedule.csv")
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("checkpoint, restart", [("jit", 0.0), ("jit", 7.0), ("none", 0.0)])
+def test_realtime_preempt_equals_its_twin(seed, checkpoint, restart):
+    import dataclasses
+
+    from naive import naive_realtime_preempt
+
+    rng = np.random.default_rng(seed)
+    J = 30
+    js = jobs(np.sort(rng.integers(0, 500, J)), rng.integers(1, 9, J), rng.integers(5, 150, J))
+    js = dataclasses.replace(js, realtime=rng.random(J) < 0.3)
+    fed = one_cluster(nodes=10)
+    r = simulate(js, fed, "realtime-preempt", options={"checkpoint": checkpoint,
+                                                       "restart": restart})
+    first, finish, execs = naive_realtime_preempt(js.release, js.tasks, js.runtime, js.realtime,
+                                                  10, keep=checkpoint == "jit",
+                                                  restart=restart)
+    np.testing.assert_allclose(r.start, first)
+    np.testing.assert_allclose(r.finish, finish)
+    seg = r.segments
+    if seg is None:
+        assert len(execs) == J
+        return
+    assert seg.job.tolist() == [e[0] for e in execs]
+    np.testing.assert_allclose(seg.start, [e[1] for e in execs])
+    np.testing.assert_allclose(seg.end, [e[2] for e in execs])
+    assert r.info["checkpoint"] == checkpoint
+
+
+def test_realtime_preempt_helps_real_time_jobs_under_a_power_cap():
+    import dataclasses
+
+    tr = moga.load_default()
+    fed = moga.Federation.preset().scaled(96).with_cap(fraction=0.7)
+    js = tr.jobset(n_jobs=300, federation=fed, batch=False, seed=0, wide="drop")
+    rng = np.random.default_rng(0)
+    js = dataclasses.replace(js, realtime=rng.random(len(js)) < 0.1)
+    first = simulate(js, fed, "realtime-first")
+    pre = simulate(js, fed, "realtime-preempt")
+    assert pre.info["preempted_jobs"] >= pre.info["preemptions"] > 0
+    rt = js.realtime
+    assert pre.wait[rt].mean() <= first.wait[rt].mean()
+    times, watts = pre.power_profile()
+    assert watts.max() <= fed.power_cap * (1 + 1e-9)
+    pre.execution_nodes()

@@ -1,13 +1,20 @@
 """Built-in online policies written in Python, on :class:`~moga.sim.Session`.
 
-Both are greedy list schedulers: at every event they rank the waiting jobs
+They are greedy list schedulers: at every event they rank the waiting jobs
 and start, in rank order, every one that fits now (nodes and power caps);
-no reservation, no preemption.
+no reservation.
 
 ``realtime-first``
     Real-time jobs (``JobSet.realtime``) before batch jobs, each class in
     arrival order: the high-priority queue of the real-time study, on a
     federation and under its power caps.
+``realtime-preempt``
+    ``realtime-first``, and a real-time job that does not fit stops batch
+    jobs for it (:meth:`~moga.sim.Session.preempt`), the most recently
+    started first, as few as free its nodes; they are queued again with
+    their work kept (a checkpoint written at the preemption, read back at
+    the restart) or lost (``checkpoint="none"``). Nothing is stopped when
+    all the running batch jobs would not free enough nodes.
 ``value-density``
     For job-sets with value functions: by decreasing value earned if the
     job started now and ran its estimate, per node-second of estimate; jobs
@@ -20,7 +27,7 @@ import numpy as np
 
 from .registry import OnlinePolicy
 
-__all__ = ["RealtimeFirst", "ValueDensity", "start_ranked"]
+__all__ = ["RealtimeFirst", "RealtimePreempt", "ValueDensity", "start_ranked"]
 
 
 def start_ranked(session, ranked) -> np.ndarray:
@@ -49,6 +56,59 @@ class RealtimeFirst(OnlinePolicy):
         q = session.queued()  # arrival order
         rt = session.jobset.realtime[q]
         start_ranked(session, np.concatenate([q[rt], q[~rt]]))
+
+
+class RealtimePreempt(OnlinePolicy):
+    """Real-time jobs first, preempting batch jobs for them; then batch jobs in arrival order.
+
+    Parameters
+    ----------
+    checkpoint : {"jit", "none"}
+        ``"jit"`` (default): a preempted job keeps its work (a checkpoint
+        written at the preemption) and restarts with ``restart`` s of work
+        more (reading it back); ``"none"``: it starts over.
+    restart : float
+        Restart work of a ``"jit"`` checkpoint, s on a speed-1.0 node (>= 0).
+    """
+
+    name = "realtime-preempt"
+
+    def __init__(self, checkpoint: str = "jit", restart: float = 0.0):
+        if checkpoint not in ("jit", "none"):
+            raise ValueError(f"checkpoint must be 'jit' or 'none', got {checkpoint!r}")
+        if isinstance(restart, bool) or not isinstance(restart, (int, float)) or \
+                not 0 <= restart < float("inf"):
+            raise ValueError(f"restart must be a finite number of seconds >= 0, got {restart!r}")
+        self.checkpoint, self.restart = checkpoint, float(restart)
+        self.preemptions = 0
+
+    def reset(self, session):
+        self.preemptions = 0
+
+    def decide(self, session):
+        js = session.jobset
+        q = session.queued()
+        rt = js.realtime[q]
+        for j in q[rt]:
+            if session.start([j]).size:
+                continue
+            run = session.running()[0]
+            batch = run[~js.realtime[run]]
+            need = int(js.tasks[j]) - int(session.free.sum())
+            if need <= 0 or batch.size == 0 or js.tasks[batch].sum() < need:
+                continue  # it waits for power, or no batch jobs could free its nodes
+            # The most recently started first (the least work lost), ties by position.
+            victims = batch[np.lexsort((-batch, -session.current_start(batch)))]
+            n = int(np.searchsorted(np.cumsum(js.tasks[victims]), need)) + 1
+            keep, restart = (1.0, self.restart) if self.checkpoint == "jit" else (0.0, 0.0)
+            session.preempt(victims[:n], keep=keep, restart=restart)
+            self.preemptions += n
+            session.start([j])
+        start_ranked(session, session.queued()[~js.realtime[session.queued()]])
+
+    def summary(self) -> dict:
+        return {"checkpoint": self.checkpoint, "restart_s": self.restart,
+                "preempted_jobs": self.preemptions}
 
 
 class ValueDensity(OnlinePolicy):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,6 +131,10 @@ POLICIES = {p.name: p for p in (
     PolicyInfo("realtime-first", "python", "real-time jobs first, then batch jobs, each in "
                "arrival order; every job that fits", "moga.sim.policies.RealtimeFirst",
                "naive_greedy", frozenset({"power_cap", "realtime"}), ("requested", "exact")),
+    PolicyInfo("realtime-preempt", "python", "realtime-first, and a real-time job that does "
+               "not fit preempts the most recently started batch jobs (checkpoint kept, or "
+               "lost)", "moga.sim.policies.RealtimePreempt", "naive_realtime_preempt",
+               frozenset({"power_cap", "realtime", "preemption"}), ("requested", "exact")),
     PolicyInfo("online-moga", "python", "the blacklist GA at each event: evolves the waiting "
                "jobs' order and blacklist, running jobs fixed, and starts what the preferred "
                "member starts now", "moga.evolution.online.OnlineMOGA", "naive_online_moga",
@@ -153,13 +158,18 @@ def session_policy(name: str, options: dict | None = None) -> OnlinePolicy | Non
     ValueError
         If ``options`` are given to a policy without any, or are not its own (the
         message names them).
+
+    Notes
+    -----
+    The options are the class's keyword arguments (``OnlineMOGA``'s,
+    ``RealtimePreempt``'s).
     """
     entry = POLICIES.get(name)
     module, _, cls_name = entry.code.rpartition(".") if entry is not None else ("", "", "")
     if module not in _SESSION_MODULES:
         return None
     cls = getattr(importlib.import_module(module), cls_name)
-    if options and "search" not in entry.supports:
+    if options and len(inspect.signature(cls).parameters) == 0:
         raise ValueError(f"policy {name!r} takes no options, got {sorted(options)}")
     try:
         return cls(**(options or {}))

@@ -139,6 +139,11 @@ class Session:
         planned = start + (fin - start) * self._scale[run]
         return run, np.maximum(planned, self._t)
 
+    def current_start(self, jobs) -> np.ndarray:
+        """When the current execution of each of these running jobs started, s (a restarted
+        job's restart; its first start is in the result's ``start``)."""
+        return self._s.out.start[np.asarray(jobs, dtype=np.int64)].copy()
+
     @property
     def free(self) -> np.ndarray:
         """Free nodes per cluster (a copy)."""

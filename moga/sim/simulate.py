@@ -59,9 +59,9 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         asked (the others offer no other choice; asking for one is an
         error).
     options : dict, optional
-        Keyword arguments of a registered policy that takes options (those
-        whose entry ``supports`` ``"search"``, e.g. ``online-moga``:
-        :class:`moga.evolution.OnlineMOGA`).
+        Keyword arguments of a registered Python policy that takes options
+        (``online-moga``: :class:`moga.evolution.OnlineMOGA`;
+        ``realtime-preempt``: :class:`moga.sim.policies.RealtimePreempt`).
 
     Returns
     -------
