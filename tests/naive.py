@@ -1512,7 +1512,7 @@ def naive_realtime_preempt(release, tasks, runtime, realtime, nodes, keep=True, 
         waiting = sorted((j for j in range(J) if finish[j] is None and j not in run
                           and release[j] <= t), key=lambda j: (release[j], j))
 
-        def begin(j):
+        def begin(j, t=t):
             nonlocal free
             free -= tasks[j]
             run[j] = (t, t + left[j])
