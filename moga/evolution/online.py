@@ -283,7 +283,8 @@ class OnlineMOGA(OnlinePolicy):
     ----------
     preference : str
         How a decision picks a member of its front (:func:`parse_preference`);
-        default ``"slowdown:0.1"``.
+        default ``"slowdown:0"``: the least energy among the members of least
+        window slowdown.
     objectives : sequence of str
         What the window's GA minimises (:data:`WINDOW_OBJECTIVES`); default
         ``("energy", "bsld")``.
@@ -329,7 +330,7 @@ class OnlineMOGA(OnlinePolicy):
 
     name = "online-moga"
 
-    def __init__(self, preference: str = "slowdown:0.1", objectives=("energy", "bsld"),
+    def __init__(self, preference: str = "slowdown:0", objectives=("energy", "bsld"),
                  pop_size: int = 20, generations: int = 10, time_budget: float | None = None,
                  window: int = 32, interval: float = 0.0, min_change: int = 4,
                  max_pinned: int = 64, warm_start: bool = True, seed: int = 1, params=None):
