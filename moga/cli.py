@@ -991,8 +991,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                               "(default 0)")
     g = p.add_argument_group("online-moga options (docs/guide/online-moga.md)")
     g.add_argument("--preference", default=None,
-                   help="how a decision picks a front member: knee, weight:W, slowdown:X or "
-                        "energy:X (default: slowdown:0)")
+                   help="how a decision picks a front member: knee, weight:W, slowdown:X, "
+                        "energy:X or bsld:B (default: slowdown:0)")
     g.add_argument("--objectives", default=None,
                    help="comma-separated window objectives from makespan, energy, flowtime, "
                         "bsld (default: energy,bsld)")

@@ -125,7 +125,9 @@ def test_preferences_pick_as_documented():
     assert pick_member(G, F, "energy:0.5") == 2
     assert pick_member(G, F, "weight:1") == 0
     assert pick_member(G, F, "weight:0") == 3
-    for bad in ("fast", "weight:2", "slowdown:-1", "knee:1", "energy:x", 0.5):
+    assert pick_member(G, F, "bsld:2.5") == 2  # the least energy within the bound
+    assert pick_member(G, F, "bsld:1") == 1  # none within: the least slowdown
+    for bad in ("fast", "weight:2", "slowdown:-1", "knee:1", "energy:x", 0.5, "bsld:0.5"):
         with pytest.raises(ValueError, match="preference"):
             parse_preference(bad)
 

@@ -52,7 +52,7 @@ __all__ = ["OnlineMOGA", "WINDOW_OBJECTIVES", "WindowProblem", "parse_preference
 #: Objectives a decision can minimise over its window.
 WINDOW_OBJECTIVES = ("makespan", "energy", "flowtime", "bsld")
 #: Preference kinds (:func:`parse_preference`).
-PREFERENCES = ("knee", "weight", "slowdown", "energy")
+PREFERENCES = ("knee", "weight", "slowdown", "energy", "bsld")
 #: Planned remaining time of a running job past its estimate (s): it ends "now".
 _OVERRUN_S = 1.0
 
@@ -228,6 +228,9 @@ def parse_preference(preference) -> tuple[str, float]:
     ``"energy:X"``
         The least window bounded slowdown among the members whose energy is at
         most ``(1 + X)`` times the front's least (``X >= 0``).
+    ``"bsld:B"``
+        The least energy among the members whose window bounded slowdown is
+        at most ``B`` (``B >= 1``); the least slowdown when none is.
     """
     if not isinstance(preference, str):
         raise ValueError(f"preference must be a string such as 'knee' or 'slowdown:0.1', got "
@@ -245,8 +248,9 @@ def parse_preference(preference) -> tuple[str, float]:
     except ValueError:
         raise ValueError(f"preference {preference!r}: {kind!r} needs a number, as in "
                          f"'{kind}:0.1'") from None
-    if not math.isfinite(v) or v < 0 or (kind == "weight" and v > 1):
-        bound = "in [0, 1]" if kind == "weight" else ">= 0"
+    if not math.isfinite(v) or v < 0 or (kind == "weight" and v > 1) or \
+            (kind == "bsld" and v < 1):
+        bound = {"weight": "in [0, 1]", "bsld": ">= 1"}.get(kind, ">= 0")
         raise ValueError(f"preference {preference!r}: the value must be {bound}")
     return kind, v
 
@@ -271,6 +275,11 @@ def pick_member(G, F, preference) -> int:
         return int(np.argmin(v * _scaled(m) + (1 - v) * _scaled(e)))
     if kind == "slowdown":
         ok = b <= (1 + v) * b.min() * (1 + 1e-12)
+        return int(np.flatnonzero(ok)[np.lexsort((b[ok], e[ok]))[0]])
+    if kind == "bsld":
+        ok = b <= v
+        if not ok.any():
+            return int(np.lexsort((e, b))[0])
         return int(np.flatnonzero(ok)[np.lexsort((b[ok], e[ok]))[0]])
     ok = e <= (1 + v) * e.min() * (1 + 1e-12)
     return int(np.flatnonzero(ok)[np.lexsort((e[ok], b[ok]))[0]])
