@@ -32,7 +32,7 @@ __all__ = ["Population", "evolve", "survive"]
 
 
 def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, seed: int,
-           stop, observe=None, n_max_iterations: int = 100, improve=None):
+           stop, observe=None, n_max_iterations: int = 100, improve=None, extra=None):
     """Run NSGA-II and return its final :class:`Population`.
 
     Parameters
@@ -61,6 +61,10 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
         Rounds of mating allowed to replace duplicate children (pymoo's 100).
     improve : callable, optional
         Applied to the mutated children (see :class:`~moga.evolution.mating.ArrayMating`).
+    extra : callable, optional
+        ``extra(problem, pop, random_state)`` after each generation: rows (or None)
+        decoded with the next children (:class:`~moga.evolution.fast_end.FastEndSearch`);
+        rows equal to a parent or a child are dropped.
 
     Returns
     -------
@@ -93,6 +97,17 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
             functools.partial(_pairs, selection, pop, rs), hashes=pop.hashes)
         if len(X) == 0:  # pymoo stops when no new child can be made
             return pop
+        if extra is not None:
+            E = extra(problem, pop, rs)
+            if E is not None and len(E):
+                E = np.ascontiguousarray(E, dtype=np.float64) + 0.0
+                seen = SeenRows(np.vstack([pop.X, X]), np.concatenate([pop.hashes, hashes]))
+                new = [(row, h) for row, h in zip(E, _row_hashes(E), strict=True)
+                       if seen.add(row, h)]
+                if new:
+                    X = np.vstack([X, np.array([r for r, _ in new])])
+                    hashes = np.concatenate([hashes, np.array([h for _, h in new],
+                                                              dtype=np.uint64)])
         F = problem.decode(X)[0]
         n_evals += len(X)
         pop = _merge_survive(pop, X, F, hashes, pop_size, rs)

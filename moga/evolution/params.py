@@ -88,6 +88,10 @@ class GAParams:
         schedule's start order as its order, scaled down as 1,000 / J above
         1,000 jobs (:class:`~moga.evolution.resequencing.Resequencer`); 0
         turns it off.
+    fast_end : int
+        MOGA only (array loop): neighbours of the fastest member added to each
+        generation's children (:class:`~moga.evolution.fast_end.FastEndSearch`);
+        0 (default) turns it off.
     """
 
     pop_size: int = 100
@@ -109,10 +113,11 @@ class GAParams:
     archive_size: int = 200
     mating_neighbours: int = 10
     resequence_rate: float = 0.03
+    fast_end: int = 0
 
     def __post_init__(self):
         for name, low in (("pop_size", 2), ("n_gen", 1), ("archive_size", 0),
-                          ("mating_neighbours", 0)):
+                          ("mating_neighbours", 0), ("fast_end", 0)):
             v = getattr(self, name)
             # A float (10.0 from a TOML file) is refused: pymoo needs a true int.
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:

@@ -329,9 +329,14 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
             history.record(n, n_evals, off_F, lambda rows: off_X[rows],
                            lambda: pop.F[pop.rank == 0])
 
+        extra = None
+        if params.fast_end:
+            from .fast_end import FastEndSearch
+
+            extra = FastEndSearch(params.fast_end)
         pop = evolve(problem, pop_size=params.pop_size, sampling=sampling, selection=selection,
                      crossover=crossover, mutation=mutation, seed=seed, stop=stop,
-                     observe=observe, improve=improve)
+                     observe=observe, improve=improve, extra=extra)
         front_F, front_X = pop.F[pop.rank == 0], pop.X[pop.rank == 0]
         if bar is not None:
             bar.close()
