@@ -221,3 +221,12 @@ def test_grouped_running_jobs_still_schedule_everything():
     js = tiny(12, J=30)
     s = simulate(js, FED, policy(max_pinned=2))
     assert np.all(s.start >= js.release) and s.info["fallback_starts"] == 0
+
+
+def test_under_a_power_cap_the_cap_holds():
+    js = tiny(14, J=30).with_power(np.random.default_rng(0).uniform(0.6, 1.4, 30))
+    fed = FED.with_cap(fraction=0.5)
+    s = simulate(js, fed, policy())
+    times, watts = s.power_profile()
+    assert watts.max() <= fed.power_cap * (1 + 1e-9)
+    assert np.all(s.start >= js.release) and s.info["fallback_starts"] == 0
