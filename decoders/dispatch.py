@@ -212,6 +212,16 @@ class Stepper:
             raise ValueError(f"a run time must be > 0, got {runtime!r}")
         self._runtime[job] = runtime
 
+    def snapshot(self) -> list:
+        """Copies of the loop's whole state, for :meth:`restore` (a dry run of a mapping)."""
+        return [a.copy() for a in (*self.st, *self.out, self._bl, self._runtime)]
+
+    def restore(self, snapshot) -> None:
+        """Put back the state a :meth:`snapshot` copied."""
+        for a, saved in zip((*self.st, *self.out, self._bl, self._runtime), snapshot,
+                            strict=True):
+            np.copyto(a, saved)
+
     def finish(self, t: float) -> Dispatch:
         """Let the running jobs end; returns the schedule."""
         if not self.done:

@@ -454,7 +454,8 @@ def _cmd_powercap(args) -> int:
             print(f"  [{time.perf_counter() - t_start:7.1f} s] {cap}: {d} ...", flush=True)
 
     results = cap_study(js, fed, caps=caps, dispatchers=args.dispatchers, model=args.model,
-                        cp=CPOptions(window=args.window, time_limit=args.cp_time), progress=say,
+                        cp=CPOptions(window=args.window, time_limit=args.cp_time,
+                                     passes=args.cp_passes), progress=say,
                         estimates=args.estimates, uncapped=not args.no_uncapped,
                         power_error=args.power_error, power_seed=args.power_seed,
                         power_margin=args.power_margin)
@@ -940,6 +941,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hybrid: waiting jobs in the CP model per event (default 16)")
     p.add_argument("--cp-time", type=_pos_float("--cp-time"), default=0.01,
                    help="hybrid: CP-SAT deterministic time limit per event (default 0.01)")
+    p.add_argument("--cp-passes", type=_pos_int("--cp-passes"), default=1,
+                   help="the hybrid's solves per event: conflict sets the mapper meets are fed "
+                        "back as cuts until none is left (default 1: no feedback)")
     p.add_argument("--estimates", choices=["exact", "requested"], default="exact",
                    help="what the dispatchers plan with: exact run times or the requested "
                         "(walltime) ones (default: exact)")

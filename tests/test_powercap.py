@@ -224,6 +224,46 @@ def test_hybrid_is_reproducible_and_reports_its_solves():
     assert 0 <= a.info["fallbacks"] <= a.info["solves"]
 
 
+def test_hybrid_feeds_conflict_sets_back_to_the_solver():
+    js, fed = _real(150)
+    fed = fed.with_cap(fraction=0.4)
+    one = run_dispatcher(js, fed, "hybrid", cp=CPOptions(window=8, time_limit=0.02))
+    loop = run_dispatcher(js, fed, "hybrid", cp=CPOptions(window=8, time_limit=0.02, passes=4))
+    assert one.info["cuts"] == 0 and one.info["passes"] == 1
+    assert loop.info["cuts"] > 0  # the mapper met conflicts and the solver got cuts
+    assert loop.info["solves"] > loop.info["cuts"]  # each cut is one more solve of an event
+    assert loop.metrics.time_above_cap == 0.0
+    _check_profile(loop.start, loop.finish, loop.alloc, js, fed)
+    again = run_dispatcher(js, fed, "hybrid", cp=CPOptions(window=8, time_limit=0.02, passes=4))
+    np.testing.assert_array_equal(loop.start, again.start)
+    with pytest.raises(ValueError, match="passes"):
+        CPOptions(passes=0)
+
+
+def test_a_cut_keeps_a_conflict_set_from_running_at_once():
+    # Two jobs that fit together in the relaxed model; the cut forbids it.
+    free = solve_relaxed([5, 5], [1, 1], [1.0, 1.0], [1.0, 1.0], 4, 100.0,
+                         options=CPOptions(time_limit=5.0))
+    assert free.start.tolist() == [0, 0]
+    cut = solve_relaxed([5, 5], [1, 1], [1.0, 1.0], [1.0, 2.0], 4, 100.0,
+                        options=CPOptions(time_limit=5.0), cuts=[[0, 1]])
+    assert cut.start.tolist() == [5, 0]  # the heavier job first, the other after it
+
+
+def test_would_start_is_a_dry_run():
+    from moga.sim import Session
+
+    js, fed = _real(40)
+    s = Session(js, fed)
+    q = s.queued()
+    free, power = s.free, s.power_used
+    dry = s.would_start(q)
+    assert dry.size > 0 and s.queued().tolist() == q.tolist()
+    np.testing.assert_array_equal(s.free, free)
+    np.testing.assert_array_equal(s.power_used, power)
+    assert s.start(q).tolist() == dry.tolist()
+
+
 # ----------------------------------------------------------------- CP model
 def _serial_sgs(perm, dur, nodes, power, cap_n, cap_p):
     """Each job in turn at its earliest start where nodes and power hold it (integer time)."""

@@ -47,14 +47,23 @@ class CPOptions:
         roughly seconds; a wall-clock limit would make runs irreproducible).
     seed : int
         CP-SAT's random seed (one search worker, so runs are bit-identical).
+    passes : int
+        Solves per event of the seed's feedback loop: when the mapper cannot
+        start every job the solver starts now (they conflict on the real
+        clusters or power), that set becomes a cut (a cumulative of demand 1
+        and capacity ``|set| - 1``: not all of them at once) and the model is
+        solved again, until no conflict is left or ``passes`` solves were
+        made. 1 (default): one solve, no feedback.
     """
 
     window: int = 16
     time_limit: float = 0.01
     seed: int = 0
+    passes: int = 1
 
     def __post_init__(self):
         check_int("window", self.window, 2)
+        check_int("passes", self.passes, 1)
         check_number("time_limit", self.time_limit, 0, low_open=True)
         check_int("seed", self.seed, 0, 2**31 - 1)
 
@@ -141,7 +150,7 @@ def serial_schedule(order, duration, nodes, power, node_capacity, power_capacity
 
 def solve_relaxed(duration, nodes, power, weight, node_capacity, power_capacity,
                   running_end=(), running_nodes=(), running_power=(), hint=None,
-                  options: CPOptions = CPOptions()) -> RelaxedSolution:
+                  options: CPOptions = CPOptions(), cuts=()) -> RelaxedSolution:
     """Solve the relaxed model over the waiting jobs.
 
     Parameters
@@ -164,6 +173,10 @@ def solve_relaxed(duration, nodes, power, weight, node_capacity, power_capacity,
     hint : array_like of int, optional
         Start times to hint the search with (a known feasible schedule).
     options : CPOptions
+    cuts : sequence of array_like of int
+        Conflict sets (positions among the waiting jobs): for each, a
+        cumulative of demand 1 and capacity ``len(set) - 1``, so that not
+        all of its jobs run at once.
 
     Returns
     -------
@@ -198,6 +211,10 @@ def solve_relaxed(duration, nodes, power, weight, node_capacity, power_capacity,
     if cap is not None:
         m.AddCumulative(intervals + fixed, [int(v) for v in pw] + [int(v) for v in r_pw[keep]],
                         cap)
+    for cut in cuts:
+        cut = [int(i) for i in cut]
+        if len(cut) >= 2:
+            m.AddCumulative([intervals[i] for i in cut], [1] * len(cut), len(cut) - 1)
     m.Minimize(sum(int(w[i]) * starts[i] for i in range(n)))
     if hint is not None:
         for i, h in enumerate(np.asarray(hint, dtype=np.int64)):

@@ -51,8 +51,9 @@ class PowercapResult:
         ``fallbacks`` (events where no solution came in time and PRB's order
         was used), ``skipped`` (events where nothing could start, or all
         waiting jobs together fit the pooled nodes and power now, so the
-        relaxed optimum is known without a solve), ``solve_seconds`` (each solve's wall time), and
-        the options.
+        relaxed optimum is known without a solve), ``cuts`` (conflict sets fed
+        back to the solver, ``CPOptions.passes``), ``solve_seconds``
+        (each solve's wall time), and the options.
     """
 
     dispatcher: str
@@ -245,8 +246,9 @@ def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions,
     least = js.tasks * inc.min(axis=1)
     budget = math.inf if fed.power_cap is None else fed.power_cap - fed.idle_power
     total = fed.total_nodes
-    stats = {"events": 0, "solves": 0, "fallbacks": 0, "skipped": 0, "solve_seconds": [],
-             "window": cp.window, "time_limit": cp.time_limit}
+    stats = {"events": 0, "solves": 0, "fallbacks": 0, "skipped": 0, "cuts": 0,
+             "solve_seconds": [], "window": cp.window, "time_limit": cp.time_limit,
+             "passes": cp.passes}
     while not s.done:
         t = s.now
         stats["events"] += 1
@@ -269,17 +271,28 @@ def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions,
                 args = (dur[cand], js.tasks[cand], least[cand])
                 running = (fin - t, js.tasks[run], run_inc)
                 hint = serial_schedule(range(cand.size), *args, total, budget, *running)
-                sol = solve_relaxed(*args, weight[cand], total, budget, *running, hint=hint,
-                                    options=cp)
-                stats["solves"] += 1
-                stats["solve_seconds"].append(sol.seconds)
-                if sol.start is None:
+                cuts, good = [], None
+                for p in range(cp.passes):
+                    sol = solve_relaxed(*args, weight[cand], total, budget, *running, hint=hint,
+                                        options=cp, cuts=cuts)
+                    stats["solves"] += 1
+                    stats["solve_seconds"].append(sol.seconds)
+                    if sol.start is None:  # no solution in time with the cuts: keep the last
+                        break
+                    good = sol
+                    now = np.flatnonzero(sol.start == 0)
+                    if p + 1 == cp.passes or now.size < 2 or \
+                            s.would_start(cand[now]).size == now.size:
+                        break
+                    cuts.append(now)  # they conflict on the real federation: not all at once
+                    stats["cuts"] += 1
+                if good is None:
                     stats["fallbacks"] += 1
                     listed = ranked
                 else:
                     # The solver's "start now" jobs, in its order; the others are
                     # reconsidered at the next arrival or finish, with a fresh solve.
-                    listed = cand[sol.start == 0]
+                    listed = cand[good.start == 0]
         s.start(listed)
         s.advance()
     stats["solve_seconds"] = np.array(stats["solve_seconds"])

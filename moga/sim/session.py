@@ -229,6 +229,17 @@ class Session:
             finally:  # a blacklist holds for this call only
                 self._s.set_blacklist(listed, 0.0)
 
+    def would_start(self, jobs, blacklist=None) -> np.ndarray:
+        """The jobs :meth:`start` would start now, in that order, without starting any (a dry
+        run on a copy of the loop's state)."""
+        saved = self._s.snapshot()
+        first = self._first.copy()
+        try:
+            return self.start(jobs, blacklist)
+        finally:
+            self._s.restore(saved)
+            self._first = first
+
     def preempt(self, jobs, keep: float = 1.0, restart: float = 0.0) -> np.ndarray:
         """Stop these running jobs now and queue them again, each at its arrival place.
 
