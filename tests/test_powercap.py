@@ -109,9 +109,8 @@ def test_capped_easy_on_requested_times_equals_its_twin(inst, seed):
 
 
 def test_dispatchers_plan_on_requested_times_if_asked():
-    tr = moga.load_default()
-    fed = moga.Federation.preset().with_cap(fraction=0.6)
-    js = tr.jobset(n_jobs=120, federation=fed, batch=False, power="lognormal", seed=0)
+    js, fed = _real(120)
+    fed = fed.with_cap(fraction=0.6)
     for d in ("easy", "prb"):
         exact = run_dispatcher(js, fed, d)
         planned = run_dispatcher(js, fed, d, estimates="requested")
@@ -158,9 +157,10 @@ def test_no_dispatcher_exceeds_the_cap(inst, dispatcher, model):
     assert r.metrics.peak_power <= fed.power_cap * (1 + 1e-9)
 
 
-def _real(n_jobs=150):
+def _real(n_jobs=150, seed=0):
     fed = moga.Federation.preset("default")
-    js = moga.load_default().jobset(n_jobs=n_jobs, federation=fed, batch=False, power="lognormal")
+    js = moga.load_default().jobset(n_jobs=n_jobs, federation=fed, batch=False, power="lognormal",
+                                    seed=seed)
     return js, fed
 
 
@@ -415,9 +415,8 @@ def test_dispatchers_plan_on_predicted_power_and_are_judged_on_the_real_draw():
     from moga.model.schedule import schedule_energy
     from moga.powercap import predict_power
 
-    tr = moga.load_default()
-    fed = moga.Federation.preset().with_cap(fraction=0.5)
-    js = tr.jobset(n_jobs=150, federation=fed, batch=False, power="lognormal", seed=0)
+    js, fed = _real(150)
+    fed = fed.with_cap(fraction=0.5)
     for d in ("easy", "prb"):
         exact = run_dispatcher(js, fed, d)
         # The decoder's energy is the one formula of schedule_energy.
@@ -450,9 +449,8 @@ def test_dispatchers_plan_on_predicted_power_and_are_judged_on_the_real_draw():
 
 
 def test_a_wrong_power_prediction_can_exceed_the_cap():
-    tr = moga.load_default()
-    fed = moga.Federation.preset().with_cap(fraction=0.45)
-    js = tr.jobset(n_jobs=300, federation=fed, batch=False, power="lognormal", seed=1)
+    js, fed = _real(300, seed=1)
+    fed = fed.with_cap(fraction=0.45)
     over = [run_dispatcher(js, fed, "prb", power_error=0.5, power_seed=s).metrics.time_above_cap
             for s in range(3)]
     assert max(over) > 0

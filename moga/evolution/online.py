@@ -40,6 +40,7 @@ from ..model.chromosome import split
 from ..model.jobset import JobSet
 from ..model.schedule import BSLD_BOUND, evaluate_batch
 from ..sim.registry import OnlinePolicy
+from ..validation import check_number
 from .engine import evolve
 from .mating import NeighbourSelection
 from .operators import ScheduleSampling
@@ -82,11 +83,7 @@ class WindowProblem(SchedulingProblem):
 
     def __init__(self, queue: JobSet, full: JobSet, federation, n_pinned: int, pinned_bl,
                  waited, objectives=("makespan", "energy"), model: str = "fluid"):
-        objectives = tuple(objectives)
-        bad = [o for o in objectives if o not in WINDOW_OBJECTIVES]
-        if bad or not objectives:
-            raise ValueError(f"objectives must be a non-empty subset of {list(WINDOW_OBJECTIVES)},"
-                             f" got {list(objectives)}")
+        objectives = _check_objectives(objectives)
         super().__init__(queue, federation, model=model, objectives=("makespan",))
         self.n_obj = len(objectives)
         self.objectives = objectives
@@ -137,6 +134,15 @@ class WindowProblem(SchedulingProblem):
 
     def start_orders(self, X, backfill: str = "easy"):
         raise NotImplementedError("a window problem has no re-sequencing")
+
+
+def _check_objectives(objectives) -> tuple:
+    """``objectives`` as a tuple, refused unless a non-empty subset of :data:`WINDOW_OBJECTIVES`."""
+    objectives = tuple(objectives)
+    if not objectives or any(o not in WINDOW_OBJECTIVES for o in objectives):
+        raise ValueError(f"objectives must be a non-empty subset of {list(WINDOW_OBJECTIVES)}, "
+                         f"got {list(objectives)}")
+    return objectives
 
 
 def window_problem(session, jobs, objectives=("makespan", "energy"),
@@ -344,28 +350,20 @@ class OnlineMOGA(OnlinePolicy):
                  window: int = 32, interval: float = 0.0, min_change: int = 4,
                  max_pinned: int = 64, warm_start: bool = True, seed: int = 1, params=None):
         parse_preference(preference)
-        objectives = tuple(objectives)
-        bad = [o for o in objectives if o not in WINDOW_OBJECTIVES]
-        if bad or not objectives:
-            raise ValueError(f"objectives must be a non-empty subset of {list(WINDOW_OBJECTIVES)},"
-                             f" got {list(objectives)}")
+        objectives = _check_objectives(objectives)
         for name, v, low in (("pop_size", pop_size, 4), ("generations", generations, 1),
                              ("window", window, 1), ("max_pinned", max_pinned, 1),
                              ("min_change", min_change, 1)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
-        if time_budget is not None and not (isinstance(time_budget, (int, float))
-                                            and not isinstance(time_budget, bool)
-                                            and 0 < time_budget < math.inf):
-            raise ValueError(f"time_budget must be a number of seconds > 0, got {time_budget!r}")
-        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or \
-                not 0 <= interval < math.inf:
-            raise ValueError(f"interval must be a number of seconds >= 0, got {interval!r}")
-        self.interval, self.min_change = float(interval), int(min_change)
+        if time_budget is not None:
+            time_budget = check_number("time_budget", time_budget, 0, low_open=True)
+        self.interval = check_number("interval", interval, 0)
+        self.min_change = int(min_change)
         self.preference = preference
         self.objectives = objectives
         self.pop_size, self.generations = int(pop_size), int(generations)
-        self.time_budget = None if time_budget is None else float(time_budget)
+        self.time_budget = time_budget
         self.window = int(window)
         self.max_pinned = int(max_pinned)
         self.warm_start = bool(warm_start)

@@ -21,6 +21,7 @@ from decoders.federated import CapInfeasibleError, _idle_least_power
 from ..model.jobset import POWER_RANGE, JobSet
 from ..model.platform import Federation
 from ..model.schedule import Schedule, cap_error, schedule_energy
+from ..validation import check_number
 from .cp import CPOptions, serial_schedule, solve_relaxed
 from .metrics import PowercapMetrics, powercap_metrics
 from .queues import Queues
@@ -97,9 +98,7 @@ def predict_power(power, error: float, seed: int = 0) -> np.ndarray:
     of ``seed`` (``numpy.random.default_rng([seed, 2])``; the power factors
     themselves come from stream 1).
     """
-    if isinstance(error, bool) or not isinstance(error, (int, float)) or \
-            not (0 <= error < math.inf):
-        raise ValueError(f"power_error must be a number >= 0, got {error!r}")
+    error = check_number("power_error", error, 0)
     power = np.asarray(power, dtype=np.float64)
     if error == 0:
         return power.copy()
@@ -164,13 +163,10 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
     if not isinstance(js, JobSet) or not isinstance(fed, Federation):
         raise TypeError("run_dispatcher takes a moga.JobSet and a moga.Federation")
     real, judged = js, fed
-    if isinstance(power_margin, bool) or not isinstance(power_margin, (int, float)) or \
-            not 0 <= power_margin < 1:
-        raise ValueError(f"power_margin must be in [0, 1), got {power_margin!r}")
-    if power_error:  # the dispatchers see predicted factors; metrics use the real ones
+    power_margin = check_number("power_margin", power_margin, 0, 1, high_open=True)
+    if check_number("power_error", power_error, 0):
+        # The dispatchers see predicted factors; the metrics use the real ones.
         js = dataclasses.replace(js, power=predict_power(js.power, power_error, power_seed))
-    else:
-        predict_power(js.power, power_error)  # the check of power_error
     if power_margin and fed.capped:
         fed = _with_margin(js, fed, power_margin)
     kw = {"power": js.power, "power_cap": fed.power_cap, "cluster_caps": fed.cluster_caps,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..validation import check_number
 from .registry import OnlinePolicy
 
 __all__ = ["RealtimeFirst", "RealtimePreempt", "ValueDensity", "start_ranked"]
@@ -76,10 +77,7 @@ class RealtimePreempt(OnlinePolicy):
     def __init__(self, checkpoint: str = "jit", restart: float = 0.0):
         if checkpoint not in ("jit", "none"):
             raise ValueError(f"checkpoint must be 'jit' or 'none', got {checkpoint!r}")
-        if isinstance(restart, bool) or not isinstance(restart, (int, float)) or \
-                not 0 <= restart < float("inf"):
-            raise ValueError(f"restart must be a finite number of seconds >= 0, got {restart!r}")
-        self.checkpoint, self.restart = checkpoint, float(restart)
+        self.checkpoint, self.restart = checkpoint, check_number("restart", restart, 0)
         self.preemptions = 0
 
     def reset(self, session):

@@ -30,6 +30,7 @@ from ..errors import InputError
 from ..model.jobset import JobSet
 from ..model.platform import Federation
 from ..model.schedule import Schedule, Segments, cap_error, schedule_energy
+from ..validation import check_number
 
 __all__ = ["ESTIMATES", "PolicyStalled", "Session"]
 
@@ -191,6 +192,7 @@ class Session:
         if listed.dtype.kind not in "iu":
             raise ValueError(f"start takes job positions (integers), got dtype {listed.dtype}")
         listed = listed.astype(np.int64)
+        bl = None
         if blacklist is not None:
             bl = np.asarray(blacklist, dtype=np.float64)
             K = self.federation.n_clusters
@@ -211,23 +213,15 @@ class Session:
             raise ValueError(f"job {j} is not waiting at t={self._t:g} (not arrived, already "
                              "started, or not a job of the set)")
         before = self._s.st.started[listed].copy()
-        try:
-            self._map(listed, blacklist if blacklist is None else bl)
-        finally:
-            now = listed[(self._s.st.started[listed] == 1) & (before == 0)]
-            first = self._first[now]
-            self._first[now] = np.where(np.isnan(first), self._t, first)
-        return now
-
-    def _map(self, listed, bl) -> None:
         if bl is None:
             self._s.map(self._t, listed)
         else:
             self._s.set_blacklist(listed, bl)
-            try:
-                self._s.map(self._t, listed)
-            finally:  # a blacklist holds for this call only
-                self._s.set_blacklist(listed, 0.0)
+            self._s.map(self._t, listed)
+            self._s.set_blacklist(listed, 0.0)  # a blacklist holds for this call only
+        now = listed[(self._s.st.started[listed] == 1) & (before == 0)]
+        self._first[now] = np.where(np.isnan(self._first[now]), self._t, self._first[now])
+        return now
 
     def would_start(self, jobs, blacklist=None) -> np.ndarray:
         """The jobs :meth:`start` would start now, in that order, without starting any (a dry
@@ -269,11 +263,8 @@ class Session:
         if listed.size and listed.dtype.kind not in "iu":
             raise ValueError(f"preempt takes job positions (integers), got dtype {listed.dtype}")
         listed = listed.astype(np.int64)
-        if isinstance(keep, bool) or not isinstance(keep, (int, float)) or not 0 <= keep <= 1:
-            raise ValueError(f"keep must be a share in [0, 1], got {keep!r}")
-        if isinstance(restart, bool) or not isinstance(restart, (int, float)) or \
-                not 0 <= restart < math.inf:
-            raise ValueError(f"restart must be a finite number of seconds >= 0, got {restart!r}")
+        keep = check_number("keep", keep, 0, 1)
+        restart = check_number("restart", restart, 0)
         running = set(self._s.running()[0].tolist())
         for j in listed.tolist():
             if j not in running:
