@@ -15,6 +15,17 @@ releases what ended and applies the scheme:
     batch jobs: the loop stops them, records their segments (kept and lost
     work, checkpoint writes) and requeues them at their original place.
 
+The improved heuristic limits ``preempt`` in one of two readings (codes):
+``project`` (1), slowdown thresholds on top of the high-priority queue
+(:func:`_victims`), and ``qsim`` (2), the rule as the authors' Qsim fork
+codes it: one queue in arrival order; a real-time job is *triggered* once it
+has waited ``(trigger - 1)`` times its requested time; while a triggered
+real-time job waits, only triggered real-time jobs are scheduled (in arrival
+order, each preempting if it does not fit) and no other job starts; batch
+jobs whose expected slowdown on requested times exceeds their class threshold
+are protected, and the victims minimise a score that spares nearly finished
+and already slowed jobs (:func:`_victims_qsim`).
+
 Checkpointing codes: ``none`` (0), ``sys`` (1), ``app`` (2), ``jit`` (3).
 Under JIT a preempted job keeps its nodes while it writes its checkpoint,
 then hands them to the real-time job, which starts when the last write ends.
@@ -37,14 +48,17 @@ from numba import njit
 from ._kernels import heap_pop, heap_push
 from ._validate import check_vector, choice_code
 
-__all__ = ["SCHEME_CODES", "CHECKPOINT_CODES", "RealtimeRun", "simulate_realtime"]
+__all__ = ["SCHEME_CODES", "CHECKPOINT_CODES", "READING_CODES", "RealtimeRun",
+           "simulate_realtime"]
 
 #: Scheme names and their kernel codes.
 SCHEME_CODES = {"baseline": 0, "highpq": 1, "preempt": 2}
 #: Checkpointing names and their kernel codes.
 CHECKPOINT_CODES = {"none": 0, "sys": 1, "app": 2, "jit": 3}
+#: Readings of the improved heuristic and their kernel codes (0: not improved).
+READING_CODES = {"project": 1, "qsim": 2}
 
-_ARRIVE, _FINISH, _RTJ_START, _REQUEUE = 0, 1, 2, 3
+_ARRIVE, _FINISH, _RTJ_START, _REQUEUE, _TRIGGER = 0, 1, 2, 3, 4
 _FUTURE, _WAITING, _RUNNING, _DONE, _HELD, _WRITING = 0, 1, 2, 3, 4, 5
 _BIG = np.iinfo(np.int64).max
 
@@ -82,6 +96,8 @@ class _Jobs(NamedTuple):
     write: np.ndarray
     read: np.ndarray
     interval: np.ndarray
+    wall: np.ndarray      # requested time (the qsim reading's slowdowns)
+    trig: np.ndarray      # when a real-time job is triggered (the qsim reading)
 
 
 # ------------------------------------------------------------------ queue tree
@@ -283,6 +299,75 @@ def _victims(jobs, kind, improved, th_batch, status, saved, seg_start, seg_read,
     return n
 
 
+@njit(cache=True, error_model="numpy")
+def _victims_qsim(jobs, th_batch, status, end, aj, na, j, t, free, out):
+    """Batch jobs to preempt for ``j`` under the qsim reading (into ``out``); returns how
+    many (0: none).
+
+    On requested times: a running batch job ``b`` ends at ``e_b = end[b] + wall[b] -
+    run[b]`` and its expected slowdown is ``s_b = (e_b - submit[b]) / wall[b]``; it is
+    protected while ``s_b`` exceeds its class threshold. Its score is ``nodes[b] x (5 if
+    e_b - t <= min(wall[b] / 4, 900 s) else 1) x log2(2 + s_b)``. With no partition
+    topology, a set of jobs stands for a partition: the cheaper of the best single job
+    that frees enough and the cover taken by least score per node, then without the
+    costliest jobs no longer needed (ties: the single job; then lower index).
+    """
+    need = jobs.nodes[j] - free
+    cb = np.empty(na, np.int64)
+    m = 0
+    for i in range(na):
+        b = aj[i]
+        if jobs.rtj[b] or status[b] != _RUNNING:
+            continue
+        e = end[b] + jobs.wall[b] - jobs.run[b]
+        sd = (e - jobs.sub[b]) / jobs.wall[b]
+        if sd > th_batch[jobs.cls[b]]:
+            continue
+        cb[m] = b
+        m += 1
+    cb = np.sort(cb[:m])
+    spn = np.empty(m)
+    for i in range(m):
+        b = cb[i]
+        e = end[b] + jobs.wall[b] - jobs.run[b]
+        sd = (e - jobs.sub[b]) / jobs.wall[b]
+        spn[i] = (5.0 if e - t <= min(0.25 * jobs.wall[b], 900.0) else 1.0) * \
+            math.log2(2.0 + sd)
+    best = -1
+    for i in range(m):
+        if jobs.nodes[cb[i]] >= need and (best < 0 or spn[i] * jobs.nodes[cb[i]]
+                                          < spn[best] * jobs.nodes[cb[best]]):
+            best = i
+    idx = np.argsort(spn, kind="mergesort")
+    got = 0
+    nc = 0
+    for a in range(m):
+        if got >= need:
+            break
+        got += jobs.nodes[cb[idx[a]]]
+        nc += 1
+    if got < need:
+        return 0
+    keep = np.ones(nc, np.bool_)
+    cover = 0.0
+    for a in range(nc - 1, -1, -1):   # the costliest per node first
+        c = cb[idx[a]]
+        if got - jobs.nodes[c] >= need:
+            keep[a] = False
+            got -= jobs.nodes[c]
+        else:
+            cover += spn[idx[a]] * jobs.nodes[c]
+    if best >= 0 and spn[best] * jobs.nodes[cb[best]] <= cover:
+        out[0] = cb[best]
+        return 1
+    n = 0
+    for a in range(nc):
+        if keep[a]:
+            out[n] = cb[idx[a]]
+            n += 1
+    return n
+
+
 # -------------------------------------------------------------- loop bookkeeping
 @njit(cache=True, error_model="numpy")
 def _push(ht, hj, ev, nh, seq, t, kind, j, ver):
@@ -376,9 +461,16 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
     n_events = 0
     n_pre = 0
     preempt = scheme == 2
+    qsim = improved == 2
+    trig = np.empty(J, np.int64)   # qsim: triggered real-time jobs not yet started, by rank
+    n_trig = 0
 
     for j in arrival:  # in submit order (ties: lower index), the first sequence numbers
         ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, jobs.sub[j], _ARRIVE, j, 0)
+    if qsim:
+        for j in arrival:
+            if jobs.rtj[j]:
+                ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, jobs.trig[j], _TRIGGER, j, 0)
 
     while nh > 0:
         t = ht[0]
@@ -389,7 +481,15 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
             kind_e, j = ev[0, e_id], ev[1, e_id]
             if ev[2, e_id] != version[j]:
                 continue  # a finish planned before a preemption
-            if kind_e == _ARRIVE or kind_e == _REQUEUE:
+            if kind_e == _TRIGGER:
+                if status[j] == _FUTURE or status[j] == _WAITING:
+                    i = n_trig
+                    while i > 0 and rank[trig[i - 1]] > rank[j]:
+                        trig[i] = trig[i - 1]
+                        i -= 1
+                    trig[i] = j
+                    n_trig += 1
+            elif kind_e == _ARRIVE or kind_e == _REQUEUE:
                 if kind_e == _REQUEUE:  # a JIT checkpoint is written: the nodes pass to the RTJ
                     na = _act_remove(ae, aj, na, end[j], j)
                     held[claim[j]] += jobs.nodes[j]
@@ -419,30 +519,50 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                 busy += jobs.nodes[j]
                 ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, end[j], _FINISH, j, version[j])
 
-        # ---- schedule at t: the queue in rank order, as it stood at the event.
+        # ---- schedule at t: the queue in rank order, as it stood at the event. Under
+        # qsim, the triggered real-time jobs come first, alone (``phase1``); if one of
+        # them still waits after that, nothing else starts.
         n_def = 0
         head = -1
         pos = 0
+        phase1 = n_trig > 0
+        blocked = False
+        ti = 0
         while n_wait > 0:
-            p = _tree_first(tn, td, size, pos, _BIG - 1, _BIG - 1, np.inf, stack)
-            if p < 0:
-                break
-            j = by_rank[p]
+            from_trig = phase1
+            if phase1:
+                if ti >= n_trig:
+                    phase1 = False
+                    if blocked:
+                        break
+                    continue
+                j = trig[ti]
+                ti += 1
+                if status[j] != _WAITING:
+                    continue
+                p = rank[j]
+            else:
+                p = _tree_first(tn, td, size, pos, _BIG - 1, _BIG - 1, np.inf, stack)
+                if p < 0:
+                    break
+                j = by_rank[p]
             free = N - busy
             started = False
             if jobs.nodes[j] <= free:
                 started = True
-            elif jobs.rtj[j] and preempt:
+            elif from_trig or (jobs.rtj[j] and preempt and not qsim):
                 # Preemption: may it, and can it, free enough nodes?
                 allowed = True
-                if improved:
+                if improved == 1:
                     shadow, _ = _reservation(ae, aj, na, jobs.nodes, jobs.nodes[j], t, free)
                     if (shadow + jobs.run[j] - jobs.sub[j]) / jobs.run[j] <= th_rtj:
                         allowed = False
                 nv = 0
-                if allowed:
-                    nv = _victims(jobs, kind, improved, th_batch, status, saved, seg_start,
-                                  seg_read, aj, na, j, t, free, out)
+                if qsim:
+                    nv = _victims_qsim(jobs, th_batch, status, end, aj, na, j, t, free, out)
+                elif allowed:
+                    nv = _victims(jobs, kind, improved == 1, th_batch, status, saved,
+                                  seg_start, seg_read, aj, na, j, t, free, out)
                 if nv > 0:
                     wait = 0.0
                     taken = jobs.nodes[j]
@@ -496,9 +616,19 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                 busy += jobs.nodes[j]
                 ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, end[j], _FINISH, j, version[j])
             elif status[j] == _WAITING:
+                if from_trig:
+                    blocked = True
+                    continue
                 head = p
                 break
-            pos = p + 1
+            if not from_trig:
+                pos = p + 1
+        kept = 0
+        for i in range(n_trig):
+            if status[trig[i]] == _WAITING or status[trig[i]] == _FUTURE:
+                trig[kept] = trig[i]
+                kept += 1
+        n_trig = kept
 
         if head >= 0:
             free = N - busy
@@ -543,7 +673,8 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
 
 def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", checkpointing="jit",
                       write=None, read=None, interval=None, improved=False, rtj_threshold=1.5,
-                      batch_thresholds=(3.0, 1.3, 10.0, 2.0)) -> RealtimeRun:
+                      batch_thresholds=(3.0, 1.3, 10.0, 2.0), reading="project",
+                      requested=None, trigger=1.1) -> RealtimeRun:
     """Run the real-time loop on plain arrays.
 
     Parameters
@@ -565,11 +696,22 @@ def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", che
         computation between periodic checkpoints (inf: none). Default: no
         costs and no periodic checkpoints.
     improved : bool
-        Limit preemption by the slowdown thresholds.
+        Limit preemption by the slowdown thresholds (no effect unless
+        ``scheme="preempt"``).
     rtj_threshold : float
-        A real-time job preempts only when waiting would take its slowdown above this.
+        A real-time job preempts only when waiting would take its slowdown above this
+        (the ``project`` reading).
     batch_thresholds : sequence of 4 floats
         Per batch class, the projected slowdown above which it is not preempted.
+    reading : {"project", "qsim"}
+        The improved heuristic's reading (module docstring): the project's, or the
+        authors' Qsim rule.
+    requested : array of float, shape (J,), optional
+        Requested times (> 0), s: the qsim reading's trigger and slowdowns. Default: the
+        run times.
+    trigger : float
+        The qsim reading: a real-time job is triggered once ``(t - submit + requested) /
+        requested >= trigger``, at least 1.
 
     Returns
     -------
@@ -580,30 +722,41 @@ def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", che
     J = len(submit)
     sch = choice_code("scheme", scheme, SCHEME_CODES)
     ck = choice_code("checkpointing", checkpointing, CHECKPOINT_CODES)
+    if reading not in READING_CODES:
+        raise ValueError(f"unknown reading {reading!r}; choose one of {list(READING_CODES)}")
+    trigger = float(trigger)
+    if not trigger >= 1 or not math.isfinite(trigger):
+        raise ValueError(f"trigger must be a slowdown >= 1, got {trigger}")
     N = int(N)
     if N < 1:
         raise ValueError(f"the machine needs at least one node, got {N}")
     zeros = np.zeros(J)
-    jobs = _Jobs(check_vector("submit", submit, J, np.float64, lo=0),
-                 check_vector("runtime", runtime, J, np.float64, lo=0, lo_strict=True),
+    sub = check_vector("submit", submit, J, np.float64, lo=0)
+    run = check_vector("runtime", runtime, J, np.float64, lo=0, lo_strict=True)
+    wall = run if requested is None else \
+        check_vector("requested", requested, J, np.float64, lo=0, lo_strict=True)
+    jobs = _Jobs(sub, run,
                  check_vector("nodes", nodes, J, np.int64, lo=1, hi=N),
                  np.ascontiguousarray(check_vector("rtj", rtj, J, np.int64, lo=0, hi=1),
                                       dtype=np.bool_),
                  check_vector("cls", cls, J, np.int64, lo=0, hi=3),
                  check_vector("write", zeros if write is None else write, J, np.float64, lo=0),
                  check_vector("read", zeros if read is None else read, J, np.float64, lo=0),
-                 _intervals(np.full(J, np.inf) if interval is None else interval, J))
+                 _intervals(np.full(J, np.inf) if interval is None else interval, J),
+                 wall, sub + (trigger - 1.0) * wall)
     th = np.asarray(batch_thresholds, dtype=np.float64)
     if th.shape != (4,) or np.any(np.isnan(th)):
         raise ValueError(f"batch_thresholds must be four numbers, got {batch_thresholds!r}")
     # Queue ranks: arrival order, real-time jobs first unless the scheme is the baseline.
     idx = np.arange(J)
     arrival = np.lexsort((idx, jobs.sub)).astype(np.int64)
-    by_rank = arrival if sch == 0 else np.lexsort((idx, jobs.sub, ~jobs.rtj)).astype(np.int64)
+    code = READING_CODES[reading] if improved and sch == 2 else 0
+    by_rank = arrival if sch == 0 or code == 2 else \
+        np.lexsort((idx, jobs.sub, ~jobs.rtj)).astype(np.int64)
     rank = np.empty(J, np.int64)
     rank[by_rank] = idx
     ok, start, finish, npre, s_job, s_f, s_pre, n_ev, n_pre = _simulate(
-        jobs, N, sch, ck, bool(improved), float(rtj_threshold), th, rank, by_rank, arrival)
+        jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival)
     if not ok:
         raise RuntimeError("the simulation ended with unfinished jobs")
     return RealtimeRun(start, finish, npre, s_job, *(np.ascontiguousarray(s_f[:, c])

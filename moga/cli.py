@@ -597,7 +597,9 @@ def _cmd_realtime(args) -> int:
             ("--app-data", args.app_data, "app" in used),
             ("--ckpt-data", args.ckpt_data, bool(used & {"sys", "jit"})),
             ("--rtj-threshold", args.rtj_threshold, "preempt-jit-improved" in schemes),
-            ("--batch-thresholds", args.batch_thresholds, "preempt-jit-improved" in schemes)):
+            ("--trigger", args.trigger, "preempt-jit-qsim" in schemes),
+            ("--batch-thresholds", args.batch_thresholds,
+             bool({"preempt-jit-improved", "preempt-jit-qsim"} & set(schemes)))):
         if value is not None and not needs:
             raise ValueError(f"{option} changes no scheme of --schemes {' '.join(schemes)}")
     io = {k: v for k, v in (("memory_gb", args.memory_gb), ("pfs_gbps", args.pfs_gbps),
@@ -649,6 +651,7 @@ def _cmd_realtime(args) -> int:
                               ("app_fraction", args.app_data)) if v is not None},
                           thresholds=Thresholds(**{k: v for k, v in (
                               ("rtj", args.rtj_threshold),
+                              ("trigger", args.trigger),
                               ("batch", args.batch_thresholds)) if v is not None}),
                           slowdown_on=args.slowdown_on, progress=say)
     table = study_table(runs)
@@ -972,8 +975,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "online-EASY, online-FCFS-multi, "
                         "Max-Max-Value, Max-Max-VPR, rt-baseline, rt-highpq, rt-preempt-none, "
                         "rt-preempt-sys, rt-preempt-app, rt-preempt-jit, "
-                        "rt-preempt-jit-improved) or path/to/file.py:Class (an OnlinePolicy; "
-                        "docs/guide/policies.md) (default: easy)")
+                        "rt-preempt-jit-improved, rt-preempt-jit-qsim) or "
+                        "path/to/file.py:Class (an OnlinePolicy; docs/guide/policies.md) "
+                        "(default: easy)")
     p.add_argument("--estimates", choices=["requested", "exact"], default=None,
                    help="what the policy plans with: requested (walltime) or exact run times "
                         "(default: requested for Python policies, exact for the kernels)")
@@ -1025,8 +1029,9 @@ def build_parser() -> argparse.ArgumentParser:
                    default=[0.1], help="shares of real-time jobs, each in [0, 1] (default 0.1)")
     p.add_argument("--schemes", nargs="+", default=None,
                    choices=["baseline", "highpq", "preempt-none", "preempt-sys", "preempt-app",
-                            "preempt-jit", "preempt-jit-improved"],
-                   help="default: all seven")
+                            "preempt-jit", "preempt-jit-improved", "preempt-jit-qsim"],
+                   help="default: all eight (preempt-jit-improved is the project's reading "
+                        "of the improved heuristic, preempt-jit-qsim the authors' Qsim rule)")
     p.add_argument("--tag-seed", type=_seed, default=0, help="seed of the real-time tags")
     p.add_argument("--sys-interval", type=_pos_float("--sys-interval"), default=None,
                    help="SYS-CKPT interval, s of computation (default 3600)")
@@ -1040,7 +1045,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="APP-CKPT data per node, share of node memory (default 0.25)")
     p.add_argument("--rtj-threshold", type=_pos_float("--rtj-threshold"), default=None,
                    help="improved heuristic: a real-time job preempts only when waiting would "
-                        "take its slowdown above this (default 1.5)")
+                        "take its slowdown above this (default 1.5; preempt-jit-improved)")
+    p.add_argument("--trigger", type=_pos_float("--trigger"), default=None,
+                   help="preempt-jit-qsim: a real-time job turns preemptive once its slowdown "
+                        "on its requested time, had it started now, reaches this (default 1.1)")
     p.add_argument("--batch-thresholds", type=_pos_float("--batch-thresholds"), nargs=4,
                    default=None, metavar=("NS", "NL", "WS", "WL"),
                    help="improved heuristic: projected slowdown above which a batch job of "

@@ -1075,15 +1075,20 @@ def naive_deepeas_esjf(arrival, n, mu, d, N, K, energy, Q, B):
 
 
 def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, read, interval,
-                   improved=False, rtj_threshold=1.5, batch_thresholds=(3.0, 1.3, 10.0, 2.0)):
+                   improved=False, rtj_threshold=1.5, batch_thresholds=(3.0, 1.3, 10.0, 2.0),
+                   reading="project", requested=None, trigger=1.1):
     """Reference of the real-time simulator (docs/design.md §12), from scratch at each event.
 
     No heaps and no running counters: the next event is the least of the arrivals, planned
-    ends, checkpoint-write ends and held starts still to come; free nodes are recounted from
-    the jobs' states at every decision. Same policy as :func:`moga.realtime.simulate`.
-    Returns ``(start, finish, n_preempted)`` lists.
+    ends, checkpoint-write ends, held starts and (qsim reading) trigger times still to come;
+    free nodes are recounted from the jobs' states at every decision. Same policy as
+    :func:`moga.realtime.simulate`. Returns ``(start, finish, n_preempted)`` lists.
     """
     J = len(submit)
+    improved = bool(improved) and scheme == "preempt"
+    qsim = improved and reading == "qsim"
+    wall = list(runtime) if requested is None else list(requested)
+    trig = [submit[j] + (trigger - 1.0) * wall[j] for j in range(J)]
     st = ["future"] * J          # future, waiting, running, writing, held, done
     saved = [0.0] * J
     seg_start, seg_read, end = [0.0] * J, [0.0] * J, [0.0] * J
@@ -1173,12 +1178,47 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
                 got -= x[0]
         return [x[2] for x in chosen]
 
+    def victims_qsim(j, t, free):
+        need = nodes[j] - free
+        c = []   # (score per node, job) of the unprotected running batch jobs
+        for b in range(J):
+            if st[b] != "running" or rtj[b]:
+                continue
+            e = end[b] + wall[b] - runtime[b]
+            sd = (e - submit[b]) / wall[b]
+            if sd > batch_thresholds[cls[b]]:
+                continue
+            c.append(((5.0 if e - t <= min(0.25 * wall[b], 900.0) else 1.0)
+                      * math.log2(2.0 + sd), b))
+        c.sort()
+        chosen, got = [], 0
+        for x in c:
+            if got >= need:
+                break
+            chosen.append(x)
+            got += nodes[x[1]]
+        if got < need:
+            return []
+        for x in reversed(list(chosen)):
+            if got - nodes[x[1]] >= need:
+                chosen.remove(x)
+                got -= nodes[x[1]]
+        cover = sum(x[0] * nodes[x[1]] for x in reversed(chosen))  # the kernel's order
+        single = min(((x[0] * nodes[x[1]], x[1]) for x in c if nodes[x[1]] >= need),
+                     default=None)
+        if single is not None and single[0] <= cover:
+            return [single[1]]
+        return [x[1] for x in chosen]
+
     def preempt(j, t, free):
-        if improved:
+        if qsim:
+            vs = victims_qsim(j, t, free)
+        elif improved:
             shadow, _ = reservation(nodes[j], t, free)
             if (shadow + runtime[j] - submit[j]) / runtime[j] <= rtj_threshold:
                 return False
-        vs = victims(j, t, free)
+        if not qsim:
+            vs = victims(j, t, free)
         if not vs:
             return False
         wait = 0.0
@@ -1200,16 +1240,29 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
 
     def schedule(t):
         waiting = [j for j in range(J) if st[j] == "waiting"]
-        key = (lambda j: (submit[j], j)) if scheme == "baseline" else \
+        key = (lambda j: (submit[j], j)) if scheme == "baseline" or qsim else \
             (lambda j: (not rtj[j], submit[j], j))
         order = sorted(waiting, key=key)
+        if qsim:
+            # The triggered real-time jobs alone, each preempting if it must; while one
+            # still waits, nothing else starts. Then EASY over the one queue.
+            blocked = False
+            for j in [j for j in order if rtj[j] and trig[j] <= t]:
+                free = N - used()
+                if nodes[j] <= free:
+                    begin(j, t)
+                elif not preempt(j, t, free):
+                    blocked = True
+            if blocked:
+                return
+            order = [j for j in order if st[j] == "waiting"]
         head, i = None, 0
         while i < len(order):
             j = order[i]
             free = N - used()
             if nodes[j] <= free:
                 begin(j, t)
-            elif not (rtj[j] and scheme == "preempt" and preempt(j, t, free)):
+            elif qsim or not (rtj[j] and scheme == "preempt" and preempt(j, t, free)):
                 head = j
                 break
             i += 1
@@ -1236,6 +1289,9 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
         times += [end[j] for j in range(J) if st[j] == "running"]
         times += [write_end[j] for j in range(J) if st[j] == "writing"]
         times += [hold_start[j] for j in range(J) if st[j] == "held"]
+        if qsim:
+            times += [trig[j] for j in range(J) if rtj[j] and st[j] in ("future", "waiting")
+                      and (t is None or trig[j] > t)]
         t = min(times)
         for j in range(J):
             if st[j] == "future" and submit[j] <= t:

@@ -142,5 +142,11 @@ def test_realtime_exposes_thresholds_and_io_and_refuses_idle_options(tmp_path, c
         capsys.readouterr().err
     assert main([*args, "--schemes", "baseline", "--rtj-threshold", "2"]) == 2
     assert "--rtj-threshold changes no scheme" in capsys.readouterr().err
+    assert main([*args, "--schemes", "preempt-jit-improved", "--trigger", "1.2"]) == 2
+    assert "--trigger changes no scheme" in capsys.readouterr().err
+    assert main([*args, "--schemes", "preempt-jit-qsim", "--trigger", "1.2",
+                 "--batch-thresholds", "1", "1", "1", "1"]) == 0
+    assert json.loads((out / "realtime.json").read_text())["runs"][0]["scheme"] == \
+        "preempt-jit-qsim"
     assert main([*args, "--schemes", "preempt-jit", "--app-overhead", "0.1"]) == 2
     assert "--app-overhead changes no scheme" in capsys.readouterr().err

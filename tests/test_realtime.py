@@ -100,6 +100,79 @@ def test_improved_heuristic_lets_a_rtj_wait_when_that_is_cheap():
     assert r.n_preempted[0] == 0 and r.start[1] == 100.0
 
 
+def test_qsim_rtj_turns_preemptive_after_a_tenth_of_its_requested_time():
+    # The RTJ (requested 50 s) arrives at 10; it preempts at 10 + 0.1 x 50 = 15, not at once.
+    rj = _jobs([0, 10], [100, 20], [4, 2], [False, True], SMALL, requested=[100, 50])
+    assert simulate(rj, "preempt", "none", improved=True).start[1] == 10.0
+    r = simulate(rj, "preempt", "none", improved="qsim")
+    assert r.start[1] == pytest.approx(15.0) and r.n_preempted.tolist() == [1, 0]
+    assert r.reading == "qsim" and r.schedule().policy == "preempt-none-qsim"
+    r = simulate(rj, "preempt", "none", improved="qsim", thresholds=Thresholds(trigger=1.5))
+    assert r.start[1] == pytest.approx(35.0)
+
+
+def test_qsim_has_no_priority_queue_before_the_trigger():
+    # BJ1 arrived before the RTJ, whose trigger (at 1002) is far: first come, first served.
+    rj = _jobs([0, 1, 2], [100, 10, 10], [4, 4, 4], [False, False, True], SMALL,
+               requested=[100, 10, 10000])
+    assert simulate(rj, "preempt", "none", improved="qsim").start.tolist() == [0, 100, 110]
+    assert simulate(rj, "highpq", "none").start.tolist() == [0, 110, 100]
+
+
+def _blocking_case():
+    # BJx fills the machine for 10 s, so BJ0 (3 nodes) starts late: expected slowdown
+    # (110 - 0) / 100 = 1.1. The RTJ (4 nodes) arrives at 11 and triggers at 12; BJ2
+    # (1 node, 5 s) arrives at 13 and could backfill.
+    return _jobs([0, 0, 11, 13], [10, 100, 10, 5], [4, 3, 4, 1], [False, False, True, False],
+                 SMALL, requested=[10, 100, 10, 5])
+
+
+def test_qsim_protects_slowed_batch_jobs_and_blocks_the_queue():
+    rj = _blocking_case()
+    protect = Thresholds(batch=(1.0, 1.0, 1.0, 1.0))   # BJ0's 1.1 is above every class's
+    r = simulate(rj, "preempt", "none", improved="qsim", thresholds=protect)
+    # No victim, so the RTJ waits for BJ0's end, and nothing starts meanwhile.
+    assert r.n_preempted.sum() == 0
+    assert r.start.tolist() == [0, 10, 110, 120]
+    # Without the blocking, EASY would backfill BJ2 at 13 (it ends before 110).
+    assert simulate(rj, "highpq", "none").start[3] == 13.0
+    # With the seed's thresholds (wide-short: 10), BJ0 is a victim at the trigger.
+    r = simulate(rj, "preempt", "none", improved="qsim")
+    assert r.n_preempted.tolist() == [0, 1, 0, 0] and r.start[2] == pytest.approx(12.0)
+
+
+def test_qsim_victims_spare_a_nearly_finished_job():
+    # Two 2-node batch jobs; at the trigger (91) BJb has 9 s left (<= min(25 s, 15 min)),
+    # so its score is 5x; BJa (909 s left) is preempted. The project's reading takes the
+    # lower index among equal candidates: BJb.
+    rj = _jobs([0, 0, 90], [100, 1000, 10], [2, 2, 2], [False, False, True], SMALL)
+    assert simulate(rj, "preempt", "none", improved=True).n_preempted.tolist() == [1, 0, 0]
+    r = simulate(rj, "preempt", "none", improved="qsim")
+    assert r.n_preempted.tolist() == [0, 1, 0] and r.start[2] == pytest.approx(91.0)
+
+
+@pytest.mark.parametrize("a_run, victims", [(100, [0, 1, 0, 0, 0]), (50, [0, 0, 1, 1, 0])])
+def test_qsim_victims_take_the_cheaper_of_one_job_and_a_cover(a_run, victims):
+    # F fills 7 nodes until 100; then A (3 nodes, submitted at 0), C (2, submitted at 0,
+    # 200 s) and B (2, submitted at 100) run. The RTJ (3 nodes) triggers at 111. Scores:
+    # B 2 log2(3) = 3.17, C 2 log2(3.5) = 3.61, so the cover {B, C} costs 6.78; A alone
+    # costs 3 log2(2 + 2) = 6 with 100 s of work (slowdown 2) and 3 log2(5) = 6.97 with
+    # 50 s (slowdown 3).
+    m = Machine(7, memory_gb=1.0, pfs_gbps=1.0, pfs_usable=1.0, io_nodes_per=1, io_gbps=1.0)
+    rj = _jobs([0, 0, 0, 100, 110], [100, a_run, 200, 100, 10], [7, 3, 2, 2, 3],
+               [False, False, False, False, True], m)
+    r = simulate(rj, "preempt", "none", improved="qsim")
+    assert r.n_preempted.tolist() == victims and r.start[4] == pytest.approx(111.0)
+    assert naive_check_realtime(r) == []
+
+
+def test_improved_reading_is_checked():
+    with pytest.raises(ValueError, match="improved must be"):
+        simulate(_two_jobs(), "preempt", "none", improved="authors")
+    with pytest.raises(InputError, match="trigger"):
+        Thresholds(trigger=0.5)
+
+
 @st.composite
 def workloads(draw, max_jobs=25):
     n = draw(st.integers(1, max_jobs))
@@ -112,12 +185,15 @@ def workloads(draw, max_jobs=25):
         rng.uniform(1.0, 300.0, n)
     nodes = rng.integers(1, N + 1, n)
     js = moga.JobSet.from_arrays(submit, nodes, runtime, sigma=np.zeros(n), bw=np.zeros(n))
+    if draw(st.booleans()):  # users' requested times above the run times
+        js = dataclasses.replace(js, requested=runtime * rng.uniform(1.0, 3.0, n))
     return tag_realtime(js, m, draw(st.sampled_from([0.0, 0.1, 0.3, 0.6])), seed=1)
 
 
 #: Simulator settings every property test draws: scheme, checkpointing, heuristic, interval.
 SETTINGS = dict(scheme=st.sampled_from(["baseline", "highpq", "preempt"]),
-                kind=st.sampled_from(CHECKPOINTS), improved=st.booleans(),
+                kind=st.sampled_from(CHECKPOINTS),
+                improved=st.sampled_from([False, True, "qsim"]),
                 interval=st.sampled_from([3.0, 30.0, 3600.0]))
 
 
@@ -140,7 +216,8 @@ def test_simulator_equals_its_plain_twin(rj, scheme, kind, improved, interval):
     start, finish, npre = naive_realtime(
         rj.submit.tolist(), rj.runtime.tolist(), rj.nodes.tolist(), rj.rtj.tolist(),
         rj.cls.tolist(), rj.machine.nodes, scheme, kind, w.tolist(), rd.tolist(), iv.tolist(),
-        improved)
+        improved, reading="qsim" if improved == "qsim" else "project",
+        requested=rj.requested.tolist())
     np.testing.assert_allclose(r.start, start, rtol=1e-12)
     np.testing.assert_allclose(r.finish, finish, rtol=1e-12)
     assert r.n_preempted.tolist() == npre

@@ -92,18 +92,27 @@ class Checkpointing:
 class Thresholds:
     """The improved heuristic's slowdown thresholds.
 
-    A real-time job preempts only when waiting for its reservation would take
-    its slowdown above ``rtj``; a batch job may be preempted only while its
-    projected slowdown (resumed at once after the lost work, the JIT write
-    and the restart) stays within its class's threshold (order of
-    :data:`moga.realtime.workload.CLASS_NAMES`). The seed's values.
+    In the project's reading (``improved="project"``), a real-time job
+    preempts only when waiting for its reservation would take its slowdown
+    above ``rtj``, and a batch job may be preempted only while its projected
+    slowdown (resumed at once after the lost work, the JIT write and the
+    restart) stays within its class's threshold (order of
+    :data:`moga.realtime.workload.CLASS_NAMES`).
+
+    In the authors' Qsim reading (``improved="qsim"``), a real-time job turns
+    preemptive once ``(now - submit + requested) / requested >= trigger``
+    (``rtj`` is not used), and a batch job is protected while its expected
+    slowdown on requested times, ``(planned end by requested time - submit) /
+    requested``, exceeds its class's threshold. The seed's values.
     """
 
     rtj: float = 1.5
     batch: tuple = (3.0, 1.3, 10.0, 2.0)
+    trigger: float = 1.1
 
     def __post_init__(self):
         check_number("rtj threshold", self.rtj, 1, allow_inf=True)
+        check_number("trigger", self.trigger, 1)
         try:
             batch = tuple(self.batch)
         except TypeError:
@@ -154,6 +163,8 @@ class RealtimeResult:
         The loop's output, with every execution as arrays (``seg_*``).
     info : dict
         ``events`` and ``preemptions`` counts.
+    reading : {"project", "qsim"} or None
+        The improved heuristic's reading (None when not improved).
     """
 
     jobs: RealtimeJobs
@@ -165,6 +176,7 @@ class RealtimeResult:
     n_preempted: np.ndarray
     run: object
     info: dict = field(default_factory=dict)
+    reading: str | None = None
 
     @cached_property
     def segments(self) -> list:
@@ -204,7 +216,7 @@ class RealtimeResult:
                                                           * (r.seg_end - r.seg_start)))
         order = np.lexsort((np.arange(len(js)), self.start)).astype(np.int64)
         label = f"{self.scheme}" + (f"-{self.checkpointing}" if self.scheme == "preempt" else "") \
-            + ("-improved" if self.improved else "")
+            + ("-improved" if self.reading == "project" else "-qsim" if self.reading else "")
         return Schedule(js, fed, order, np.zeros(alloc.shape), "at_start", self.start.copy(),
                         self.finish.copy(), alloc, makespan, energy,
                         float(np.sum(self.finish - js.release)), 0, 0, backfill="easy",
@@ -212,7 +224,8 @@ class RealtimeResult:
 
 
 def simulate(rj: RealtimeJobs, scheme: str = "preempt", checkpointing=None,
-             improved: bool = False, thresholds: Thresholds | None = None) -> RealtimeResult:
+             improved: bool | str = False,
+             thresholds: Thresholds | None = None) -> RealtimeResult:
     """Simulate a scheme on a tagged workload.
 
     Parameters
@@ -232,8 +245,18 @@ def simulate(rj: RealtimeJobs, scheme: str = "preempt", checkpointing=None,
         rejoin the batch queue at their original place.
     checkpointing : Checkpointing or str, optional
         What a preempted batch job keeps (default JIT).
-    improved : bool
-        The seed's improved heuristic: :class:`Thresholds` limit preemption.
+    improved : bool or {"project", "qsim"}
+        The seed's improved heuristic, with ``scheme="preempt"``: :class:`Thresholds`
+        limit preemption. ``True`` or ``"project"``: the project's reading, on top of
+        the high-priority queue. ``"qsim"``: the rule as the authors' Qsim fork codes
+        it: one queue in arrival order; a real-time job turns preemptive after waiting
+        ``trigger - 1`` times its requested time; while such a job waits, no other job
+        starts; batch jobs whose expected slowdown on requested times exceeds their
+        class threshold are protected; the victims minimise the sum of ``nodes x (5 if
+        the job is nearly done: at most min(25% of its requested time, 15 min) left) x
+        log2(2 + its expected slowdown)``. With no partition topology, a set of running
+        jobs stands for the partition: the cheaper of the best single job and the
+        cover by least score per node (docs/design.md §12).
     thresholds : Thresholds, optional
 
     Returns
@@ -245,13 +268,22 @@ def simulate(rj: RealtimeJobs, scheme: str = "preempt", checkpointing=None,
     """
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme {scheme!r}; choose one of {list(SCHEMES)}")
+    if improved is True or improved == "project":
+        reading = "project"
+    elif improved == "qsim":
+        reading = "qsim"
+    elif improved is False or improved is None:
+        reading = None
+    else:
+        raise ValueError(f"improved must be False, True, 'project' or 'qsim', got {improved!r}")
     ck = checkpointing if isinstance(checkpointing, Checkpointing) else \
         Checkpointing(checkpointing or "jit")
     th = thresholds or Thresholds()
     write, read, interval = ck.costs(rj)
     run = simulate_realtime(rj.submit, rj.runtime, rj.nodes, rj.rtj, rj.cls, rj.machine.nodes,
-                            scheme, ck.kind, write, read, interval, bool(improved), th.rtj,
-                            th.batch)
-    return RealtimeResult(rj, scheme, ck.kind, bool(improved), run.start, run.finish,
+                            scheme, ck.kind, write, read, interval, reading is not None,
+                            th.rtj, th.batch, reading or "project", rj.requested, th.trigger)
+    reading = reading if scheme == "preempt" else None   # no preemption to limit
+    return RealtimeResult(rj, scheme, ck.kind, reading is not None, run.start, run.finish,
                           run.n_preempted, run, {"events": run.n_events,
-                                                 "preemptions": run.n_preemptions})
+                                                 "preemptions": run.n_preemptions}, reading)

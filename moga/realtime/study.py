@@ -18,7 +18,8 @@ from .workload import CLASS_NAMES, JobClasses, tag_realtime
 __all__ = ["SCHEME_SET", "StudyRun", "realtime_study", "study_table", "plot_slowdowns",
            "milp_comparison"]
 
-#: The schemes of a study: label -> (scheme, checkpointing, improved heuristic).
+#: The schemes of a study: label -> (scheme, checkpointing, improved heuristic: False, or
+#: its reading, ``True`` for the project's and ``"qsim"`` for the authors' Qsim rule).
 SCHEME_SET = {
     "baseline": ("baseline", "none", False),
     "highpq": ("highpq", "none", False),
@@ -27,6 +28,7 @@ SCHEME_SET = {
     "preempt-app": ("preempt", "app", False),
     "preempt-jit": ("preempt", "jit", False),
     "preempt-jit-improved": ("preempt", "jit", True),
+    "preempt-jit-qsim": ("preempt", "jit", "qsim"),
 }
 
 

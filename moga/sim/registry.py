@@ -127,7 +127,10 @@ POLICIES = {p.name: p for p in (
           ("preempt-jit", "highpq, and real-time jobs preempt batch jobs (a checkpoint written "
            "at preemption)"),
           ("preempt-jit-improved", "preempt-jit limited by slowdown thresholds (the paper's "
-           "improved heuristic)"))),
+           "improved heuristic, the project's reading)"),
+          ("preempt-jit-qsim", "the improved heuristic as the authors' Qsim codes it: one "
+           "queue, real-time jobs preempt after waiting 10% of their requested time, "
+           "blocking, victims by score"))),
     PolicyInfo("realtime-first", "python", "real-time jobs first, then batch jobs, each in "
                "arrival order; every job that fits", "moga.sim.policies.RealtimeFirst",
                "naive_greedy", frozenset({"power_cap", "realtime"}), ("requested", "exact")),
