@@ -604,20 +604,21 @@ def _cmd_realtime(args) -> int:
             raise ValueError(f"{option} changes no scheme of --schemes {' '.join(schemes)}")
     io = {k: v for k, v in (("memory_gb", args.memory_gb), ("pfs_gbps", args.pfs_gbps),
                             ("pfs_usable", args.pfs_usable), ("io_nodes_per", args.io_nodes_per),
-                            ("io_gbps", args.io_gbps)) if v is not None}
+                            ("io_gbps", args.io_gbps), ("min_io_nodes", args.min_io_nodes))
+          if v is not None}
     trace = _read_trace(args)
     if args.machine == "mira":
         machine = dataclasses.replace(Machine.mira(), **io)
     elif args.machine == "auto":
-        machine = Machine(int(trace.auto_nodes), name=f"{trace.name}@{int(trace.auto_nodes)}",
-                          **io)
+        machine = Machine.scaled(int(trace.auto_nodes),
+                                 name=f"{trace.name}@{int(trace.auto_nodes)}", **io)
     else:
         try:
             n = int(args.machine)
         except ValueError:
             raise ValueError(f"--machine takes mira, auto or a node count, got "
                              f"{args.machine!r}") from None
-        machine = Machine(n, name=f"{n} nodes", **io)
+        machine = Machine.scaled(n, name=f"{n} nodes", **io)
     if args.machine == "mira":
         # Jobs keep their share of the trace's machine (docs/guide/realtime.md).
         size = int(trace.auto_nodes)
@@ -633,7 +634,7 @@ def _cmd_realtime(args) -> int:
                           batch=False)
     print(f"{js.name}: {len(js)} jobs (release mode) on {machine.name} ({machine.nodes} nodes"
           + (", partitions" if machine.partitions else "") + f"); real-time shares "
-          f"{args.rtj_fraction}", flush=True)
+          f"{args.rtj_fraction}; I/O: {machine.io_summary()}", flush=True)
 
     t_start = time.perf_counter()
 
@@ -656,9 +657,12 @@ def _cmd_realtime(args) -> int:
                           slowdown_on=args.slowdown_on, progress=say)
     table = study_table(runs)
     atomic_write(out / "realtime.md", f"# Real-time jobs: {js.name} on {machine.name}\n\n"
-                                     f"Slowdowns on {args.slowdown_on}.\n\n{table}\n")
+                                     f"Slowdowns on {args.slowdown_on}. I/O: "
+                                     f"{machine.io_summary()}.\n\n{table}\n")
     atomic_write(out / "realtime.json", json.dumps(
         {"jobset": js.name, "machine": machine.name, "nodes": machine.nodes,
+         "io": {k: getattr(machine, k) for k in ("memory_gb", "pfs_gbps", "pfs_usable",
+                                                  "io_nodes_per", "io_gbps", "min_io_nodes")},
          "runs": [{"fraction": r.fraction, "scheme": r.label, **r.metrics} for r in runs]},
         indent=2, default=float) + "\n")
     plots = _plots([("slowdown.png", lambda: plot_slowdowns(runs, out / "slowdown.png"))])
@@ -1057,13 +1061,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-gb", type=_pos_float("--memory-gb"), default=None,
                    help="memory per node, GB (default 16, Mira's)")
     p.add_argument("--pfs-gbps", type=_pos_float("--pfs-gbps"), default=None,
-                   help="file-system bandwidth, GB/s (default 240, Mira's)")
+                   help="file-system bandwidth, GB/s (default: Mira's 240 with --machine mira, "
+                        "else 240 x nodes / 49152, Mira's scaled to the machine)")
     p.add_argument("--pfs-usable", type=_fraction("--pfs-usable"), default=None,
                    help="share of the file system usable for checkpoints (default 0.9)")
     p.add_argument("--io-nodes-per", type=_int_arg("--io-nodes-per", 1), default=None,
                    help="compute nodes per I/O node (default 128, Mira's)")
     p.add_argument("--io-gbps", type=_pos_float("--io-gbps"), default=None,
                    help="bandwidth of one I/O node, GB/s (default 4, Mira's)")
+    p.add_argument("--min-io-nodes", type=_nonneg_float("--min-io-nodes"), default=None,
+                   help="I/O nodes a job has at least (default 1; 0: a proportional share)")
     p.add_argument("--out", default="moga-realtime", help="output folder (default: moga-realtime)")
     p.add_argument("--slowdown-on", choices=["runtime", "walltime"], default="runtime",
                    help="divide slowdowns by the run time or by the requested time (the "

@@ -130,6 +130,8 @@ def test_realtime_exposes_thresholds_and_io_and_refuses_idle_options(tmp_path, c
     slow = json.loads((out / "realtime.json").read_text())["runs"][0]["system"]
     assert slow["slowdown_on"] == "walltime"
     assert "Slowdowns on walltime" in (out / "realtime.md").read_text()
+    assert "I/O: 16 GB per node; one 4 GB/s I/O node per 128 nodes (at least 1 per job); a " \
+        "0.3125 GB/s file system" in (out / "realtime.md").read_text()   # Mira's, scaled to 64
     assert fast["node_hours_checkpointing"] < slow["node_hours_checkpointing"]
     assert main([*args, "--schemes", "preempt-jit-improved", "--rtj-threshold", "1.0",
                  "--batch-thresholds", "1", "1", "1", "1"]) == 0

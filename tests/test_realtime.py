@@ -439,3 +439,21 @@ def test_jobs_keep_their_share_when_scaled_to_mira():
     assert scaled.tasks.max() <= m.nodes and m.scale_jobs(js, 49152) is js
     with pytest.raises(InputError, match="at least 1"):
         m.scale_jobs(js, 0)
+
+
+def test_io_model_gives_every_job_an_io_node_and_scales_to_the_machine():
+    mira = Machine.mira()
+    # Mira: a 512-node job (4 I/O nodes) writes 8 GB per node at 16 GB/s: 256 s; unchanged by
+    # the one-I/O-node floor.
+    assert mira.io_time([512], 8.0)[0] == pytest.approx(256.0)
+    small = Machine(100)
+    # One node: 8 GB at one 4 GB/s I/O node, not at 1/128 of one.
+    assert small.io_time([1], 8.0)[0] == pytest.approx(2.0)
+    assert Machine(100, min_io_nodes=0).io_time([1], 8.0)[0] == pytest.approx(256.0)
+    s = Machine.scaled(8192)
+    assert s.pfs_gbps == pytest.approx(240.0 * 8192 / 49152) and s.memory_gb == 16.0
+    # A job of half the machine is file-system bound: the time of half of Mira.
+    assert s.io_time([4096], 8.0)[0] == pytest.approx(mira.io_time([24576], 8.0)[0])
+    assert "at least 1 per job" in s.io_summary() and "40 GB/s" in s.io_summary()
+    with pytest.raises(InputError, match="min_io_nodes"):
+        Machine(10, min_io_nodes=-1)

@@ -37,6 +37,11 @@ class Machine:
         Compute nodes per I/O node.
     io_gbps : float
         Bandwidth of one I/O node, GB/s.
+    min_io_nodes : float
+        I/O nodes a job has at least, whatever its size (>= 0). With 1, a job
+        of fewer than ``io_nodes_per`` nodes still has one I/O node, as every
+        Mira partition (512 nodes and more) has whole ones; 0 gives each job
+        its proportional, possibly fractional, share.
     name : str
     power_busy, power_idle : float
         Power of one node computing and idle, W (the default federation's base
@@ -46,6 +51,12 @@ class Machine:
     Node placement is by count: no torus or midplane topology (a
     simplification: every partition of the right size is assumed free when
     enough nodes are).
+
+    The defaults are Mira's memory and I/O system. For another machine,
+    :meth:`scaled` keeps Mira's per-node memory and I/O-node ratio and gives
+    the file system a bandwidth in proportion to the node count, so that a
+    job checkpoints in the time a Mira job of the same share of the machine
+    takes once it is file-system bound; or give the machine's own values.
     """
 
     nodes: int
@@ -55,6 +66,7 @@ class Machine:
     pfs_usable: float = 0.9
     io_nodes_per: int = 128
     io_gbps: float = 4.0
+    min_io_nodes: float = 1.0
     name: str = "machine"
     power_busy: float = 70.0
     power_idle: float = 10.0
@@ -65,6 +77,7 @@ class Machine:
             check_number(f, getattr(self, f), 0, low_open=True)
         check_number("pfs_usable", self.pfs_usable, 0, 1, low_open=True)
         check_int("io_nodes_per", self.io_nodes_per, 1)
+        check_number("min_io_nodes", self.min_io_nodes, 0)
         check_number("power_idle", self.power_idle, 0, low_open=True)
         check_number("power_busy", self.power_busy, self.power_idle)
         if self.partitions is not None:
@@ -84,6 +97,23 @@ class Machine:
         """Mira (IBM Blue Gene/Q): 49,152 nodes in 512-node midplanes, 16 GB per node, a
         240 GB/s file system (90% for checkpoints), one 4 GB/s I/O node per 128 nodes."""
         return cls(49152, MIRA_PARTITIONS, name="mira")
+
+    @classmethod
+    def scaled(cls, nodes: int, partitions=None, name: str | None = None, **io) -> Machine:
+        """A machine of ``nodes`` nodes with Mira's I/O system scaled to it: 16 GB per node,
+        one 4 GB/s I/O node per 128 nodes (at least one per job), and a file system of
+        ``240 GB/s x nodes / 49,152`` (90% usable); ``io`` overrides any of these."""
+        nodes = check_int("nodes", nodes, 1)
+        io = {"pfs_gbps": 240.0 * nodes / 49152, **io}
+        return cls(nodes, partitions, name=name or f"{nodes} nodes", **io)
+
+    def io_summary(self) -> str:
+        """The I/O model in words, for reports."""
+        return (f"{self.memory_gb:g} GB per node; one {self.io_gbps:g} GB/s I/O node per "
+                f"{self.io_nodes_per} nodes" + (f" (at least {self.min_io_nodes:g} per job)"
+                                                 if self.min_io_nodes else "")
+                + f"; a {self.pfs_gbps:.4g} GB/s file system, {self.pfs_usable:.0%} usable for "
+                "checkpoints")
 
     @classmethod
     def from_cluster(cls, federation, cluster=None, **io) -> Machine:
@@ -137,7 +167,8 @@ class Machine:
 
     def io_time(self, nodes, data_per_node_gb) -> np.ndarray:
         """Seconds to write (or read) ``data_per_node_gb`` on each of ``nodes`` nodes:
-        ``n d / min(n / io_nodes_per * io_gbps, pfs_usable * pfs_gbps)``."""
+        ``n d / min(max(n / io_nodes_per, min_io_nodes) * io_gbps, pfs_usable * pfs_gbps)``."""
         n = np.asarray(nodes, dtype=float)
-        bw = np.minimum(n / self.io_nodes_per * self.io_gbps, self.pfs_usable * self.pfs_gbps)
+        ions = np.maximum(n / self.io_nodes_per, self.min_io_nodes)
+        bw = np.minimum(ions * self.io_gbps, self.pfs_usable * self.pfs_gbps)
         return n * float(data_per_node_gb) / bw
