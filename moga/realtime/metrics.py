@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.schedule import BSLD_BOUND
 from .simulator import RealtimeResult
 from .workload import CLASS_NAMES
 
 __all__ = ["realtime_metrics", "BSLD_BOUND", "SLOWDOWN_BASES"]
 
-#: Bounded slowdown's bound, s (10 minutes, as in the seed).
-BSLD_BOUND = 600.0
 
 
 #: What a slowdown divides by: the run time, or the requested time (the walltime, the
