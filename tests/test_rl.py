@@ -201,3 +201,75 @@ def test_training_resumes_exactly(tmp_path):
     for k in whole.params:
         np.testing.assert_array_equal(whole.params[k], resumed.params[k])
     assert len(resumed.history) == 2
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_batch_env_equals_the_gymnasium_environment(seed):
+    # The lockstep kernels (decoders/deep_eas.py) against DeepEASEnv, step by step: images,
+    # masks, rewards, terminations and the per-job EDPs, on random (often infeasible) actions.
+    from moga.rl.batch import BatchEnv
+
+    rng = np.random.default_rng(seed)
+    cfg = ClusterConfig(lam=float(rng.choice([0.2, 0.7, 1.0])), B=int(rng.choice([0, 5, 90])),
+                        Q=int(rng.choice([3, 10])), max_steps=int(rng.choice([40, 2000])))
+    seqs = [draw_jobs(cfg, rng) for _ in range(3)] + [JobSequence(
+        np.zeros(0, int), np.zeros(0, int), np.zeros((0, cfg.K)), np.zeros((0, cfg.K), int))]
+    batch = BatchEnv(cfg, seqs)
+    envs = [DeepEASEnv(cfg, s) for s in seqs]
+    for e in envs:
+        e.reset()
+    active = batch.reset()
+    assert active.tolist() == [i for i, e in enumerate(envs) if not e.done]
+    while active.size:
+        img, allowed = batch.observe(active), batch.action_masks(active)
+        acts = rng.integers(0, cfg.n_actions, active.size)
+        for a, i in enumerate(active):
+            np.testing.assert_array_equal(img[a], envs[i]._obs())
+            np.testing.assert_array_equal(allowed[a], envs[i].action_mask())
+            if rng.random() < 0.5:
+                acts[a] = rng.choice(np.flatnonzero(allowed[a]))
+        r, term, trunc = batch.step(active, acts)
+        for a, i in enumerate(active):
+            _, r2, term2, trunc2, _ = envs[i].step(int(acts[a]))
+            assert (r[a], term[a], trunc[a]) == (r2, term2, trunc2)
+        active = active[~(term | trunc)]
+    for i, e in enumerate(envs):
+        np.testing.assert_array_equal(batch.edp(i), e.edp())
+
+
+def test_batch_env_errors():
+    from moga.rl.batch import BatchEnv
+
+    with pytest.raises(ValueError, match="at least one"):
+        BatchEnv(SMALL, [])
+    b = BatchEnv(SMALL, [draw_jobs(SMALL, 0)])
+    idx = b.reset()
+    with pytest.raises(ValueError, match="actions must be in"):
+        b.step(idx, [SMALL.n_actions])
+    with pytest.raises(ValueError, match="one action per episode"):
+        b.step(idx, [0, 0])
+
+
+@pytest.mark.rl
+def test_masked_training_samples_only_feasible_actions(monkeypatch):
+    pytest.importorskip("jax")
+    from moga.rl import batch
+    from moga.rl import train as tr
+
+    infeasible = []
+    real = batch.BatchEnv.step
+
+    def spy(self, idx, actions):
+        ok = self.action_masks(idx)[np.arange(len(idx)), actions]
+        infeasible.append(int((~ok).sum()))
+        return real(self, idx, actions)
+
+    monkeypatch.setattr(batch.BatchEnv, "step", spy)
+    tc = dict(iterations=2, sequences=2, trajectories=2)
+    tr.train(SMALL, tr.TrainConfig(**tc), progress=False)
+    assert sum(infeasible) > 0          # the paper's setting samples infeasible actions
+    infeasible.clear()
+    res = tr.train(SMALL, tr.TrainConfig(**tc, mask=True), progress=False)
+    assert sum(infeasible) == 0 and len(res.history) == 2
+    with pytest.raises(ValueError, match="mask"):
+        tr.TrainConfig(mask="yes")

@@ -182,16 +182,8 @@ class DeepEASEnv(gym.Env):
         its actual end, one still waiting (or not yet arrived) with its least
         expected energy as if it ended now: lower bounds of what it would cost.
         """
-        J = len(self.jobs)
-        end = self.finish.astype(float)
-        energy = self.energy.copy()
-        run = self.finish < 0
-        started = run & (self.start >= 0)
-        end[started] = self.start[started] + self.jobs.d[started, self.machine[started]]
-        waiting = run & (self.start < 0)
-        end[waiting] = np.maximum(self.t, self.jobs.arrival[waiting]) + self.mu_star[waiting]
-        energy[waiting] = self.e_min[waiting]
-        return energy * (end - self.jobs.arrival) / self.mu_star if J else np.zeros(0)
+        return episode_edp(self.jobs.arrival, self.jobs.d, self.mu_star, self.e_min,
+                           self.start, self.finish, self.machine, self.energy, self.t)
 
     def action_mask(self) -> np.ndarray:
         """Which actions can be carried out now, shape (n_actions,): the (slot, machine) pairs
@@ -235,6 +227,23 @@ class DeepEASEnv(gym.Env):
         img[:, base:base + nb] = cells.reshape(nb, c.H).T
         img[: int(round(c.H * min(1.0, self.t / c.t_arrive))), -1] = 1
         return img
+
+
+def episode_edp(arrival, d, mu_star, e_min, start, finish, machine, energy, t) -> np.ndarray:
+    """Each job's ``E_j * D_j / mu*_j`` from an episode's state at time ``t`` (see
+    :meth:`DeepEASEnv.edp` for jobs not finished)."""
+    J = len(arrival)
+    if not J:
+        return np.zeros(0)
+    end = finish.astype(float)
+    energy = energy.copy()
+    run = finish < 0
+    started = run & (start >= 0)
+    end[started] = start[started] + d[started, machine[started]]
+    waiting = run & (start < 0)
+    end[waiting] = np.maximum(t, arrival[waiting]) + mu_star[waiting]
+    energy[waiting] = e_min[waiting]
+    return energy * (end - arrival) / mu_star
 
 
 def register() -> None:

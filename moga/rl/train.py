@@ -1,7 +1,9 @@
 """Training Deep-EAS with REINFORCE (docs/design.md §13). Needs the ``rl`` extra (JAX, optax).
 
 Each iteration runs ``trajectories`` episodes of each of ``sequences`` fixed
-training job sequences with the current policy (actions sampled), computes
+training job sequences with the current policy (actions sampled), in blocks
+of episodes stepped in lockstep (:class:`moga.rl.batch.BatchEnv`, one
+batched forward pass per tick), computes
 each step's return ``v_t`` (undiscounted), subtracts the per-time-step
 baseline ``b_t`` (the mean of ``v_t`` over the trajectories of the same
 sequence, shorter ones counting 0 past their end), and takes one Adam step on
@@ -25,8 +27,7 @@ import numpy as np
 from ..errors import InputError, MissingExtraError
 from ..outputs import atomic_path, atomic_write
 from .cluster import ClusterConfig, draw_jobs
-from .env import DeepEASEnv
-from .policy import PARAM_KEYS, act, check_params, init_params, jax_logits
+from .policy import PARAM_KEYS, check_params, init_params, jax_logits
 
 __all__ = ["TrainConfig", "TrainResult", "train", "PAPER_BUDGET", "CHECKPOINT",
            "read_checkpoint", "write_checkpoint"]
@@ -46,7 +47,10 @@ class TrainConfig:
     ``iterations`` x ``sequences`` x ``trajectories`` episodes in all
     (defaults 60 x 12 x 6, 694x fewer than the paper's 1000 x 150 x 20);
     ``lr`` Adam's learning rate (the paper's 0.001); ``seed``; a checkpoint
-    every ``checkpoint_every`` iterations.
+    every ``checkpoint_every`` iterations. ``mask``: sample only actions the
+    environment can carry out (their probabilities renormalised, in the
+    rollouts and in the gradient); False is the paper's setting, where an
+    infeasible action ends the time step as "wait" does.
     """
 
     iterations: int = 60
@@ -55,8 +59,11 @@ class TrainConfig:
     lr: float = 1e-3
     seed: int = 0
     checkpoint_every: int = 5
+    mask: bool = False
 
     def __post_init__(self):
+        if not isinstance(self.mask, bool):
+            raise ValueError(f"mask must be True or False, got {self.mask!r}")
         for f in ("iterations", "sequences", "trajectories", "checkpoint_every"):
             v = getattr(self, f)
             if int(v) != v or v < 1:
@@ -153,25 +160,77 @@ def _diff(old, new, prefix=""):
     return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} in the folder, {new!r} now"]
 
 
-def _rollout(params, cfg, jobs, rng):
-    env = DeepEASEnv(cfg, jobs)
-    obs, _ = env.reset()
-    O, A, R = [], [], []
-    done = env.done
-    while not done:
-        a = act(params, obs, rng)
+#: Episodes stepped in lockstep at once (a block of sequences x trajectories): large enough
+#: for one batched forward pass to pay, small enough to keep a block's images in memory.
+BLOCK_EPISODES = 400
+#: Samples per gradient call: every call has this shape, so the gradient compiles once.
+GRAD_CHUNK = 2048
+_MASKED = -1e9   # the logit of an action masked out
+
+
+def _softmax_rows(z):
+    z = z - z.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def _sample(p, rng):
+    """One action per row of probabilities ``p``, by inverse transform of ``rng.random``."""
+    cdf = np.cumsum(p, axis=1)
+    cdf /= cdf[:, -1:]
+    u = rng.random(p.shape[0])
+    return np.minimum((cdf <= u[:, None]).sum(axis=1), p.shape[1] - 1).astype(np.int64)
+
+
+def _rollouts(forward, cfg, sequences, trajectories, rng, mask):
+    """Run ``trajectories`` sampled episodes of each sequence in lockstep (``forward(obs)``
+    gives the policy's logits of a batch); returns the samples ``(obs, actions, masks or
+    None, episode, step)``, each episode's rewards and its per-job EDPs."""
+    from .batch import BatchEnv
+
+    episodes = [s for s in sequences for _ in range(trajectories)]
+    env = BatchEnv(cfg, episodes)
+    active = env.reset()
+    rewards = [[] for _ in episodes]
+    O, A, Mk, Ep = [], [], [], []
+    while active.size:
+        obs = env.observe(active)
+        z = forward(obs)
+        if mask:
+            m = env.action_masks(active)
+            z = np.where(m, z, -np.inf)
+            Mk.append(m)
+        a = _sample(_softmax_rows(z), rng)
+        r, term, trunc = env.step(active, a)
         O.append(obs)
         A.append(a)
-        obs, r, term, trunc, _ = env.step(a)
-        R.append(r)
-        done = term or trunc
-    edp = env.edp()
-    return (np.array(O, dtype=np.uint8).reshape(-1, cfg.H, cfg.width), np.array(A, np.int32),
-            np.array(R), edp)
+        Ep.append(active)
+        for e, x in zip(active.tolist(), r.tolist(), strict=True):
+            rewards[e].append(x)
+        active = active[~(term | trunc)]
+    ep = np.concatenate(Ep) if Ep else np.zeros(0, np.int64)
+    step = np.zeros(ep.size, np.int64)
+    seen = np.zeros(len(episodes), np.int64)
+    for i, e in enumerate(ep.tolist()):   # ticks are in time order, so this is each step
+        step[i] = seen[e]
+        seen[e] += 1
+    def cat(xs, shape, dt):
+        return np.concatenate(xs) if xs else np.zeros(shape, dt)
+
+    return (cat(O, (0, cfg.H, cfg.width), np.uint8), cat(A, (0,), np.int64),
+            cat(Mk, (0, cfg.n_actions), np.bool_) if mask else None, ep, step,
+            [np.asarray(r) for r in rewards], [env.edp(i) for i in range(len(episodes))])
 
 
-def _bucket(n):
-    return 1 << max(6, int(np.ceil(np.log2(max(n, 1)))))
+def _advantages(rewards, ep, step, trajectories):
+    """Each sample's return minus the per-step baseline of its sequence (the mean return
+    at that step over the sequence's trajectories, shorter ones counting 0)."""
+    T = max((r.size for r in rewards), default=0)
+    v = np.zeros((len(rewards), T))
+    for m, r in enumerate(rewards):
+        v[m, : r.size] = np.cumsum(r[::-1])[::-1]
+    base = v.reshape(-1, trajectories, T).mean(axis=1)
+    return v[ep, step] - base[ep // trajectories, step]
 
 
 def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, out=None,
@@ -211,8 +270,10 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
     history: list = []
     start_it = 0
     # What a resumed run must share (more iterations, or other checkpoint spacing, may differ).
-    settings = {"config": asdict(cfg), "train": {k: v for k, v in asdict(tc).items()
-                                                 if k not in ("iterations", "checkpoint_every")}}
+    # (``mask`` only when set, so that runs from before the option still resume.)
+    settings = {"config": asdict(cfg), "train": {
+        k: v for k, v in asdict(tc).items()
+        if k not in ("iterations", "checkpoint_every") and not (k == "mask" and not v)}}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         ck = out / CHECKPOINT
@@ -239,45 +300,59 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
     seq_rng = np.random.default_rng([tc.seed, 10**6])
     sequences = [draw_jobs(cfg, seq_rng) for _ in range(tc.sequences)]
 
-    def loss(p, obs, acts, adv, mask):
-        lg = jax_logits(p, obs)
+    def loss(p, obs, acts, adv, weight, allowed):
+        lg = jnp.where(allowed, jax_logits(p, obs), _MASKED)
         logp = jax.nn.log_softmax(lg)
         chosen = jnp.take_along_axis(logp, acts[:, None], axis=1)[:, 0]
-        return -jnp.sum(chosen * adv * mask)
+        return -jnp.sum(chosen * adv * weight)
 
     grad_fn = jax.jit(jax.grad(loss))
+    jit_logits = jax.jit(jax_logits)
+
+    def forward(p_jx):
+        def run(obs):
+            # Padded to a multiple of 64 rows, so that a few shapes compile.
+            n = obs.shape[0]
+            rows = -(-n // 64) * 64
+            x = np.zeros((rows, *obs.shape[1:]), np.uint8)
+            x[:n] = obs
+            return np.asarray(jit_logits(p_jx, x))[:n].astype(np.float64)
+        return run
+
+    C = GRAD_CHUNK
+    block = max(1, BLOCK_EPISODES // tc.trajectories)
     bar = Progress(tc.iterations - start_it, enabled=progress)
     for it in range(start_it, tc.iterations):
         t0 = time.perf_counter()
         rng = np.random.default_rng([tc.seed, it])
-        p_np = params
         p_jx = {k: jnp.asarray(v) for k, v in params.items()}
         grads = {k: jnp.zeros_like(v) for k, v in p_jx.items()}
         edps = []
         total = 0
-        batches = []
-        for jobs in sequences:
-            trajs = [_rollout(p_np, cfg, jobs, rng) for _ in range(tc.trajectories)]
-            T = max(len(a) for _, a, _, _ in trajs)
-            v = np.zeros((len(trajs), T))
-            for m, (_, _, r, e) in enumerate(trajs):
-                v[m, : r.size] = np.cumsum(r[::-1])[::-1]
-                edps.append(e)
-            base = v.mean(axis=0)
-            for m, (o, a, r, _) in enumerate(trajs):
-                batches.append((o, a, v[m, : r.size] - base[: r.size]))
-                total += r.size
-        for o, a, adv in batches:
-            n = a.size
-            if n == 0:
-                continue
-            B = _bucket(n)
-            pad = B - n
-            obs = np.concatenate([o, np.zeros((pad, cfg.H, cfg.width), np.uint8)])
-            g = grad_fn(p_jx, jnp.asarray(obs), jnp.asarray(np.r_[a, np.zeros(pad, np.int32)]),
-                        jnp.asarray(np.r_[adv, np.zeros(pad)] / total, dtype=jnp.float32),
-                        jnp.asarray(np.r_[np.ones(n), np.zeros(pad)], dtype=jnp.float32))
-            grads = jax.tree_util.tree_map(jnp.add, grads, g)
+        for b0 in range(0, len(sequences), block):
+            obs, acts, allowed, ep, step, rewards, block_edps = _rollouts(
+                forward(p_jx), cfg, sequences[b0:b0 + block], tc.trajectories, rng, tc.mask)
+            edps += block_edps
+            adv = _advantages(rewards, ep, step, tc.trajectories)
+            n = acts.size
+            total += n
+            for c0 in range(0, n, C):
+                m = min(C, n - c0)
+                o = np.zeros((C, cfg.H, cfg.width), np.uint8)
+                o[:m] = obs[c0:c0 + m]
+                a = np.zeros(C, np.int32)
+                a[:m] = acts[c0:c0 + m]
+                w = np.zeros(C, np.float32)
+                w[:m] = 1.0
+                d = np.zeros(C, np.float32)
+                d[:m] = adv[c0:c0 + m]
+                ok = np.ones((C, cfg.n_actions), np.bool_)
+                if allowed is not None:
+                    ok[:m] = allowed[c0:c0 + m]
+                g = grad_fn(p_jx, o, a, d, w, ok)
+                grads = jax.tree_util.tree_map(jnp.add, grads, g)
+        scale = 1.0 / max(total, 1)
+        grads = jax.tree_util.tree_map(lambda x, f=scale: x * f, grads)
         updates, state = opt.update(grads, state, p_jx)
         p_jx = optax.apply_updates(p_jx, updates)
         params = {k: np.asarray(v) for k, v in p_jx.items()}
