@@ -29,7 +29,8 @@ from ..outputs import atomic_path, atomic_write
 from .cluster import ClusterConfig, draw_jobs
 from .policy import PARAM_KEYS, check_params, init_params, jax_logits
 
-__all__ = ["TrainConfig", "TrainResult", "train", "PAPER_BUDGET", "CHECKPOINT",
+__all__ = ["TrainConfig", "TrainResult", "train", "training_sequences", "PAPER_BUDGET",
+           "CHECKPOINT",
            "read_checkpoint", "write_checkpoint"]
 
 #: The file in a training folder that a run resumes from (parameters, optimizer state,
@@ -85,7 +86,8 @@ class TrainConfig:
 @dataclass(frozen=True, eq=False)
 class TrainResult:
     """``params``; ``history`` (per iteration: ``iteration``, ``mean_edp`` of the sampled
-    training episodes, ``seconds``); ``config`` and ``train`` settings."""
+    training episodes, ``seconds``, of which ``rollout_seconds`` ran the episodes, and
+    ``samples``, the decisions the gradient covers); ``config`` and ``train`` settings."""
 
     params: dict
     history: list
@@ -233,6 +235,12 @@ def _advantages(rewards, ep, step, trajectories):
     return v[ep, step] - base[ep // trajectories, step]
 
 
+def training_sequences(config: ClusterConfig, tc: TrainConfig) -> list:
+    """The fixed job sequences that :func:`train` trains on (drawn from ``tc.seed``)."""
+    rng = np.random.default_rng([tc.seed, 10**6])
+    return [draw_jobs(config, rng) for _ in range(tc.sequences)]
+
+
 def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, out=None,
           resume: bool = True, progress: bool = True, init=None) -> TrainResult:
     """Train a policy; with ``out`` (a folder) keep ``checkpoint.npz`` there (parameters,
@@ -297,8 +305,7 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
                              "layout or a damaged run); use another folder, or start afresh "
                              "with resume=False (--no-resume)")
 
-    seq_rng = np.random.default_rng([tc.seed, 10**6])
-    sequences = [draw_jobs(cfg, seq_rng) for _ in range(tc.sequences)]
+    sequences = training_sequences(cfg, tc)
 
     def loss(p, obs, acts, adv, weight, allowed):
         lg = jnp.where(allowed, jax_logits(p, obs), _MASKED)
@@ -329,9 +336,12 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
         grads = {k: jnp.zeros_like(v) for k, v in p_jx.items()}
         edps = []
         total = 0
+        t_roll = 0.0
         for b0 in range(0, len(sequences), block):
+            t1 = time.perf_counter()
             obs, acts, allowed, ep, step, rewards, block_edps = _rollouts(
                 forward(p_jx), cfg, sequences[b0:b0 + block], tc.trajectories, rng, tc.mask)
+            t_roll += time.perf_counter() - t1
             edps += block_edps
             adv = _advantages(rewards, ep, step, tc.trajectories)
             n = acts.size
@@ -359,7 +369,8 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
         parts = [e for e in edps if e.size]
         allv = np.concatenate(parts) if parts else np.zeros(0)
         history.append({"iteration": it + 1, "mean_edp": float(np.nanmean(allv)),
-                        "seconds": time.perf_counter() - t0})
+                        "seconds": time.perf_counter() - t0, "rollout_seconds": t_roll,
+                        "samples": total})
         bar.step(f"iteration {it + 1}: mean EDP {history[-1]['mean_edp']:.1f}")
         if out is not None and ((it + 1) % tc.checkpoint_every == 0 or it + 1 == tc.iterations):
             leaves, _ = jax.tree_util.tree_flatten(state)
