@@ -7,8 +7,8 @@ infeasible actions masked. Every policy (sampling its actions) and every
 heuristic (ESJF, SJF, SJF-least-EDP, greedy energy) is evaluated on the same
 ``--held-out`` unseen sequences of its lambda; the policy also on its own
 training sequences, to show how far it overfits them. Means over jobs come
-with 95% bootstrap confidence intervals over sequences (``scipy.stats
-.bootstrap``), and each lambda's policies are summarised over the seeds.
+with 95% bootstrap confidence intervals over sequences
+(:func:`moga.rl.schedulers.edp_interval`), and each lambda's policies are summarised over the seeds.
 Writes ``results/deep_eas_lambdas.md`` and ``.json``::
 
     python benchmarks/deep_eas_lambdas.py        # about 40 min on 2 cores
@@ -23,36 +23,20 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from moga.outputs import atomic_write
 from moga.rl import ClusterConfig, draw_jobs
 from moga.rl.policy import policy_scheduler
-from moga.rl.schedulers import SCHEDULERS, run_episode
+from moga.rl.schedulers import SCHEDULERS, edp_interval, edp_per_sequence
 from moga.rl.train import TrainConfig, train, training_sequences
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def per_sequence(scheduler, cfg, sequences):
-    """Each sequence's (sum of job EDPs, jobs)."""
-    out = []
-    for s in sequences:
-        v = run_episode(scheduler, s, cfg)
-        out.append((float(np.nansum(v)), int(np.isfinite(v).sum())))
-    return np.array(out)
-
-
-def mean_ci(sc, seed=0):
-    """Mean EDP over jobs and its 95% bootstrap interval over sequences."""
-    sums, counts = sc[:, 0], sc[:, 1]
-    mean = float(sums.sum() / counts.sum())
-    if len(sc) < 2:
-        return mean, mean, mean
-    res = stats.bootstrap((sums, counts), lambda s, c: np.sum(s) / np.sum(c), paired=True,
-                          vectorized=False, n_resamples=2000, method="percentile",
-                          random_state=np.random.default_rng(seed))
-    return mean, float(res.confidence_interval.low), float(res.confidence_interval.high)
+def mean_ci(scheduler, cfg, sequences):
+    """Mean EDP over jobs and its 95% bootstrap interval over the sequences."""
+    sc = edp_per_sequence(scheduler, sequences, cfg)
+    return (float(sc[:, 0].sum() / sc[:, 1].sum()), *edp_interval(sc))
 
 
 def _fmt(m):
@@ -78,7 +62,7 @@ def main(argv=None):
         cfg = ClusterConfig(lam=lam, beta=args.beta)
         rng = np.random.default_rng([4242, li])
         held = [draw_jobs(cfg, rng) for _ in range(args.held_out)]
-        heur = {name: mean_ci(per_sequence(f, cfg, held)) for name, f in SCHEDULERS.items()}
+        heur = {name: mean_ci(f, cfg, held) for name, f in SCHEDULERS.items()}
         print(f"lambda {lam}: " + ", ".join(f"{k} {v[0]:.1f}" for k, v in heur.items()),
               flush=True)
         for mask in (False, True) if np.isclose(lam, args.mask_lam) else (False,):
@@ -90,9 +74,9 @@ def main(argv=None):
                 res = train(cfg, tc, progress=False)
                 wall = time.perf_counter() - t0
                 pol = policy_scheduler(res.params, sample=True, seed=seed, mask=mask)
-                on_held = mean_ci(per_sequence(pol, cfg, held))
+                on_held = mean_ci(pol, cfg, held)
                 pol = policy_scheduler(res.params, sample=True, seed=seed, mask=mask)
-                on_train = mean_ci(per_sequence(pol, cfg, training_sequences(cfg, tc)))
+                on_train = mean_ci(pol, cfg, training_sequences(cfg, tc))
                 rows.append({"lam": lam, "beta": args.beta, "seed": seed, "mask": mask,
                              "train_s": wall, "policy_held_out": on_held,
                              "policy_training": on_train, "heuristics": heur,

@@ -723,7 +723,9 @@ def _cmd_rl_evaluate(args) -> int:
                   f"{args.sequences} sequences drew no job; that row is n/a (raise --lam or "
                   "--sequences)", file=sys.stderr)
     table = grid_table(rows)
-    atomic_write(out / "evaluate.md", f"# Deep-EAS against the heuristics\n\n{table}\n")
+    atomic_write(out / "evaluate.md", f"# Deep-EAS against the heuristics\n\nMean EDP over "
+                                     "jobs, with a 95% bootstrap interval over the sequences "
+                                     f"in brackets.\n\n{table}\n")
     atomic_write(out / "evaluate.json", json.dumps({"meta": {k: str(v) for k, v in meta.items()},
                                                    "rows": rows}, indent=2) + "\n")
     plots = _plots([("edp_vs_lambda.png", lambda: plot_edp_vs_lambda(

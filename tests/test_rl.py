@@ -273,3 +273,17 @@ def test_masked_training_samples_only_feasible_actions(monkeypatch):
     assert sum(infeasible) == 0 and len(res.history) == 2
     with pytest.raises(ValueError, match="mask"):
         tr.TrainConfig(mask="yes")
+
+
+def test_edp_interval_brackets_the_mean():
+    from moga.rl.schedulers import edp_interval, edp_per_sequence
+
+    seqs = [draw_jobs(SMALL, s) for s in range(8)]
+    sc = edp_per_sequence(sjf, seqs, SMALL)
+    assert sc.shape == (8, 2) and np.all(sc[:, 1] == [len(s) for s in seqs])
+    mean = sc[:, 0].sum() / sc[:, 1].sum()
+    assert mean == pytest.approx(mean_edp(sjf, SMALL, sequences=seqs))
+    lo, hi = edp_interval(sc)
+    assert lo < mean < hi
+    assert edp_interval(np.array([[4.0, 2.0]] * 5)) == pytest.approx((2.0, 2.0))
+    assert np.isnan(edp_interval(sc[:1])[0])

@@ -16,7 +16,7 @@ from .cluster import ClusterConfig, JobSequence, draw_jobs
 from .env import DeepEASEnv
 
 __all__ = ["esjf", "sjf", "sjf_least_edp", "greedy_energy", "random_scheduler", "run_episode",
-           "mean_edp", "expected_edp", "SCHEDULERS"]
+           "mean_edp", "edp_per_sequence", "edp_interval", "expected_edp", "SCHEDULERS"]
 
 
 def _candidates(env):
@@ -117,6 +117,17 @@ def run_episode(scheduler, jobs: JobSequence, config: ClusterConfig | None = Non
     return env.edp()
 
 
+def edp_per_sequence(scheduler, sequences, config: ClusterConfig | None = None) -> np.ndarray:
+    """Per sequence, the sum of its jobs' EDPs and its job count, shape (len(sequences), 2)."""
+    cfg = config or ClusterConfig()
+    out = np.zeros((len(sequences), 2))
+    for i, s in enumerate(sequences):
+        v = run_episode(scheduler, s, cfg)
+        ok = np.isfinite(v)
+        out[i] = float(v[ok].sum()), int(ok.sum())
+    return out
+
+
 def mean_edp(scheduler, config: ClusterConfig | None = None, n_sequences: int = 20,
              seed: int = 0, sequences=None) -> float:
     """Mean EDP over the jobs of ``n_sequences`` sequences drawn from ``seed`` (or given)."""
@@ -124,7 +135,23 @@ def mean_edp(scheduler, config: ClusterConfig | None = None, n_sequences: int = 
     if sequences is None:
         rng = np.random.default_rng(seed)
         sequences = [draw_jobs(cfg, rng) for _ in range(n_sequences)]
-    vals = [run_episode(scheduler, s, cfg) for s in sequences]
-    parts = [v for v in vals if v.size]
-    allv = np.concatenate(parts) if parts else np.zeros(0)
-    return float(np.nanmean(allv)) if allv.size else float("nan")
+    sc = edp_per_sequence(scheduler, sequences, cfg)
+    return float(sc[:, 0].sum() / sc[:, 1].sum()) if sc[:, 1].sum() else float("nan")
+
+
+def edp_interval(per_sequence, confidence: float = 0.95, n_resamples: int = 2000,
+                 seed: int = 0) -> tuple[float, float]:
+    """A bootstrap confidence interval (percentile, over sequences) of the mean EDP over
+    jobs, from :func:`edp_per_sequence`'s rows; ``(nan, nan)`` with fewer than two
+    sequences that hold jobs."""
+    from scipy import stats
+
+    sc = np.asarray(per_sequence, dtype=float)
+    sc = sc[sc[:, 1] > 0] if sc.size else sc.reshape(0, 2)
+    if len(sc) < 2:
+        return float("nan"), float("nan")
+    res = stats.bootstrap((sc[:, 0], sc[:, 1]), lambda a, b: np.sum(a) / np.sum(b),
+                          paired=True, vectorized=False, n_resamples=n_resamples,
+                          confidence_level=confidence, method="percentile",
+                          random_state=np.random.default_rng(seed))
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)

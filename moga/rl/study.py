@@ -8,7 +8,7 @@ import numpy as np
 
 from .cluster import ClusterConfig, draw_jobs
 from .policy import policy_scheduler
-from .schedulers import SCHEDULERS, mean_edp, random_scheduler
+from .schedulers import SCHEDULERS, edp_interval, edp_per_sequence, random_scheduler
 
 __all__ = ["evaluate_grid", "grid_table", "plot_edp_vs_lambda", "plot_learning_curve"]
 
@@ -20,7 +20,8 @@ def evaluate_grid(params, lams=(0.1, 0.3, 0.5, 0.7, 0.9), betas=(0.5,), n_sequen
     job sequences per (lambda, beta), drawn from ``default_rng([seed, i])``.
 
     Each row rates the policy against ESJF (``vs_ESJF_pct``) and against the best heuristic
-    of the row (``vs_best_pct``, naming it in ``best_heuristic``)."""
+    of the row (``vs_best_pct``, naming it in ``best_heuristic``); ``ci`` holds each
+    scheduler's 95% bootstrap interval over the sequences (:func:`edp_interval`)."""
     base = base or ClusterConfig()
     rows = []
     for i, (lam, beta) in enumerate((lam, beta) for beta in betas for lam in lams):
@@ -28,14 +29,17 @@ def evaluate_grid(params, lams=(0.1, 0.3, 0.5, 0.7, 0.9), betas=(0.5,), n_sequen
         rng = np.random.default_rng([seed, i])
         seqs = [draw_jobs(cfg, rng) for _ in range(n_sequences)]
         row = {"lam": float(lam), "beta": float(beta), "n_sequences": n_sequences,
-               "n_jobs": int(sum(len(s) for s in seqs))}
+               "n_jobs": int(sum(len(s) for s in seqs)), "ci": {}}
         scheds = ({"Deep-EAS": policy_scheduler(params, seed=seed),
                    "Deep-EAS (masked)": policy_scheduler(params, seed=seed, mask=True)}
                   if params is not None else {})
         scheds.update(SCHEDULERS)
         scheds["random"] = random_scheduler(seed)
         for name, f in scheds.items():
-            row[name] = mean_edp(f, cfg, sequences=seqs)
+            sc = edp_per_sequence(f, seqs, cfg)
+            row[name] = float(sc[:, 0].sum() / sc[:, 1].sum()) if sc[:, 1].sum() else \
+                float("nan")
+            row["ci"][name] = edp_interval(sc, seed=seed)
         if "Deep-EAS" in row:
             best = min(SCHEDULERS, key=lambda n: row[n] if row["n_jobs"] else 0.0)
             row["best_heuristic"] = best
@@ -48,18 +52,19 @@ def evaluate_grid(params, lams=(0.1, 0.3, 0.5, 0.7, 0.9), betas=(0.5,), n_sequen
 
 #: Keys of an :func:`evaluate_grid` row that are not schedulers' mean EDPs.
 _NOT_SCHEDULERS = ("lam", "beta", "n_sequences", "n_jobs", "vs_ESJF_pct", "vs_best_pct",
-                   "best_heuristic")
+                   "best_heuristic", "ci")
 
 
 def grid_table(rows: list[dict]) -> str:
-    """Markdown: mean EDP per scheduler per (lambda, beta)."""
+    """Markdown: mean EDP per scheduler per (lambda, beta), with its 95% interval in
+    brackets where the row has one."""
     names = [k for k in rows[0] if k not in _NOT_SCHEDULERS]
     rated = "vs_ESJF_pct" in rows[0]
     head = "| lambda | beta | jobs | " + " | ".join(names) + (
         " | Deep-EAS vs ESJF | Deep-EAS vs the best heuristic |" if rated else " |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
-        cells = " | ".join("n/a" if np.isnan(r[n]) else f"{r[n]:.1f}" for n in names)
+        cells = " | ".join(_cell(r, n) for n in names)
         if not rated:
             tail = " |"
         elif np.isnan(r["vs_ESJF_pct"]):
@@ -69,6 +74,14 @@ def grid_table(rows: list[dict]) -> str:
                     f"({r['best_heuristic']}) |")
         lines.append(f"| {r['lam']:.1f} | {r['beta']:.1f} | {r['n_jobs']} | {cells}{tail}")
     return "\n".join(lines)
+
+
+def _cell(row, name) -> str:
+    v = row[name]
+    if np.isnan(v):
+        return "n/a"
+    lo, hi = row.get("ci", {}).get(name, (np.nan, np.nan))
+    return f"{v:.1f}" if np.isnan(lo) else f"{v:.1f} [{lo:.1f}, {hi:.1f}]"
 
 
 def plot_edp_vs_lambda(rows: list[dict], path, beta: float = 0.5) -> Path:
