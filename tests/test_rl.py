@@ -287,3 +287,18 @@ def test_edp_interval_brackets_the_mean():
     assert lo < mean < hi
     assert edp_interval(np.array([[4.0, 2.0]] * 5)) == pytest.approx((2.0, 2.0))
     assert np.isnan(edp_interval(sc[:1])[0])
+
+
+def test_training_sequences_across_arrival_rates():
+    pytest.importorskip("jax")
+    from moga.rl.train import TrainConfig, training_sequences
+
+    tc = TrainConfig(sequences=6, lams=(0.1, 1.0), seed=3)
+    seqs = training_sequences(SMALL, tc)
+    # Sequence i at lams[i % 2]: at lambda 1 a job arrives every step until t_arrive.
+    assert all(len(s) == SMALL.t_arrive for s in seqs[1::2])
+    assert np.mean([len(s) for s in seqs[0::2]]) < SMALL.t_arrive / 2
+    assert len(training_sequences(SMALL, TrainConfig(sequences=4))) == 4
+    for bad in ((), (0.0,), "x"):
+        with pytest.raises(ValueError, match="lams"):
+            TrainConfig(lams=bad)

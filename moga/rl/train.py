@@ -51,7 +51,9 @@ class TrainConfig:
     every ``checkpoint_every`` iterations. ``mask``: sample only actions the
     environment can carry out (their probabilities renormalised, in the
     rollouts and in the gradient); False is the paper's setting, where an
-    infeasible action ends the time step as "wait" does.
+    infeasible action ends the time step as "wait" does. ``lams``: train one
+    policy across these arrival rates, training sequence ``i`` drawn at
+    ``lams[i % len(lams)]`` (None: all at the configuration's own rate).
     """
 
     iterations: int = 60
@@ -61,10 +63,20 @@ class TrainConfig:
     seed: int = 0
     checkpoint_every: int = 5
     mask: bool = False
+    lams: tuple | None = None
 
     def __post_init__(self):
         if not isinstance(self.mask, bool):
             raise ValueError(f"mask must be True or False, got {self.mask!r}")
+        if self.lams is not None:
+            try:
+                lams = tuple(float(x) for x in self.lams)
+            except (TypeError, ValueError):
+                raise ValueError(f"lams must be a sequence of arrival rates, got "
+                                 f"{self.lams!r}") from None
+            if not lams or any(not 0 < x <= 1 for x in lams):
+                raise ValueError(f"lams must be arrival rates in (0, 1], got {self.lams!r}")
+            object.__setattr__(self, "lams", lams)
         for f in ("iterations", "sequences", "trajectories", "checkpoint_every"):
             v = getattr(self, f)
             if int(v) != v or v < 1:
@@ -236,9 +248,13 @@ def _advantages(rewards, ep, step, trajectories):
 
 
 def training_sequences(config: ClusterConfig, tc: TrainConfig) -> list:
-    """The fixed job sequences that :func:`train` trains on (drawn from ``tc.seed``)."""
+    """The fixed job sequences that :func:`train` trains on (drawn from ``tc.seed``; at the
+    rates of ``tc.lams`` in turn, when given)."""
     rng = np.random.default_rng([tc.seed, 10**6])
-    return [draw_jobs(config, rng) for _ in range(tc.sequences)]
+    if tc.lams is None:
+        return [draw_jobs(config, rng) for _ in range(tc.sequences)]
+    cfgs = [ClusterConfig(**{**asdict(config), "lam": lam}) for lam in tc.lams]
+    return [draw_jobs(cfgs[i % len(cfgs)], rng) for i in range(tc.sequences)]
 
 
 def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, out=None,
@@ -278,10 +294,11 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
     history: list = []
     start_it = 0
     # What a resumed run must share (more iterations, or other checkpoint spacing, may differ).
-    # (``mask`` only when set, so that runs from before the option still resume.)
+    # (``mask`` and ``lams`` only when set, so that runs from before them still resume.)
     settings = {"config": asdict(cfg), "train": {
         k: v for k, v in asdict(tc).items()
-        if k not in ("iterations", "checkpoint_every") and not (k == "mask" and not v)}}
+        if k not in ("iterations", "checkpoint_every")
+        and not (k == "mask" and not v) and not (k == "lams" and v is None)}}
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         ck = out / CHECKPOINT
