@@ -690,7 +690,8 @@ def _cmd_rl_train(args) -> int:
     cfg = _rl_config(args.lam, args.beta, args.c)
     tc = TrainConfig(iterations=args.iterations, sequences=args.sequences,
                      trajectories=args.trajectories, lr=args.lr, seed=args.seed,
-                     mask=args.mask)
+                     mask=args.mask,
+                     lams=None if args.across_lams is None else tuple(args.across_lams))
     print(f"training Deep-EAS (lambda {cfg.lam}, beta {cfg.beta}): {tc.iterations} iterations x "
           f"{tc.sequences} sequences x {tc.trajectories} trajectories = {tc.episodes} episodes, "
           f"{tc.fraction_of_paper():.2%} of the paper's budget", flush=True)
@@ -1098,6 +1099,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--lr", type=_pos_float("--lr"), default=1e-3,
                    help="Adam's learning rate (default 0.001)")
     q.add_argument("--seed", type=_seed, default=0, help="seed of every draw (default 0)")
+    q.add_argument("--across-lams", type=_fraction("--across-lams"), nargs="+", default=None,
+                   metavar="LAM", help="train one policy across these arrival rates (training "
+                                       "sequence i at the i-th in turn) instead of --lam's alone")
     q.add_argument("--mask", action="store_true",
                    help="sample only actions the cluster can carry out (default: the paper's "
                         "setting, where an infeasible action waits)")
