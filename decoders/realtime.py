@@ -233,6 +233,19 @@ def _projected_sd(jobs, kind, saved, seg_start, seg_read, j, t):
 
 
 @njit(cache=True, error_model="numpy")
+def _running_batch(jobs, status, aj, na):
+    """The batch jobs running now (not writing a checkpoint), in the order of ``aj``."""
+    cb = np.empty(na, np.int64)
+    m = 0
+    for i in range(na):
+        b = aj[i]
+        if not jobs.rtj[b] and status[b] == _RUNNING:
+            cb[m] = b
+            m += 1
+    return cb[:m]
+
+
+@njit(cache=True, error_model="numpy")
 def _victims(jobs, kind, improved, th_batch, status, saved, seg_start, seg_read, aj, na,
              j, t, free, out):
     """Batch jobs to preempt for ``j`` (into ``out``); returns how many (0: none)."""
@@ -241,10 +254,7 @@ def _victims(jobs, kind, improved, th_batch, status, saved, seg_start, seg_read,
     cl = np.empty(na)
     cb = np.empty(na, np.int64)
     m = 0
-    for i in range(na):
-        b = aj[i]
-        if jobs.rtj[b] or status[b] != _RUNNING:
-            continue
+    for b in _running_batch(jobs, status, aj, na):
         if improved and _projected_sd(jobs, kind, saved, seg_start, seg_read, b, t) > \
                 th_batch[jobs.cls[b]]:
             continue
@@ -313,26 +323,20 @@ def _victims_qsim(jobs, th_batch, status, end, aj, na, j, t, free, out):
     costliest jobs no longer needed (ties: the single job; then lower index).
     """
     need = jobs.nodes[j] - free
-    cb = np.empty(na, np.int64)
+    run = np.sort(_running_batch(jobs, status, aj, na))
+    cb = np.empty(run.size, np.int64)
+    spn = np.empty(run.size)
     m = 0
-    for i in range(na):
-        b = aj[i]
-        if jobs.rtj[b] or status[b] != _RUNNING:
-            continue
+    for b in run:
         e = end[b] + jobs.wall[b] - jobs.run[b]
         sd = (e - jobs.sub[b]) / jobs.wall[b]
         if sd > th_batch[jobs.cls[b]]:
             continue
         cb[m] = b
-        m += 1
-    cb = np.sort(cb[:m])
-    spn = np.empty(m)
-    for i in range(m):
-        b = cb[i]
-        e = end[b] + jobs.wall[b] - jobs.run[b]
-        sd = (e - jobs.sub[b]) / jobs.wall[b]
-        spn[i] = (5.0 if e - t <= min(0.25 * jobs.wall[b], 900.0) else 1.0) * \
+        spn[m] = (5.0 if e - t <= min(0.25 * jobs.wall[b], 900.0) else 1.0) * \
             math.log2(2.0 + sd)
+        m += 1
+    cb, spn = cb[:m], spn[:m]
     best = -1
     for i in range(m):
         if jobs.nodes[cb[i]] >= need and (best < 0 or spn[i] * jobs.nodes[cb[i]]
