@@ -941,6 +941,26 @@ def power_inputs(tasks, power, nodes, power_busy, power_idle, power_cap=None, cl
     return power, budget
 
 
+def runnable_under_cap(tasks, power, nodes, power_busy, power_idle, power_cap=None,
+                       cluster_caps=None) -> np.ndarray:
+    """Which jobs can run under the caps at all: on an idle federation, their least-power
+    allocation fits the budgets the caps leave above idle power (bool, shape (J,))."""
+    tasks = np.asarray(tasks, dtype=np.int64)
+    K = len(nodes)
+    budget = np.full(K + 1, np.inf)
+    if cluster_caps is not None:
+        budget[:K] = np.asarray(cluster_caps, dtype=np.float64) - np.asarray(nodes) * \
+            np.asarray(power_idle)
+    if power_cap is not None:
+        budget[K] = float(power_cap) - float(np.dot(nodes, power_idle))
+    if not np.isfinite(budget).any():
+        return np.ones(tasks.shape[0], dtype=bool)
+    power = np.ones(tasks.shape[0]) if power is None else np.asarray(power, dtype=np.float64)
+    return np.isfinite(_idle_least_power(tasks, power, np.asarray(nodes),
+                                         np.asarray(power_busy, dtype=np.float64),
+                                         np.asarray(power_idle, dtype=np.float64), budget))
+
+
 def _idle_least_power(tasks, power, nodes, power_busy, power_idle, budget):
     """Each job's least-power increment on an idle federation (inf where it does not fit)."""
     inc = np.maximum(power[:, None] * power_busy[None, :] - power_idle[None, :], 0.0)

@@ -14,7 +14,8 @@ from .jobset import JobSet
 from .platform import Federation
 
 __all__ = ["Schedule", "Segments", "evaluate", "evaluate_batch", "check_chromosome", "check_power",
-           "power_profile", "power_kwargs", "schedule_energy", "BSLD_BOUND"]
+           "power_profile", "power_kwargs", "schedule_energy", "BSLD_BOUND",
+           "cap_runnable"]
 
 #: Bounded slowdown's bound (s): a job shorter than this counts as this long.
 BSLD_BOUND = 600.0
@@ -413,6 +414,14 @@ def check_power(js: JobSet, fed: Federation, what: str = "") -> None:
                                fed.power_cap, fed.cluster_caps)
     except federated.CapInfeasibleError as e:
         raise cap_error(e, js, fed, what) from None
+
+
+def cap_runnable(js: JobSet, fed: Federation) -> np.ndarray:
+    """Which jobs of ``js`` can ever run under ``fed``'s power caps (all, uncapped): the
+    jobs :func:`check_power` would name, as a mask to drop and count them."""
+    _check_types(js, fed)
+    return federated.runnable_under_cap(js.tasks, js.power, fed.nodes, fed.power_busy,
+                                        fed.power_idle, fed.power_cap, fed.cluster_caps)
 
 
 def power_kwargs(js: JobSet, fed: Federation) -> dict:
