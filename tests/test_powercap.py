@@ -465,3 +465,20 @@ def test_a_wrong_power_prediction_can_exceed_the_cap():
     assert m.metrics.time_above_cap <= low.metrics.time_above_cap
     with pytest.raises(ValueError, match="power_margin"):
         run_dispatcher(js, fed, "prb", power_margin=1.0)
+
+
+def test_cap_runnable_marks_the_jobs_check_power_refuses():
+    from moga.errors import InputError
+    from moga.model.schedule import cap_runnable, check_power
+
+    fed = moga.Federation.preset("default")
+    js = moga.JobSet.from_arrays(np.zeros(4), [1, 250, 8, 256], np.full(4, 10.0),
+                                 sigma=np.zeros(4), bw=np.zeros(4)).with_power(
+        np.array([1.0, 1.5, 1.0, 1.5]))
+    assert cap_runnable(js, fed).all()                      # no cap: every job
+    tight = fed.with_cap(fraction=0.5)
+    ok = cap_runnable(js, tight)
+    assert ok.tolist() == [True, False, True, False]
+    with pytest.raises(InputError, match="2 jobs"):
+        check_power(js, tight)
+    check_power(js.take(ok), tight)                         # what is left runs
