@@ -36,13 +36,15 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "results"))
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
+    load0 = os.getloadavg()[0]
     tc = TrainConfig(iterations=args.iterations, sequences=args.sequences,
                      trajectories=args.trajectories, checkpoint_every=10**6)
     res = train(ClusterConfig(), tc, progress=False)
     last = res.history[-1]
     doc = {"machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
            "sequences": args.sequences, "trajectories": args.trajectories,
-           "iterations": res.history, "wall_s": time.perf_counter() - t0}
+           "iterations": res.history, "wall_s": time.perf_counter() - t0,
+           "load_average": [load0, os.getloadavg()[0]]}
     grad = last["seconds"] - last["rollout_seconds"]
     md = "\n".join([
         "# Deep-EAS training speed", "",
@@ -50,7 +52,9 @@ def main(argv=None):
         f"{doc['cpus']} CPUs, {doc['wall_s']:.0f} s). One REINFORCE iteration at "
         f"{args.sequences} sequences x {args.trajectories} trajectories (the paper's size), "
         "lambda 0.7, beta 0.5; the last of "
-        f"{args.iterations} iterations (the first compiles).", "",
+        f"{args.iterations} iterations (the first compiles). Load average (1 min) "
+        f"{doc['load_average'][0]:.1f} at the start and {doc['load_average'][1]:.1f} at the "
+        "end: other work on the machine slows the figures down.", "",
         "| seconds per iteration | episodes (lockstep rollouts) | gradient and update | "
         "decisions | µs per decision | the paper's |", "|---|---|---|---|---|---|",
         f"| {last['seconds']:.1f} | {last['rollout_seconds']:.1f} | {grad:.1f} | "

@@ -48,11 +48,35 @@ def _patches(x, xp=np):
 
 
 def logits(params: dict, obs) -> np.ndarray:
-    """Action logits of one observation (H, W) or a batch (B, H, W), numpy."""
+    """Action logits of one observation (H, W) or a batch (B, H, W), numpy.
+
+    The same network as :func:`jax_logits`, laid out for numpy: the nine
+    patch planes are stacked first, ``(9, B, ho, wo)``, so that the filters
+    are one matrix product and the dense layer one product per filter over
+    contiguous rows.
+    """
     x = np.asarray(obs, dtype=np.float32)
-    h = np.maximum(_patches(x) @ params["w1"] + params["b1"], 0.0)
-    h = h.reshape(*x.shape[:-2], -1)
-    return h @ params["w2"] + params["b2"]
+    single = x.ndim == 2
+    if single:
+        x = x[None]
+    B, H, W = x.shape
+    ho, wo = (H - 3) // 2 + 1, (W - 3) // 2 + 1
+    P = np.empty((9, B, ho, wo), np.float32)
+    for a in range(3):
+        for b in range(3):
+            P[a * 3 + b] = x[:, a:a + 2 * ho - 1:2, b:b + 2 * wo - 1:2]
+    w1, b1, w2, b2 = (params[k] for k in PARAM_KEYS)
+    h = (np.asarray(w1, np.float32).T @ P.reshape(9, -1)).reshape(FILTERS, B, ho * wo)
+    h += np.asarray(b1, np.float32)[:, None, None]
+    np.maximum(h, 0.0, out=h)
+    # Row (position, filter) of w2, as one (positions, actions) block per filter.
+    w2f = np.ascontiguousarray(np.asarray(w2, np.float32).reshape(ho * wo, FILTERS, -1)
+                               .transpose(1, 0, 2))
+    z = np.zeros((B, w2f.shape[2]), np.float32)
+    for f in range(FILTERS):
+        z += h[f] @ w2f[f]
+    z += np.asarray(b2, np.float32)
+    return z[0] if single else z
 
 
 def jax_logits(params, obs):

@@ -3,7 +3,7 @@
 Each iteration runs ``trajectories`` episodes of each of ``sequences`` fixed
 training job sequences with the current policy (actions sampled), in blocks
 of episodes stepped in lockstep (:class:`moga.rl.batch.BatchEnv`, one
-batched forward pass per tick), computes
+batched forward pass per tick, numpy's), computes
 each step's return ``v_t`` (undiscounted), subtracts the per-time-step
 baseline ``b_t`` (the mean of ``v_t`` over the trajectories of the same
 sequence, shorter ones counting 0 past their end), and takes one Adam step on
@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import InputError, MissingExtraError
 from ..outputs import atomic_path, atomic_write
 from .cluster import ClusterConfig, draw_jobs
-from .policy import PARAM_KEYS, check_params, init_params, jax_logits
+from .policy import PARAM_KEYS, check_params, init_params, jax_logits, logits
 
 __all__ = ["TrainConfig", "TrainResult", "train", "training_sequences", "PAPER_BUDGET",
            "CHECKPOINT",
@@ -331,17 +331,9 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
         return -jnp.sum(chosen * adv * weight)
 
     grad_fn = jax.jit(jax.grad(loss))
-    jit_logits = jax.jit(jax_logits)
 
-    def forward(p_jx):
-        def run(obs):
-            # Padded to a multiple of 64 rows, so that a few shapes compile.
-            n = obs.shape[0]
-            rows = -(-n // 64) * 64
-            x = np.zeros((rows, *obs.shape[1:]), np.uint8)
-            x[:n] = obs
-            return np.asarray(jit_logits(p_jx, x))[:n].astype(np.float64)
-        return run
+    def forward(p_np):
+        return lambda obs: logits(p_np, obs).astype(np.float64)
 
     C = GRAD_CHUNK
     block = max(1, BLOCK_EPISODES // tc.trajectories)
@@ -357,7 +349,7 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
         for b0 in range(0, len(sequences), block):
             t1 = time.perf_counter()
             obs, acts, allowed, ep, step, rewards, block_edps = _rollouts(
-                forward(p_jx), cfg, sequences[b0:b0 + block], tc.trajectories, rng, tc.mask)
+                forward(params), cfg, sequences[b0:b0 + block], tc.trajectories, rng, tc.mask)
             t_roll += time.perf_counter() - t1
             edps += block_edps
             adv = _advantages(rewards, ep, step, tc.trajectories)
