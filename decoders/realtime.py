@@ -246,6 +246,18 @@ def _running_batch(jobs, status, aj, na):
 
 
 @njit(cache=True, error_model="numpy")
+def _kept(keep, idx, cb, nc, out):
+    """Write the chosen victims ``cb[idx[a]]`` with ``keep[a]`` (``a < nc``) into ``out``;
+    returns how many."""
+    n = 0
+    for a in range(nc):
+        if keep[a]:
+            out[n] = cb[idx[a]]
+            n += 1
+    return n
+
+
+@njit(cache=True, error_model="numpy")
 def _victims(jobs, kind, improved, th_batch, status, saved, seg_start, seg_read, aj, na,
              j, t, free, out):
     """Batch jobs to preempt for ``j`` (into ``out``); returns how many (0: none)."""
@@ -301,12 +313,7 @@ def _victims(jobs, kind, improved, th_batch, status, saved, seg_start, seg_read,
         if got - cn[c] >= need:
             keep[a] = False
             got -= cn[c]
-    n = 0
-    for a in range(nc):
-        if keep[a]:
-            out[n] = cb[idx[a]]
-            n += 1
-    return n
+    return _kept(keep, idx, cb, nc, out)
 
 
 @njit(cache=True, error_model="numpy")
@@ -364,12 +371,7 @@ def _victims_qsim(jobs, th_batch, status, end, aj, na, j, t, free, out):
     if best >= 0 and spn[best] * jobs.nodes[cb[best]] <= cover:
         out[0] = cb[best]
         return 1
-    n = 0
-    for a in range(nc):
-        if keep[a]:
-            out[n] = cb[idx[a]]
-            n += 1
-    return n
+    return _kept(keep, idx, cb, nc, out)
 
 
 # -------------------------------------------------------------- loop bookkeeping
