@@ -120,7 +120,7 @@ def main(argv=None):
         "(the tests check every start instant with an independent checker).\n\n"
         "## Hybrid CP against PRB: weighted queue time ratio (below 1: hybrid better)\n\n"
         f"{header}\n|" + "---|" * (header.count("|") - 1) + "\n" + "\n".join(verdict) + "\n\n"
-        "## Per month\n\n" + "\n".join(sections))
+        "## Per window\n\n" + "\n".join(sections))
     atomic_write(out / "powercap.md", text)
     atomic_write(out / "powercap.json", json.dumps(rows, indent=2) + "\n")
     print(text)
