@@ -29,7 +29,7 @@ import numpy as np
 from moga.outputs import atomic_write
 from moga.rl import ClusterConfig, draw_jobs
 from moga.rl.policy import policy_scheduler
-from moga.rl.schedulers import SCHEDULERS, edp_interval, edp_per_sequence
+from moga.rl.schedulers import SCHEDULERS, edp_interval, edp_mean, edp_per_sequence
 from moga.rl.train import TrainConfig, train, training_sequences
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def mean_ci(scheduler, cfg, sequences):
     """Mean EDP over jobs and its 95% bootstrap interval over the sequences."""
     sc = edp_per_sequence(scheduler, sequences, cfg)
-    return (float(sc[:, 0].sum() / sc[:, 1].sum()), *edp_interval(sc))
+    return (edp_mean(sc), *edp_interval(sc))
 
 
 def _fmt(m):

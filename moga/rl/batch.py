@@ -13,7 +13,7 @@ import numpy as np
 from decoders import deep_eas as _k
 
 from .cluster import ClusterConfig
-from .env import _check_sequence, episode_edp
+from .env import _check_sequence, episode_edp, job_costs
 
 __all__ = ["BatchEnv"]
 
@@ -54,9 +54,7 @@ class BatchEnv:
             if not m:
                 continue
             arrival[i, :m], n[i, :m], mu[i, :m], d[i, :m] = s.arrival, s.n, s.mu, s.d
-            mu_star[i, :m] = s.mu.min(axis=1)
-            e_min[i, :m] = (s.n[:, None] * e[None, :] * s.mu).min(axis=1) / \
-                np.maximum(mu_star[i, :m], 1e-12)
+            mu_star[i, :m], e_min[i, :m] = job_costs(s, c.energy)
         self.sequences = list(sequences)
         self.jobs = _k.BatchJobs(arrival, n, mu, d, nj, mu_star, e_min)
         self.state = _k.new_state(M, J, K, c.Q + c.B)

@@ -99,10 +99,7 @@ class DeepEASEnv(gym.Env):
         self.machine = np.full(J, -1, dtype=np.int64)
         self.start = np.full(J, -1, dtype=np.int64)
         self.finish = np.full(J, -1, dtype=np.int64)
-        self.mu_star = self.jobs.mu.min(axis=1) if J else np.zeros(0)
-        e = np.asarray(c.energy)
-        self.e_min = (self.jobs.n[:, None] * e[None, :] * self.jobs.mu).min(axis=1) / \
-            np.maximum(self.mu_star, 1e-12) if J else np.zeros(0)
+        self.mu_star, self.e_min = job_costs(self.jobs, c.energy)
         self.energy = np.zeros(J)
         self._arrive()
         return self._obs(), self._info()
@@ -227,6 +224,17 @@ class DeepEASEnv(gym.Env):
         img[:, base:base + nb] = cells.reshape(nb, c.H).T
         img[: int(round(c.H * min(1.0, self.t / c.t_arrive))), -1] = 1
         return img
+
+
+def job_costs(jobs: JobSequence, energy) -> tuple[np.ndarray, np.ndarray]:
+    """Per job ``(mu*, Emin)``: its shortest expected duration over the machines and its least
+    expected energy per unit of ``mu*``."""
+    if not len(jobs):
+        return np.zeros(0), np.zeros(0)
+    mu_star = jobs.mu.min(axis=1)
+    e = np.asarray(energy)
+    e_min = (jobs.n[:, None] * e[None, :] * jobs.mu).min(axis=1) / np.maximum(mu_star, 1e-12)
+    return mu_star, e_min
 
 
 def episode_edp(arrival, d, mu_star, e_min, start, finish, machine, energy, t) -> np.ndarray:

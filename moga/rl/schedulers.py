@@ -16,7 +16,7 @@ from .cluster import ClusterConfig, JobSequence, draw_jobs
 from .env import DeepEASEnv
 
 __all__ = ["esjf", "sjf", "sjf_least_edp", "greedy_energy", "random_scheduler", "run_episode",
-           "mean_edp", "edp_per_sequence", "edp_interval", "expected_edp", "SCHEDULERS"]
+           "mean_edp", "edp_per_sequence", "edp_mean", "edp_interval", "expected_edp", "SCHEDULERS"]
 
 
 def _candidates(env):
@@ -135,7 +135,12 @@ def mean_edp(scheduler, config: ClusterConfig | None = None, n_sequences: int = 
     if sequences is None:
         rng = np.random.default_rng(seed)
         sequences = [draw_jobs(cfg, rng) for _ in range(n_sequences)]
-    sc = edp_per_sequence(scheduler, sequences, cfg)
+    return edp_mean(edp_per_sequence(scheduler, sequences, cfg))
+
+
+def edp_mean(per_sequence) -> float:
+    """The mean EDP over jobs from :func:`edp_per_sequence`'s rows (nan without jobs)."""
+    sc = np.asarray(per_sequence, dtype=float).reshape(-1, 2)
     return float(sc[:, 0].sum() / sc[:, 1].sum()) if sc[:, 1].sum() else float("nan")
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from .cluster import ClusterConfig, draw_jobs
 from .policy import policy_scheduler
-from .schedulers import SCHEDULERS, edp_interval, edp_per_sequence, random_scheduler
+from .schedulers import SCHEDULERS, edp_interval, edp_mean, edp_per_sequence, random_scheduler
 
 __all__ = ["evaluate_grid", "grid_table", "plot_edp_vs_lambda", "plot_learning_curve"]
 
@@ -37,8 +37,7 @@ def evaluate_grid(params, lams=(0.1, 0.3, 0.5, 0.7, 0.9), betas=(0.5,), n_sequen
         scheds["random"] = random_scheduler(seed)
         for name, f in scheds.items():
             sc = edp_per_sequence(f, seqs, cfg)
-            row[name] = float(sc[:, 0].sum() / sc[:, 1].sum()) if sc[:, 1].sum() else \
-                float("nan")
+            row[name] = edp_mean(sc)
             row["ci"][name] = edp_interval(sc, seed=seed)
         if "Deep-EAS" in row:
             best = min(SCHEDULERS, key=lambda n: row[n] if row["n_jobs"] else 0.0)

@@ -199,14 +199,14 @@ def _sample(p, rng):
 def _rollouts(forward, cfg, sequences, trajectories, rng, mask):
     """Run ``trajectories`` sampled episodes of each sequence in lockstep (``forward(obs)``
     gives the policy's logits of a batch); returns the samples ``(obs, actions, masks or
-    None, episode, step)``, each episode's rewards and its per-job EDPs."""
+    None, episode, step, reward)`` and each episode's per-job EDPs."""
     from .batch import BatchEnv
 
     episodes = [s for s in sequences for _ in range(trajectories)]
     env = BatchEnv(cfg, episodes)
     active = env.reset()
-    rewards = [[] for _ in episodes]
-    O, A, Mk, Ep = [], [], [], []
+    seen = np.zeros(len(episodes), np.int64)   # steps taken per episode
+    O, A, Mk, Ep, St, R = [], [], [], [], [], []
     while active.size:
         obs = env.observe(active)
         z = forward(obs)
@@ -219,30 +219,37 @@ def _rollouts(forward, cfg, sequences, trajectories, rng, mask):
         O.append(obs)
         A.append(a)
         Ep.append(active)
-        for e, x in zip(active.tolist(), r.tolist(), strict=True):
-            rewards[e].append(x)
+        St.append(seen[active])
+        R.append(r)
+        seen[active] += 1
         active = active[~(term | trunc)]
-    ep = np.concatenate(Ep) if Ep else np.zeros(0, np.int64)
-    step = np.zeros(ep.size, np.int64)
-    seen = np.zeros(len(episodes), np.int64)
-    for i, e in enumerate(ep.tolist()):   # ticks are in time order, so this is each step
-        step[i] = seen[e]
-        seen[e] += 1
+
     def cat(xs, shape, dt):
         return np.concatenate(xs) if xs else np.zeros(shape, dt)
 
     return (cat(O, (0, cfg.H, cfg.width), np.uint8), cat(A, (0,), np.int64),
-            cat(Mk, (0, cfg.n_actions), np.bool_) if mask else None, ep, step,
-            [np.asarray(r) for r in rewards], [env.edp(i) for i in range(len(episodes))])
+            cat(Mk, (0, cfg.n_actions), np.bool_) if mask else None,
+            cat(Ep, (0,), np.int64), cat(St, (0,), np.int64), cat(R, (0,), np.float64),
+            [env.edp(i) for i in range(len(episodes))])
 
 
-def _advantages(rewards, ep, step, trajectories):
+def _chunk(x, c0, C):
+    """Rows ``c0 .. c0 + C`` of ``x``, padded with zeros (weight 0) to ``C`` rows at the end."""
+    part = x[c0:c0 + C]
+    if part.shape[0] == C:
+        return part
+    out = np.zeros((C, *x.shape[1:]), x.dtype)
+    out[:part.shape[0]] = part
+    return out
+
+
+def _advantages(reward, ep, step, n_episodes, trajectories):
     """Each sample's return minus the per-step baseline of its sequence (the mean return
     at that step over the sequence's trajectories, shorter ones counting 0)."""
-    T = max((r.size for r in rewards), default=0)
-    v = np.zeros((len(rewards), T))
-    for m, r in enumerate(rewards):
-        v[m, : r.size] = np.cumsum(r[::-1])[::-1]
+    T = int(step.max()) + 1 if step.size else 0
+    v = np.zeros((n_episodes, T))
+    v[ep, step] = reward
+    v = np.cumsum(v[:, ::-1], axis=1)[:, ::-1]   # the return from each step on
     base = v.reshape(-1, trajectories, T).mean(axis=1)
     return v[ep, step] - base[ep // trajectories, step]
 
@@ -352,23 +359,13 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
                 forward(params), cfg, sequences[b0:b0 + block], tc.trajectories, rng, tc.mask)
             t_roll += time.perf_counter() - t1
             edps += block_edps
-            adv = _advantages(rewards, ep, step, tc.trajectories)
             n = acts.size
+            adv = _advantages(rewards, ep, step, len(block_edps), tc.trajectories)
             total += n
+            cols = (obs, acts.astype(np.int32), adv.astype(np.float32), np.ones(n, np.float32),
+                    np.ones((n, cfg.n_actions), np.bool_) if allowed is None else allowed)
             for c0 in range(0, n, C):
-                m = min(C, n - c0)
-                o = np.zeros((C, cfg.H, cfg.width), np.uint8)
-                o[:m] = obs[c0:c0 + m]
-                a = np.zeros(C, np.int32)
-                a[:m] = acts[c0:c0 + m]
-                w = np.zeros(C, np.float32)
-                w[:m] = 1.0
-                d = np.zeros(C, np.float32)
-                d[:m] = adv[c0:c0 + m]
-                ok = np.ones((C, cfg.n_actions), np.bool_)
-                if allowed is not None:
-                    ok[:m] = allowed[c0:c0 + m]
-                g = grad_fn(p_jx, o, a, d, w, ok)
+                g = grad_fn(p_jx, *(_chunk(x, c0, C) for x in cols))
                 grads = jax.tree_util.tree_map(jnp.add, grads, g)
         scale = 1.0 / max(total, 1)
         grads = jax.tree_util.tree_map(lambda x, f=scale: x * f, grads)
