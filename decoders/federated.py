@@ -901,6 +901,22 @@ class CapInfeasibleError(ValueError):
         self.count = count
 
 
+def _budgets(nodes, power_idle, power_cap, cluster_caps):
+    """The power the running jobs may add to idle power: per cluster, then overall (K + 1;
+    ``inf`` where uncapped)."""
+    K = nodes.shape[0]
+    budget = np.full(K + 1, np.inf)
+    if cluster_caps is not None:
+        caps = np.asarray(cluster_caps, dtype=np.float64)
+        if caps.shape != (K,) or np.isnan(caps).any():
+            raise ValueError(f"cluster_caps must hold one number (or inf) per cluster ({K}), "
+                             f"got {cluster_caps!r}")
+        budget[:K] = caps - nodes * power_idle
+    if power_cap is not None:
+        budget[K] = float(power_cap) - float(np.dot(nodes, power_idle))
+    return budget
+
+
 def power_inputs(tasks, power, nodes, power_busy, power_idle, power_cap=None, cluster_caps=None):
     """Validated power factors (J,) and budgets (K + 1,) of a decode, or ``(None, None)``.
 
@@ -915,15 +931,7 @@ def power_inputs(tasks, power, nodes, power_busy, power_idle, power_cap=None, cl
         return None, None
     power = np.ones(J) if power is None else check_vector("power", power, J, np.float64, lo=0,
                                                           lo_strict=True)
-    budget = np.full(K + 1, np.inf)
-    if cluster_caps is not None:
-        caps = np.asarray(cluster_caps, dtype=np.float64)
-        if caps.shape != (K,) or np.isnan(caps).any():
-            raise ValueError(f"cluster_caps must hold one number (or inf) per cluster ({K}), "
-                             f"got {cluster_caps!r}")
-        budget[:K] = caps - nodes * power_idle
-    if power_cap is not None:
-        budget[K] = float(power_cap) - float(np.dot(nodes, power_idle))
+    budget = _budgets(nodes, power_idle, power_cap, cluster_caps)
     if (budget <= 0).any():
         where = "the federation" if budget[K] <= 0 else f"cluster {int(np.flatnonzero(budget <= 0)[0])}"
         raise ValueError(f"the power cap of {where} does not exceed its idle power: no job "
@@ -946,13 +954,8 @@ def runnable_under_cap(tasks, power, nodes, power_busy, power_idle, power_cap=No
     """Which jobs can run under the caps at all: on an idle federation, their least-power
     allocation fits the budgets the caps leave above idle power (bool, shape (J,))."""
     tasks = np.asarray(tasks, dtype=np.int64)
-    K = len(nodes)
-    budget = np.full(K + 1, np.inf)
-    if cluster_caps is not None:
-        budget[:K] = np.asarray(cluster_caps, dtype=np.float64) - np.asarray(nodes) * \
-            np.asarray(power_idle)
-    if power_cap is not None:
-        budget[K] = float(power_cap) - float(np.dot(nodes, power_idle))
+    budget = _budgets(np.asarray(nodes), np.asarray(power_idle, dtype=np.float64), power_cap,
+                      cluster_caps)
     if not np.isfinite(budget).any():
         return np.ones(tasks.shape[0], dtype=bool)
     power = np.ones(tasks.shape[0]) if power is None else np.asarray(power, dtype=np.float64)
