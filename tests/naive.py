@@ -1604,3 +1604,42 @@ def naive_realtime_preempt(release, tasks, runtime, realtime, nodes, keep=True, 
         t = min([e for _, e in run.values()] + future)
     execs.sort(key=lambda x: (x[2], x[0]))
     return first, finish, execs
+
+
+def naive_net(w1, b1, w2, b2, images, gz=None):
+    """Deep-EAS's network, one image and one position at a time: the logits (B, A); with
+    ``gz`` (B, A), the gradient of ``sum_s gz[s] . logits[s]`` by ``(w1, b1, w2, b2)``
+    (ReLU's derivative 0 at 0)."""
+    x = [[[1.0 if v else 0.0 for v in row] for row in img] for img in images]
+    B, H, W = len(x), len(x[0]), len(x[0][0])
+    ho, wo, F, A = (H - 3) // 2 + 1, (W - 3) // 2 + 1, len(b1), len(b2)
+    z = [[0.0] * A for _ in range(B)]
+    g_w1 = [[0.0] * F for _ in range(9)]
+    g_b1, g_w2, g_b2 = [0.0] * F, [[0.0] * A for _ in range(ho * wo * F)], [0.0] * A
+    for s in range(B):
+        for a in range(A):
+            z[s][a] = float(b2[a])
+            if gz is not None:
+                g_b2[a] += gz[s][a]
+        for r in range(ho):
+            for c in range(wo):
+                patch = [x[s][2 * r + i][2 * c + j] for i in range(3) for j in range(3)]
+                for f in range(F):
+                    pre = float(b1[f]) + sum(patch[k] * float(w1[k][f]) for k in range(9))
+                    h = max(pre, 0.0)
+                    row = (r * wo + c) * F + f
+                    for a in range(A):
+                        z[s][a] += h * float(w2[row][a])
+                    if gz is None:
+                        continue
+                    dh = 0.0
+                    for a in range(A):
+                        g_w2[row][a] += h * gz[s][a]
+                        dh += gz[s][a] * float(w2[row][a])
+                    if pre > 0.0:
+                        g_b1[f] += dh
+                        for k in range(9):
+                            g_w1[k][f] += patch[k] * dh
+    if gz is None:
+        return z
+    return z, (g_w1, g_b1, g_w2, g_b2)

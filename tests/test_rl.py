@@ -156,15 +156,76 @@ def test_shipped_policy_runs_without_training_libraries():
 
 
 # ------------------------------------------------------------ training (rl extra)
-def test_numpy_and_jax_forward_agree():
-    jnp = pytest.importorskip("jax.numpy")
-    from moga.rl.policy import jax_logits
+def _random_net(rng, H, W, A, zero_bias=False):
+    ho, wo = (H - 3) // 2 + 1, (W - 3) // 2 + 1
+    p = {"w1": rng.normal(size=(9, 8)), "b1": rng.normal(size=8),
+         "w2": rng.normal(size=(ho * wo * 8, A)), "b2": rng.normal(size=A)}
+    if zero_bias:
+        p["b1"][::3] = 0.0   # ReLU exactly at 0 on empty patches
+        p["w1"][:, 1] = -np.abs(p["w1"][:, 1]) - p["b1"][1]   # and off on occupied ones
+    return {k: v.astype(np.float32) for k, v in p.items()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_network_kernels_match_the_plain_twin(seed, monkeypatch):
+    # decoders.deep_eas_net (empty patches skipped, samples split over threads) against
+    # tests/naive.py's one-position-at-a-time network: logits and every gradient.
+    from naive import naive_net
+
+    from decoders import deep_eas_net
+    from moga.rl.policy import net_gradient, net_logits
+
+    monkeypatch.setattr(deep_eas_net, "THREAD_MIN_SAMPLES", 2)
+    rng = np.random.default_rng(seed)
+    H, W, A, B = int(rng.integers(3, 9)), int(rng.integers(3, 14)), int(rng.integers(2, 7)), 7
+    p = _random_net(rng, H, W, A, zero_bias=seed % 2 == 0)
+    fill = [0.0, 0.05, 0.3, 1.0, 0.5, 0.15][seed]
+    obs = (rng.random((B, H, W)) < fill).astype(np.uint8)
+    gz = rng.normal(size=(B, A))
+    z_twin, g_twin = naive_net(p["w1"], p["b1"], p["w2"], p["b2"], obs.tolist(), gz.tolist())
+    for threads in (1, 3):
+        np.testing.assert_allclose(net_logits(p, obs, threads=threads), z_twin, rtol=1e-9,
+                                   atol=1e-9)
+        g = net_gradient(p, obs, gz, threads=threads)
+        for k, want in zip(("w1", "b1", "w2", "b2"), g_twin, strict=True):
+            np.testing.assert_allclose(g[k], np.asarray(want).reshape(p[k].shape), rtol=1e-9,
+                                       atol=1e-9, err_msg=k)
+    np.testing.assert_allclose(logits(p, obs), z_twin, rtol=1e-4, atol=1e-4)
+
+
+def test_network_gradient_matches_jax_autodiff():
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    from moga.rl.policy import _patches, net_gradient
 
     cfg = ClusterConfig()
-    p = init_params(cfg, 1)
-    obs = np.random.default_rng(0).integers(0, 2, (3, cfg.H, cfg.width)).astype(np.uint8)
-    np.testing.assert_allclose(logits(p, obs), np.asarray(jax_logits(
-        {k: jnp.asarray(v) for k, v in p.items()}, jnp.asarray(obs))), rtol=1e-4, atol=1e-4)
+    rng = np.random.default_rng(3)
+    p = _random_net(rng, cfg.H, cfg.width, cfg.n_actions)
+    obs = (rng.random((40, cfg.H, cfg.width)) < 0.15).astype(np.uint8)
+    gz = rng.normal(size=(40, cfg.n_actions)).astype(np.float32)
+
+    def total(q):
+        h = jax.nn.relu(_patches(jnp.asarray(obs, jnp.float32), jnp) @ q["w1"] + q["b1"])
+        return jnp.sum((h.reshape(40, -1) @ q["w2"] + q["b2"]) * gz)
+
+    want = jax.grad(total)({k: jnp.asarray(v) for k, v in p.items()})
+    got = net_gradient(p, obs, gz)
+    for k in p:
+        np.testing.assert_allclose(got[k], np.asarray(want[k]), rtol=2e-3, atol=2e-3 *
+                                   float(np.abs(np.asarray(want[k])).max()), err_msg=k)
+
+
+def test_network_kernels_refuse_mismatched_shapes():
+    from moga.rl.policy import net_gradient, net_logits
+
+    cfg = ClusterConfig()
+    p = init_params(cfg, 0)
+    with pytest.raises(ValueError, match="do not fit"):
+        net_logits(p, np.zeros((2, cfg.H - 2, cfg.width), np.uint8))
+    with pytest.raises(ValueError, match="images must be"):
+        net_logits(p, np.zeros((cfg.H, cfg.width), np.uint8))
+    with pytest.raises(ValueError, match="gz must have shape"):
+        net_gradient(p, np.zeros((2, cfg.H, cfg.width), np.uint8), np.zeros((3, 21)))
 
 
 SMALL = ClusterConfig(N=5, Q=3, B=6, H=10, lam=0.6, t_arrive=15)

@@ -1,11 +1,12 @@
 """Deep-EAS's policy network (docs/design.md §13): eight 3x3 filters of stride 2 with ReLU
 over the binary image, then a dense softmax over the ``Q * K + 1`` actions.
 
-The forward pass is written twice on purpose: in numpy, to act in the
-environment without an autodiff library (evaluation needs only numpy), and in
-JAX (:func:`jax_logits`), to train; both cut the image into the same 3x3
-patches, and the tests check they agree. Parameters are a dict of numpy
-arrays, saved as ``.npz``.
+Two forms of the same network: :func:`logits`, plain numpy, to act in the
+environment one observation at a time without compiling anything; and
+:func:`net_logits` / :func:`net_gradient`, the Numba kernels of
+:mod:`decoders.deep_eas_net` that skip the images' empty patches, for
+training's batches. The tests check they agree, and the gradient against
+JAX's autodiff. Parameters are a dict of numpy arrays, saved as ``.npz``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import numpy as np
 
 from .cluster import ClusterConfig
 
-__all__ = ["init_params", "logits", "act", "greedy", "save_params", "load_params",
-           "check_params", "param_shapes", "policy_scheduler", "shipped_policy", "conv_shape"]
+__all__ = ["init_params", "logits", "net_logits", "net_gradient", "act", "greedy",
+           "save_params", "load_params", "check_params", "param_shapes", "policy_scheduler",
+           "shipped_policy", "conv_shape"]
 
 FILTERS = 8
 
@@ -50,7 +52,7 @@ def _patches(x, xp=np):
 def logits(params: dict, obs) -> np.ndarray:
     """Action logits of one observation (H, W) or a batch (B, H, W), numpy.
 
-    The same network as :func:`jax_logits`, laid out for numpy: the nine
+    The network laid out for numpy: the nine
     patch planes are stacked first, ``(9, B, ho, wo)``, so that the filters
     are one matrix product and the dense layer one product per filter over
     contiguous rows.
@@ -79,14 +81,21 @@ def logits(params: dict, obs) -> np.ndarray:
     return z[0] if single else z
 
 
-def jax_logits(params, obs):
-    """:func:`logits` in JAX (for training)."""
-    import jax.numpy as jnp
+def net_logits(params: dict, obs, threads: int = 1) -> np.ndarray:
+    """Logits (B, n_actions) of a batch of observations (B, H, W), float64: the same values
+    as :func:`logits`, by :func:`decoders.deep_eas_net.forward` (``threads`` at most)."""
+    from decoders.deep_eas_net import forward
 
-    x = obs.astype(jnp.float32)
-    h = jnp.maximum(_patches(x, jnp) @ params["w1"] + params["b1"], 0.0)
-    h = h.reshape(*x.shape[:-2], -1)
-    return h @ params["w2"] + params["b2"]
+    return forward(*(params[k] for k in PARAM_KEYS), obs, threads=threads)
+
+
+def net_gradient(params: dict, obs, gz, threads: int = 1) -> dict:
+    """The gradient of ``sum_s gz[s] . logits(obs[s])`` by each parameter (float64 arrays
+    keyed like ``params``; ReLU's derivative at 0 is 0), by
+    :func:`decoders.deep_eas_net.gradient`."""
+    from decoders.deep_eas_net import gradient
+
+    return gradient(*(params[k] for k in PARAM_KEYS), obs, gz, threads=threads)
 
 
 def _softmax(z):

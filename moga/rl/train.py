@@ -3,7 +3,7 @@
 Each iteration runs ``trajectories`` episodes of each of ``sequences`` fixed
 training job sequences with the current policy (actions sampled), in blocks
 of episodes stepped in lockstep (:class:`moga.rl.batch.BatchEnv`, one
-batched forward pass per tick, numpy's), computes
+batched forward pass per tick), computes
 each step's return ``v_t`` (undiscounted), subtracts the per-time-step
 baseline ``b_t`` (the mean of ``v_t`` over the trajectories of the same
 sequence, shorter ones counting 0 past their end), and takes one Adam step on
@@ -12,6 +12,10 @@ iterations x 150 sequences x 20 trajectories; the defaults here are far
 smaller (see :class:`TrainConfig`). Every random draw flows from ``seed``:
 iteration i samples with ``default_rng([seed, i])``, so a resumed run
 continues exactly as an uninterrupted one.
+
+The forward pass and the gradient are the Numba kernels of
+:mod:`decoders.deep_eas_net`, which skip the images' empty patches; the
+gradient takes the logits recorded during the episodes. Adam is optax's.
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
+from numba import get_num_threads
 
 from ..errors import InputError, MissingExtraError
 from ..outputs import atomic_path, atomic_write
 from .cluster import ClusterConfig, draw_jobs
-from .policy import PARAM_KEYS, check_params, init_params, jax_logits, logits
+from .policy import PARAM_KEYS, check_params, init_params, net_gradient, net_logits
 
 __all__ = ["TrainConfig", "TrainResult", "train", "training_sequences", "PAPER_BUDGET",
            "CHECKPOINT",
@@ -177,11 +182,6 @@ def _diff(old, new, prefix=""):
 #: Episodes stepped in lockstep at once (a block of sequences x trajectories): large enough
 #: for one batched forward pass to pay, small enough to keep a block's images in memory.
 BLOCK_EPISODES = 400
-#: Samples per gradient call: every call has this shape, so the gradient compiles once.
-GRAD_CHUNK = 2048
-_MASKED = -1e9   # the logit of an action masked out
-
-
 def _softmax_rows(z):
     z = z - z.max(axis=1, keepdims=True)
     p = np.exp(z)
@@ -198,25 +198,25 @@ def _sample(p, rng):
 
 def _rollouts(forward, cfg, sequences, trajectories, rng, mask):
     """Run ``trajectories`` sampled episodes of each sequence in lockstep (``forward(obs)``
-    gives the policy's logits of a batch); returns the samples ``(obs, actions, masks or
-    None, episode, step, reward)`` and each episode's per-job EDPs."""
+    gives the policy's logits of a batch); returns the samples ``(obs, logits, actions,
+    episode, step, reward)``, the logits ``-inf`` where masked, and each episode's per-job
+    EDPs."""
     from .batch import BatchEnv
 
     episodes = [s for s in sequences for _ in range(trajectories)]
     env = BatchEnv(cfg, episodes)
     active = env.reset()
     seen = np.zeros(len(episodes), np.int64)   # steps taken per episode
-    O, A, Mk, Ep, St, R = [], [], [], [], [], []
+    O, Z, A, Ep, St, R = [], [], [], [], [], []
     while active.size:
         obs = env.observe(active)
         z = forward(obs)
         if mask:
-            m = env.action_masks(active)
-            z = np.where(m, z, -np.inf)
-            Mk.append(m)
+            z = np.where(env.action_masks(active), z, -np.inf)
         a = _sample(_softmax_rows(z), rng)
         r, term, trunc = env.step(active, a)
         O.append(obs)
+        Z.append(z)
         A.append(a)
         Ep.append(active)
         St.append(seen[active])
@@ -227,20 +227,18 @@ def _rollouts(forward, cfg, sequences, trajectories, rng, mask):
     def cat(xs, shape, dt):
         return np.concatenate(xs) if xs else np.zeros(shape, dt)
 
-    return (cat(O, (0, cfg.H, cfg.width), np.uint8), cat(A, (0,), np.int64),
-            cat(Mk, (0, cfg.n_actions), np.bool_) if mask else None,
-            cat(Ep, (0,), np.int64), cat(St, (0,), np.int64), cat(R, (0,), np.float64),
-            [env.edp(i) for i in range(len(episodes))])
+    return (cat(O, (0, cfg.H, cfg.width), np.uint8), cat(Z, (0, cfg.n_actions), np.float64),
+            cat(A, (0,), np.int64), cat(Ep, (0,), np.int64), cat(St, (0,), np.int64),
+            cat(R, (0,), np.float64), [env.edp(i) for i in range(len(episodes))])
 
 
-def _chunk(x, c0, C):
-    """Rows ``c0 .. c0 + C`` of ``x``, padded with zeros (weight 0) to ``C`` rows at the end."""
-    part = x[c0:c0 + C]
-    if part.shape[0] == C:
-        return part
-    out = np.zeros((C, *x.shape[1:]), x.dtype)
-    out[:part.shape[0]] = part
-    return out
+def _logit_gradient(z, acts, adv):
+    """The loss ``-sum adv log softmax(z)[act]``'s derivative by the logits ``z`` (rows
+    ``-inf`` where masked get 0 there)."""
+    g = _softmax_rows(z)
+    g[np.arange(acts.size), acts] -= 1.0
+    g *= adv[:, None]
+    return g
 
 
 def _advantages(reward, ep, step, n_episodes, trajectories):
@@ -331,44 +329,34 @@ def train(config: ClusterConfig | None = None, tc: TrainConfig | None = None, ou
 
     sequences = training_sequences(cfg, tc)
 
-    def loss(p, obs, acts, adv, weight, allowed):
-        lg = jnp.where(allowed, jax_logits(p, obs), _MASKED)
-        logp = jax.nn.log_softmax(lg)
-        chosen = jnp.take_along_axis(logp, acts[:, None], axis=1)[:, 0]
-        return -jnp.sum(chosen * adv * weight)
-
-    grad_fn = jax.jit(jax.grad(loss))
+    threads = get_num_threads()
 
     def forward(p_np):
-        return lambda obs: logits(p_np, obs).astype(np.float64)
+        return lambda obs: net_logits(p_np, obs, threads=threads)
 
-    C = GRAD_CHUNK
     block = max(1, BLOCK_EPISODES // tc.trajectories)
     bar = Progress(tc.iterations - start_it, enabled=progress)
     for it in range(start_it, tc.iterations):
         t0 = time.perf_counter()
         rng = np.random.default_rng([tc.seed, it])
-        p_jx = {k: jnp.asarray(v) for k, v in params.items()}
-        grads = {k: jnp.zeros_like(v) for k, v in p_jx.items()}
+        grads = {k: np.zeros(v.shape) for k, v in params.items()}
         edps = []
         total = 0
         t_roll = 0.0
         for b0 in range(0, len(sequences), block):
             t1 = time.perf_counter()
-            obs, acts, allowed, ep, step, rewards, block_edps = _rollouts(
+            obs, z, acts, ep, step, rewards, block_edps = _rollouts(
                 forward(params), cfg, sequences[b0:b0 + block], tc.trajectories, rng, tc.mask)
             t_roll += time.perf_counter() - t1
             edps += block_edps
-            n = acts.size
+            total += acts.size
             adv = _advantages(rewards, ep, step, len(block_edps), tc.trajectories)
-            total += n
-            cols = (obs, acts.astype(np.int32), adv.astype(np.float32), np.ones(n, np.float32),
-                    np.ones((n, cfg.n_actions), np.bool_) if allowed is None else allowed)
-            for c0 in range(0, n, C):
-                g = grad_fn(p_jx, *(_chunk(x, c0, C) for x in cols))
-                grads = jax.tree_util.tree_map(jnp.add, grads, g)
+            g = net_gradient(params, obs, _logit_gradient(z, acts, adv), threads=threads)
+            for k in grads:
+                grads[k] += g[k]
         scale = 1.0 / max(total, 1)
-        grads = jax.tree_util.tree_map(lambda x, f=scale: x * f, grads)
+        p_jx = {k: jnp.asarray(v) for k, v in params.items()}
+        grads = {k: jnp.asarray((v * scale).astype(params[k].dtype)) for k, v in grads.items()}
         updates, state = opt.update(grads, state, p_jx)
         p_jx = optax.apply_updates(p_jx, updates)
         params = {k: np.asarray(v) for k, v in p_jx.items()}
