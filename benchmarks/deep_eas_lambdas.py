@@ -51,7 +51,7 @@ def main(argv=None):
     ap.add_argument("--beta", type=float, default=0.5)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     ap.add_argument("--iterations", type=int, default=60)
-    ap.add_argument("--sequences-per-lam", type=int, default=3)
+    ap.add_argument("--sequences-per-lam", type=int, default=20)
     ap.add_argument("--trajectories", type=int, default=6)
     ap.add_argument("--held-out", type=int, default=30)
     ap.add_argument("--per-lam", type=float, nargs="*", default=[],

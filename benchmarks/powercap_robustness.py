@@ -43,6 +43,22 @@ TRACES = {
 }
 
 
+def samples(fed0, n_jobs, n_samples, tightest):
+    """Per trace and start point: ``(trace file, job set, wide jobs dropped, jobs dropped
+    because the ``tightest`` cap (fraction of peak) could never run them)``."""
+    for trace_name, starts in TRACES.items():
+        trace = moga.load_swf(moga.resolve_trace(trace_name))
+        for start in starts[:n_samples]:
+            js = trace.jobset(start=start, n_jobs=n_jobs, federation=fed0, wide="drop",
+                              batch=False, power="lognormal", seed=0)
+            dropped = int(js.report.get("wide_dropped", 0))
+            ok = cap_runnable(js, fed0.with_cap(fraction=tightest))
+            js = js.take(ok)
+            print(f"{js.name}: {len(js)} jobs ({int((~ok).sum())} dropped: no cap of the "
+                  "study can run them)", flush=True)
+            yield trace_name, js, dropped, int((~ok).sum())
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=200, help="jobs per sample")
@@ -56,41 +72,31 @@ def main(argv=None):
     t_all = time.perf_counter()
     fed0 = moga.Federation.preset("default")
     rows = []
-    for trace_name, starts in TRACES.items():
-        trace = moga.load_swf(moga.resolve_trace(trace_name))
-        for start in starts[:args.samples]:
-            js = trace.jobset(start=start, n_jobs=args.jobs, federation=fed0, wide="drop",
-                              batch=False, power="lognormal", seed=0)
-            dropped = int(js.report.get("wide_dropped", 0))
-            # Jobs that no cap of the study can ever run are dropped and counted.
-            ok = cap_runnable(js, fed0.with_cap(fraction=min(args.caps)))
-            capped_out = int((~ok).sum())
-            js = js.take(ok)
-            print(f"{js.name}: {len(js)} jobs ({capped_out} dropped: no cap of the study "
-                  "can run them)", flush=True)
-            for cap in args.caps:
-                fed = fed0.with_cap(fraction=cap)
-                prb = run_dispatcher(js, fed, "prb", estimates="requested")
-                for w in args.windows:
-                    for tl in args.time_limits:
-                        t0 = time.perf_counter()
-                        hy = run_dispatcher(js, fed, "hybrid", estimates="requested",
-                                            cp=CPOptions(window=w, time_limit=tl))
-                        wall = time.perf_counter() - t0
-                        wp, wh = prb.metrics.weighted_queue_time, hy.metrics.weighted_queue_time
-                        rows.append({"trace": trace_name.split("-cln")[0].split(".swf")[0],
-                                     "jobset": js.name, "n_jobs": len(js), "dropped": dropped,
-                                     "dropped_by_cap": capped_out,
-                                     "cap": cap, "window": w, "time_limit": tl,
-                                     "wqt_prb": wp, "wqt_hybrid": wh,
-                                     "ratio": wh / wp if wp > 0 else float("nan"),
-                                     "bsld_prb": prb.metrics.mean_bsld,
-                                     "bsld_hybrid": hy.metrics.mean_bsld,
-                                     "hybrid_wall_s": wall,
-                                     "fallbacks": hy.info["fallbacks"],
-                                     "solves": hy.info["solves"]})
-                        print(f"  cap {cap} window {w} limit {tl}: ratio {rows[-1]['ratio']:.3f} "
-                              f"({wall:.0f} s)", flush=True)
+    for trace_name, js, dropped, capped_out in samples(fed0, args.jobs, args.samples,
+                                                       min(args.caps)):
+        for cap in args.caps:
+            fed = fed0.with_cap(fraction=cap)
+            prb = run_dispatcher(js, fed, "prb", estimates="requested")
+            for w in args.windows:
+                for tl in args.time_limits:
+                    t0 = time.perf_counter()
+                    hy = run_dispatcher(js, fed, "hybrid", estimates="requested",
+                                        cp=CPOptions(window=w, time_limit=tl))
+                    wall = time.perf_counter() - t0
+                    wp, wh = prb.metrics.weighted_queue_time, hy.metrics.weighted_queue_time
+                    rows.append({"trace": trace_name.split("-cln")[0].split(".swf")[0],
+                                 "jobset": js.name, "n_jobs": len(js), "dropped": dropped,
+                                 "dropped_by_cap": capped_out,
+                                 "cap": cap, "window": w, "time_limit": tl,
+                                 "wqt_prb": wp, "wqt_hybrid": wh,
+                                 "ratio": wh / wp if wp > 0 else float("nan"),
+                                 "bsld_prb": prb.metrics.mean_bsld,
+                                 "bsld_hybrid": hy.metrics.mean_bsld,
+                                 "hybrid_wall_s": wall,
+                                 "fallbacks": hy.info["fallbacks"],
+                                 "solves": hy.info["solves"]})
+                    print(f"  cap {cap} window {w} limit {tl}: ratio {rows[-1]['ratio']:.3f} "
+                          f"({wall:.0f} s)", flush=True)
     Path(args.out).mkdir(parents=True, exist_ok=True)
     doc = {"machine": platform.processor() or platform.machine(),
            "wall_s": time.perf_counter() - t_all, "rows": rows}

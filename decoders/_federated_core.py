@@ -16,9 +16,10 @@ tuples built once per decode (they hold views, nothing is copied):
     The cluster arrays, shape (K,): ``nodes``, ``speed``, ``pbusy``,
     ``pidle`` (W per node), ``link`` (Mbit/s), and three cluster orders:
     ``rank_pick`` (the allocation rule's greedy order), ``rank_fast`` and
-    ``rank_slow`` (sources and destinations of the energy-saving shift); and
+    ``rank_slow`` (sources and destinations of the energy-saving shift);
     ``budget`` (K + 1: the power the running jobs may add to idle power, per
-    cluster and then overall, W; ``inf`` where there is no cap).
+    cluster and then overall, W; ``inf`` where there is no cap); and
+    ``consolidate`` (1,: 1 when the pick consolidates, :func:`allocate`).
 ``st`` (:data:`State`)
     The decoder's mutable arrays. Per job: ``fin`` (projected finish),
     ``sd`` (current slowdown), ``ht``/``hj`` (the event heap of running jobs
@@ -90,7 +91,7 @@ __all__ = ["Jobs", "Platform", "State", "Out", "new_out", "new_state", "reset_ev
 
 Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power est")
 Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow "
-                                  "budget")
+                                  "budget consolidate")
 State = namedtuple("State", "fin sd ht hj cl coal started wq sh_t sh_j by_release pos_of "
                             "free load allow allow_h free_s hold evi evf "
                             "pk pks hold_p pkh xs rk free_h allow_j relaxed_j mask_j slack_h free_in "
@@ -192,6 +193,11 @@ def earliest(cl, ncl, fin):
 def allocate(j, jobs, plat, st, alloc, allow):
     """Greedy pick in ``rank_pick`` order, then energy-saving shifts (docs/design.md §5, steps 3-4).
 
+    When ``plat.consolidate[0]`` the pick's order is made at the call from
+    the allowed free nodes ``c_k = min(free_k, allow_k)``: the cluster of
+    least ``c_k`` that holds every task alone (best fit), else the clusters
+    by increasing ``c_k`` (the fullest first); ties in ``rank_pick`` order.
+
     Writes the allocation into ``alloc[j]``; ``allow`` holds the allowance per
     cluster. Shifts move one task at a time from the fastest used cluster
     faster than the slowest used speed ``s`` (ties: the order of
@@ -213,8 +219,12 @@ def allocate(j, jobs, plat, st, alloc, allow):
     remaining = T
     used = 0
     s = np.inf
+    order = plat.rank_pick
+    if plat.consolidate[0]:
+        order = st.rk
+        _consolidating(T, free, allow, plat.rank_pick, order)
     for i in range(K):
-        k = plat.rank_pick[i]
+        k = order[i]
         take = min(min(free[k], allow[k]), remaining)
         alloc[j, k] = take
         remaining -= take
@@ -280,6 +290,36 @@ def allocate(j, jobs, plat, st, alloc, allow):
         alloc[j, dst] = xd
         if not moved_all:
             return
+
+
+@helper
+def _consolidating(T, free, allow, rank, out):
+    """The consolidating pick order into ``out`` (K,): :func:`allocate`'s rule."""
+    K = out.shape[0]
+    best = -1
+    cb = 0
+    for i in range(K):
+        k = rank[i]
+        c = min(free[k], allow[k])
+        if c >= T and (best < 0 or c < cb):
+            best = k
+            cb = c
+    if best >= 0:
+        out[0] = best
+        n = 1
+        for i in range(K):
+            if rank[i] != best:
+                out[n] = rank[i]
+                n += 1
+        return
+    for i in range(K):  # insertion sort by allowed free nodes, stable in rank order
+        k = rank[i]
+        c = min(free[k], allow[k])
+        m = i
+        while m > 0 and min(free[out[m - 1]], allow[out[m - 1]]) > c:
+            out[m] = out[m - 1]
+            m -= 1
+        out[m] = k
 
 
 @helper

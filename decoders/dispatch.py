@@ -37,6 +37,7 @@ from .federated import (
     allocation_ranks,
     bundles,
     check_estimate,
+    pick_rank,
     power_inputs,
     run_rows,
 )
@@ -66,10 +67,10 @@ def _setup(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
     J, K = arrs[0].shape[0], arrs[5].shape[0]
     pw, budget = power_inputs(arrs[1], power, arrs[5], arrs[7], arrs[8], power_cap, cluster_caps)
     fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
-    pick = greenest if choice_code("allocation rule", rule, RULES) else fastest
+    pick, consolidate = pick_rank(choice_code("allocation rule", rule, RULES), fastest, greenest)
     fcfs = np.lexsort((np.arange(J), arrs[0])).astype(np.int64)
     return bundles(arrs, pick, fastest, slowest, fcfs, np.zeros((J, K)), pw, budget,
-                   check_estimate(estimate, J)) + (J, K)
+                   check_estimate(estimate, J), consolidate) + (J, K)
 
 
 def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
@@ -90,9 +91,9 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     power, power_cap, cluster_caps
         Power factors and caps, as in :func:`decoders.federated.decode`.
     model : {"fluid", "at_start"}
-    rule : {"fastest", "greenest"}
-        Allocation rule (the least-power allocation takes over where the
-        rule's pick exceeds a budget).
+    rule : {"fastest", "greenest", "consolidate"}
+        Allocation rule (:data:`decoders.federated.RULES`; the least-power
+        allocation takes over where the rule's pick exceeds a budget).
     estimate : array_like of float, shape (J,), optional
         What EASY plans with (its reservation and backfill test; see
         :func:`decoders.federated.decode`); default the run times. PRB plans

@@ -36,10 +36,12 @@ the allocation are shared):
     the running co-allocated jobs down (their links saturate further), so the
     head can start after its reservation.
 
-Two allocation rules: ``"fastest"`` (fastest clusters first; ties to lower
-energy per unit of work, then lower index) and ``"greenest"`` (least energy
+Three allocation rules: ``"fastest"`` (fastest clusters first; ties to lower
+energy per unit of work, then lower index), ``"greenest"`` (least energy
 per unit of work, ``power_busy / speed``, first; ties to the faster cluster,
-then lower index).
+then lower index) and ``"consolidate"`` (the seed's and AccaSim's
+consolidation, per cluster: the fullest cluster that holds the job alone,
+else the fullest clusters first; ties in the fastest order).
 
 Layout: one private ``@njit`` event loop over the rows of a population
 (``_decode``, without the GIL, in threads: :func:`run_rows`) with the rules
@@ -116,7 +118,7 @@ MODELS = {"fluid": 0, "at_start": 1}
 #: Backfilling modes.
 BACKFILL = {"none": 0, "easy": 1}
 #: Allocation rules.
-RULES = {"fastest": 0, "greenest": 1}
+RULES = {"fastest": 0, "greenest": 1, "consolidate": 2}
 
 class FederatedDecode(NamedTuple):
     """What one decode returns (arrays indexed like the job arrays)."""
@@ -869,19 +871,26 @@ def _step_end(t, model, jobs, plat, st, out):
 
 # -------------------------------------------------------------------- wrappers
 def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists, power=None, budget=None,
-            estimate=None):
+            estimate=None, consolidate=False):
     """``(jobs, plat, orders, blacklists)``: read-only arrays, jobs and platform as named tuples.
 
     ``power`` (J,) defaults to 1.0 per job, ``budget`` (K + 1,) to no cap,
-    ``estimate`` (J,, what EASY plans with) to the run times.
+    ``estimate`` (J,, what EASY plans with) to the run times; ``consolidate``
+    makes the pick consolidate (``rank_pick`` then breaks its ties).
     """
     J, K = arrs[0].shape[0], arrs[5].shape[0]
     power = np.ones(J) if power is None else power
     budget = np.full(K + 1, np.inf) if budget is None else budget
     estimate = arrs[2] if estimate is None else estimate
     a = readonly(*arrs[:5], power, estimate, *arrs[5:], rank_pick, rank_fast, rank_slow, budget,
-                 orders, blacklists)
-    return Jobs(*a[0:7]), Platform(*a[7:16]), a[16], a[17]
+                 np.array([int(bool(consolidate))], dtype=np.int64), orders, blacklists)
+    return Jobs(*a[0:7]), Platform(*a[7:17]), a[17], a[18]
+
+
+def pick_rank(rule_code, fastest, greenest):
+    """The pick order of allocation rule ``rule_code`` (:data:`RULES`) and whether it
+    consolidates (the fastest order breaks its ties)."""
+    return (greenest if rule_code == 1 else fastest), rule_code == 2
 
 
 def check_estimate(estimate, J):
@@ -1019,8 +1028,9 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
         ``Federation``; the chromosome is always checked.
     backfill : {"none", "easy"}
         Strict order (the MOGA decoder) or EASY backfilling.
-    rule : {"fastest", "greenest"}
-        Allocation rule: which clusters a job takes nodes from first.
+    rule : {"fastest", "greenest", "consolidate"}
+        Allocation rule: which clusters a job takes nodes from first (module
+        docstring).
     power : array_like of float, shape (J,), optional
         Per-job power factors (> 0; default 1): a node running job j on
         cluster k draws ``power[j] * power_busy[k]`` W (docs/design.md §11).
@@ -1062,9 +1072,9 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
     pw, budget = power_inputs(arrs[1], power, arrs[5], arrs[7], arrs[8], power_cap, cluster_caps)
     fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
-    pick = greenest if rule_code else fastest
+    pick, consolidate = pick_rank(rule_code, fastest, greenest)
     jobs, plat, order, blacklist = bundles(arrs, pick, fastest, slowest, order, blacklist, pw,
-                                           budget, check_estimate(estimate, J))
+                                           budget, check_estimate(estimate, J), consolidate)
     f, i, _, out = run_rows(jobs, plat, order[None], blacklist[None], code, easy)
     return FederatedDecode(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                            float(f[0, 2]), int(i[0, 0]), int(i[0, 1]), out.reserve)
@@ -1111,9 +1121,9 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     blacklists = check_blacklists(blacklists, J, K)
     pw, budget = power_inputs(arrs[1], power, arrs[5], arrs[7], arrs[8], power_cap, cluster_caps)
     fastest, greenest, slowest = allocation_ranks(arrs[6], arrs[7])
-    pick = greenest if rule_code else fastest
+    pick, consolidate = pick_rank(rule_code, fastest, greenest)
     jobs, plat, orders, blacklists = bundles(arrs, pick, fastest, slowest, orders, blacklists, pw,
-                                             budget, check_estimate(estimate, J))
+                                             budget, check_estimate(estimate, J), consolidate)
     # Handing rows to threads costs more than decoding a small batch in this one.
     threads = get_num_threads() if orders.size >= THREAD_MIN_SLOTS else 1
     out_f, out_i, at, _ = run_rows(jobs, plat, orders, blacklists, code, easy,

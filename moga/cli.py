@@ -458,7 +458,7 @@ def _cmd_powercap(args) -> int:
                                      passes=args.cp_passes), progress=say,
                         estimates=args.estimates, uncapped=not args.no_uncapped,
                         power_error=args.power_error, power_seed=args.power_seed,
-                        power_margin=args.power_margin)
+                        power_margin=args.power_margin, rule=args.rule)
     table = study_table(results)
     knows = ("the jobs' power factors" if not args.power_error else
              f"power factors predicted with a log-normal error of {args.power_error:g} "
@@ -948,6 +948,10 @@ def build_parser() -> argparse.ArgumentParser:
                    default=["easy", "prb", "hybrid"], help="default: all three")
     p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
                    help="execution model (default: fluid)")
+    p.add_argument("--rule", choices=["fastest", "greenest", "consolidate"], default="fastest",
+                   help="the dispatchers' allocation rule: fastest clusters first, greenest "
+                        "first, or consolidate (the fullest cluster that holds the job; the "
+                        "seed's and AccaSim's order) (default: fastest)")
     p.add_argument("--window", type=_int_arg("--window", 2), default=16,
                    help="hybrid: waiting jobs in the CP model per event (default 16)")
     p.add_argument("--cp-time", type=_pos_float("--cp-time"), default=0.01,
@@ -994,7 +998,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: none)")
     p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
                    help="execution model (default: fluid)")
-    p.add_argument("--rule", choices=["fastest", "greenest"], default="fastest",
+    p.add_argument("--rule", choices=["fastest", "greenest", "consolidate"], default="fastest",
                    help="allocation rule (default: fastest)")
     p.add_argument("--value-seed", type=_seed, default=None,
                    help="attach seeded value functions (default: seed 0 for the policies that "

@@ -48,13 +48,38 @@ def _predicted(j, x, base, sd_of, coallocated, bw, tasks):
     return sd_of(j, x, load)
 
 
+def _consolidating(tie_order):
+    """The consolidating pick order as a function of ``(need, cap)``: the cluster of least
+    room that holds ``need`` alone, then the others; else every cluster by increasing room;
+    ties in ``tie_order``."""
+    def order(need, cap):
+        fits = [k for k in tie_order if cap[k] >= need]
+        if fits:
+            best = min(fits, key=lambda k: cap[k])
+            return [best] + [k for k in tie_order if k != best]
+        return sorted(tie_order, key=lambda k: cap[k])
+    return order
+
+
+def _pick_order(rule, fast_first, speed, pbusy):
+    """The greedy pick order of allocation rule ``rule`` (a list, or a function of
+    ``(need, cap)`` for ``"consolidate"``)."""
+    if rule == "fastest":
+        return fast_first
+    if rule == "greenest":
+        return sorted(range(len(speed)), key=lambda k: (pbusy[k] / speed[k], -speed[k], k))
+    assert rule == "consolidate"
+    return _consolidating(fast_first)
+
+
 def _pick_and_shift(need, cap, speed, pick_first, fast_first, slow_first, predict):
-    """Greedy pick in ``pick_first`` order within ``cap``, then one-task shifts from the
+    """Greedy pick in ``pick_first`` order (or the order ``pick_first(need, cap)``) within
+    ``cap``, then one-task shifts from the
     fastest used cluster faster than the slowest used speed to the slowest slower one with
     room, kept while ``predict(x)`` (the slowdown) does not grow. Returns ``(x, slowdown)``."""
     K = len(cap)
     x = [0] * K
-    for k in pick_first:
+    for k in (pick_first(need, cap) if callable(pick_first) else pick_first):
         x[k] = min(cap[k], need)
         need -= x[k]
     current = predict(x)
@@ -139,10 +164,7 @@ def naive_decode(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle,
     (release, runtime, sigma, bw, speed, pbusy, pidle, link), (tasks, nodes) = _lists(
         (release, runtime, sigma, bw, speed, pbusy, pidle, link), (tasks, nodes))
     fast_first = sorted(range(K), key=lambda k: _cluster_key_fast(k, speed, pbusy))
-    if rule == "fastest":
-        pick_first = fast_first
-    else:
-        pick_first = sorted(range(K), key=lambda k: (pbusy[k] / speed[k], -speed[k], k))
+    pick_first = _pick_order(rule, fast_first, speed, pbusy)
     slow_first = sorted(range(K), key=lambda k: _cluster_key_slow(k, speed, pbusy))
 
     start = [0.0] * J
@@ -464,8 +486,7 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
         (release, runtime, sigma, bw, speed, link, pbusy, pidle), (tasks, nodes))
     fast_first = sorted(range(K), key=lambda k: _cluster_key_fast(k, speed, pbusy))
     slow_first = sorted(range(K), key=lambda k: _cluster_key_slow(k, speed, pbusy))
-    pick_first = fast_first if rule == "fastest" else sorted(
-        range(K), key=lambda k: (pbusy[k] / speed[k], -speed[k], k))
+    pick_first = _pick_order(rule, fast_first, speed, pbusy)
     pos = {int(j): i for i, j in enumerate(order)}
     start, finish = [None] * J, [None] * J
     alloc = [[0] * K for _ in range(J)]
@@ -618,13 +639,13 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
 
 
 def naive_prb(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link, weight,
-              power=None, cap=None, cluster_caps=None):
+              power=None, cap=None, cluster_caps=None, rule="fastest"):
     """Reference of the PRB dispatcher (docs/design.md §11) under the ``at_start`` model.
 
     At every arrival or finish the waiting jobs are ranked by decreasing
     ``weight[j] * (t - release[j] + 1)``, ties by increasing
     ``tasks * runtime``, then index; each that fits now (nodes, power) starts
-    with the ``"fastest"`` allocation (the least-power one where that exceeds
+    with the ``rule``'s allocation (the least-power one where that exceeds
     a budget); the others wait. Returns ``(start, finish, alloc)``.
     """
     J, K = len(release), len(nodes)
@@ -632,6 +653,7 @@ def naive_prb(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, li
         (release, runtime, sigma, bw, speed, link, pbusy, pidle, weight), (tasks, nodes))
     fast_first = sorted(range(K), key=lambda k: _cluster_key_fast(k, speed, pbusy))
     slow_first = sorted(range(K), key=lambda k: _cluster_key_slow(k, speed, pbusy))
+    pick_first = _pick_order(rule, fast_first, speed, pbusy)
     start, finish = [None] * J, [None] * J
     alloc = [[0] * K for _ in range(J)]
     free = list(nodes)
@@ -662,7 +684,7 @@ def naive_prb(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, li
             if sum(free) < tasks[j]:
                 continue
             base = loads()
-            x, sd = _pick_and_shift(tasks[j], list(free), speed, fast_first, fast_first,
+            x, sd = _pick_and_shift(tasks[j], list(free), speed, pick_first, fast_first,
                                     slow_first, lambda y, j=j, base=base: predict(j, y, base))
             if pw.capped:
                 used = pw.used(proj, alloc)

@@ -142,7 +142,7 @@ def test_option_errors(default_fed):
 # cluster set up to TABLE_K (8) clusters and a bit mask beyond.
 @given(inst=st.one_of(instances(max_jobs=12),
                       instances(max_jobs=10, min_clusters=9, max_clusters=11, max_nodes=4)),
-       rule=st.sampled_from(["fastest", "greenest"]))
+       rule=st.sampled_from(["fastest", "greenest", "consolidate"]))
 def test_federated_easy_equals_its_plain_python_twin(inst, rule):
     js, fed, order, bl = inst
     s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
@@ -157,7 +157,8 @@ def test_federated_easy_equals_its_plain_python_twin(inst, rule):
 
 
 @given(inst=st.one_of(instances(max_jobs=12, release=True), instances(max_jobs=12)),
-       rule=st.sampled_from(["fastest", "greenest"]), seed=st.integers(0, 2**32 - 1))
+       rule=st.sampled_from(["fastest", "greenest", "consolidate"]),
+       seed=st.integers(0, 2**32 - 1))
 def test_easy_planning_on_requested_times_equals_its_twin(inst, rule, seed):
     # Requested times of 1-4x the run time, some exact, some under it (a job that overruns
     # its request is planned to end now).

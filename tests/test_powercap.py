@@ -130,17 +130,17 @@ def test_dispatchers_plan_on_requested_times_if_asked():
         run_dispatcher(js, fed, "easy", estimates="guess")
 
 
-@given(inst=capped())
-def test_prb_equals_its_twin(inst):
+@given(inst=capped(), rule=st.sampled_from(["fastest", "consolidate"]))
+def test_prb_equals_its_twin(inst, rule):
     js, fed, _, _ = inst
     w = np.random.default_rng(len(js)).choice([1.0, 4.0, 24.0], len(js))
     d = dispatch(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link,
                  method="prb", weight=w, power=js.power, power_cap=fed.power_cap,
-                 cluster_caps=fed.cluster_caps, model="at_start")
+                 cluster_caps=fed.cluster_caps, model="at_start", rule=rule)
     start, finish, alloc = naive_prb(js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes,
                                      fed.speed, fed.power_busy, fed.power_idle, fed.link, w,
                                      power=js.power, cap=fed.power_cap,
-                                     cluster_caps=fed.cluster_caps)
+                                     cluster_caps=fed.cluster_caps, rule=rule)
     np.testing.assert_allclose(d.start, start, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(d.finish, finish, rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(d.alloc, alloc)

@@ -73,7 +73,7 @@ class Schedule:
     backfill : str
         ``"none"`` (strict order) or ``"easy"``.
     rule : str
-        Allocation rule, ``"fastest"`` or ``"greenest"``.
+        Allocation rule, ``"fastest"``, ``"greenest"`` or ``"consolidate"``.
     reservation : ndarray of float64, shape (J,)
         Under EASY, each job's first reservation as the blocked head of the
         queue (NaN for jobs that never waited at the head); all NaN otherwise.
@@ -326,7 +326,7 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
     model : {"fluid", "at_start"}
     backfill : {"none", "easy"}
         Strict order (the MOGA decoder) or EASY backfilling over the queue in ``order``.
-    rule : {"fastest", "greenest"}
+    rule : {"fastest", "greenest", "consolidate"}
         Allocation rule.
     estimates : {"exact", "requested"}
         What EASY plans with: the real run times (default) or the requested

@@ -125,7 +125,7 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
         PRB's and the hybrid's queue weights (and the weighted queue time);
         default :class:`Queues` ().
     model : {"fluid", "at_start"}
-    rule : {"fastest", "greenest"}
+    rule : {"fastest", "greenest", "consolidate"}
     cp : CPOptions, optional
         The hybrid's use of CP-SAT; default :class:`CPOptions` ().
     estimates : {"exact", "requested"}

@@ -20,7 +20,8 @@ def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatcher
               queues: Queues | None = None, model: str = "fluid", cp: CPOptions | None = None,
               progress=None, estimates: str = "exact",
               uncapped: bool = True, power_error: float = 0.0,
-              power_seed: int = 0, power_margin: float = 0.0) -> list[PowercapResult]:
+              power_seed: int = 0, power_margin: float = 0.0,
+              rule: str = "fastest") -> list[PowercapResult]:
     """Run each dispatcher at each cap, given as a fraction of ``fed``'s peak power.
 
     Peak power is every node busy at a power factor of 1, so with drawn
@@ -32,7 +33,8 @@ def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatcher
     ``estimates`` is what the dispatchers plan with, ``power_error`` and
     ``power_seed`` whether they know the jobs' power or predict it, and
     ``power_margin`` the share of each cap they keep free (see
-    :func:`~moga.powercap.run_dispatcher`).
+    :func:`~moga.powercap.run_dispatcher`), and ``rule`` their allocation rule
+    (``"fastest"``, ``"greenest"`` or ``"consolidate"``).
     Returns the results, the uncapped ones first, then caps outer, dispatchers inner.
     """
     caps = [float(c) for c in caps]
@@ -55,8 +57,8 @@ def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatcher
         for d in dispatchers:
             if progress is not None:
                 progress(c, d)
-            out.append(run_dispatcher(js, capped, d, queues=queues, model=model, cp=cp,
-                                      estimates=estimates, power_error=power_error,
+            out.append(run_dispatcher(js, capped, d, queues=queues, model=model, rule=rule,
+                                      cp=cp, estimates=estimates, power_error=power_error,
                                       power_seed=power_seed, power_margin=power_margin))
     return out
 

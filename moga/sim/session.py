@@ -53,7 +53,7 @@ class Session:
         The platform, with its power caps if it has them.
     model : {"fluid", "at_start"}
         Execution model (see :mod:`decoders.federated`).
-    rule : {"fastest", "greenest"}
+    rule : {"fastest", "greenest", "consolidate"}
         Allocation rule of :meth:`start`.
     estimates : {"requested", "exact"}
         What :attr:`estimate` and :meth:`running` report: the requested times

@@ -50,7 +50,7 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         A name of :data:`moga.sim.POLICIES`, ``"path/to/file.py:ClassName"`` (a
         user's :class:`~moga.sim.OnlinePolicy`), or such an object.
     model : {"fluid", "at_start"}
-    rule : {"fastest", "greenest"}
+    rule : {"fastest", "greenest", "consolidate"}
         Allocation rule.
     estimates : {"requested", "exact"}, optional
         What the policy plans with. Python policies default to the requested
