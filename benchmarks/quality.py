@@ -3,7 +3,8 @@
 Two parts (a benchmark, not a test; runs in parallel processes):
 
 ``convergence``
-    1,000-job batch job-sets from three traces (HPC2N, CTC-SP2, NASA-iPSC),
+    1,000-job batch job-sets from three traces (HPC2N, CTC-SP2, NASA-iPSC) and
+    two in release mode (jobs arrive at their submit times: HPC2N, CTC-SP2),
     each on the default federation sized to its trace (``default@auto``). A
     reference front per job-set is the non-dominated union of long runs
     (``--ref-gen`` generations, ``--ref-seeds`` seeds) and of every run ever
@@ -16,6 +17,9 @@ Two parts (a benchmark, not a test; runs in parallel processes):
     the reference's (objectives divided by the submit order's, reference
     point 1.1) and their wall time, and the wall time of one default run
     alone on the machine (all cores: the issue's budget is about 10 s on 2).
+    The baselines (FCFS, EASY, FCFS-greenest, EASY-greenest, GA-MF seed 1)
+    run once per job-set, and the table counts the baseline points that every
+    default run's front weakly dominates.
 ``coverage``
     One monthly job-set of each shared trace (30 days; 1 day of LCG, whose
     11 days hold 188,041 jobs), federation ``default@auto``: FCFS, EASY,
@@ -51,15 +55,18 @@ from pathlib import Path
 import numpy as np
 
 from moga.evolution.params import GAParams
+from moga.outputs import atomic_path, atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 STORE = ROOT / "results" / "quality"
 
-#: The convergence job-sets: (name, trace file, first job).
+#: The convergence job-sets: (name, trace file, first job, release mode).
 CONVERGENCE = (
-    ("HPC2N", "HPC2N-2002-2.2-cln.swf.gz", 0),
-    ("CTC-SP2", "CTC-SP2-1996-3.1-cln.swf.gz", 10000),
-    ("NASA-iPSC", "NASA-iPSC-1993-3.1-cln.swf.gz", 5000),
+    ("HPC2N", "HPC2N-2002-2.2-cln.swf.gz", 0, False),
+    ("CTC-SP2", "CTC-SP2-1996-3.1-cln.swf.gz", 10000, False),
+    ("NASA-iPSC", "NASA-iPSC-1993-3.1-cln.swf.gz", 5000, False),
+    ("HPC2N-release", "HPC2N-2002-2.2-cln.swf.gz", 20000, True),
+    ("CTC-SP2-release", "CTC-SP2-1996-3.1-cln.swf.gz", 10000, True),
 )
 #: The coverage job-sets: (name, trace file, days, which window, max_procs if headerless).
 COVERAGE = (
@@ -103,7 +110,8 @@ def _threads():
     numba.set_num_threads(1)
 
 
-def _jobset(trace_file, n_jobs=1000, start=0, days=None, window=None, max_procs=None):
+def _jobset(trace_file, n_jobs=1000, start=0, days=None, window=None, max_procs=None,
+            release=False):
     import moga
 
     tr = moga.load_swf(moga.resolve_trace(trace_file), max_procs=max_procs)
@@ -111,25 +119,40 @@ def _jobset(trace_file, n_jobs=1000, start=0, days=None, window=None, max_procs=
     if days is not None:
         start = tr.windows(days=days)[window]
         return tr.jobset(start=start, days=days, federation=fed), fed
-    return tr.jobset(start=start, n_jobs=n_jobs, federation=fed), fed
+    return tr.jobset(start=start, n_jobs=n_jobs, federation=fed, batch=not release), fed
 
 
 def _moga_task(args):
     """One MOGA run: ``(name, kind, seed, F, hv, wall, reference objectives)``."""
-    name, trace_file, start, seed, n_gen, kind, *params = args
+    name, trace_file, start, release, seed, n_gen, kind, *params = args
     _threads()
     import moga
 
-    js, fed = _jobset(trace_file, start=start)
+    js, fed = _jobset(trace_file, start=start, release=release)
     r = moga.run(js, fed, seed=seed, n_gen=n_gen, params=params[0] if params else None)
     return name, kind, seed, r.F, r.hv, r.wall_time, r.reference
 
 
-def _alone(trace_file, start) -> float:
+def _baselines_task(args):
+    """The baselines' points on a convergence job-set: ``(name, {baseline: [ms, energy]})``."""
+    name, trace_file, start, release = args
+    _threads()
+    from moga.baselines import run_algorithm
+
+    js, fed = _jobset(trace_file, start=start, release=release)
+    return name, {a: run_algorithm(a, js, fed, seed=1).F[0].tolist() for a in BASELINES}
+
+
+def _covered(front, point) -> bool:
+    """Whether ``front`` weakly dominates ``point`` (relative tolerance 1e-12)."""
+    return bool(np.any(np.all(np.asarray(front) <= np.asarray(point) * (1 + 1e-12), axis=1)))
+
+
+def _alone(trace_file, start, release=False) -> float:
     """Wall time of one default run (seed 1) alone on the machine, all Numba threads."""
     import moga
 
-    js, fed = _jobset(trace_file, start=start)
+    js, fed = _jobset(trace_file, start=start, release=release)
     moga.run(js, fed, seed=1, n_gen=2)  # load the kernels
     return moga.run(js, fed, seed=1).wall_time
 
@@ -150,8 +173,7 @@ def _coverage_task(args):
     fcfs = res["FCFS"].F[0]
     points = {a: res[a].F[0] for a in BASELINES}
     front = res["MOGA"].F
-    covered = {a: bool(np.any(np.all(front <= p * (1 + 1e-12), axis=1)))
-               for a, p in points.items()}
+    covered = {a: _covered(front, p) for a, p in points.items()}
     hv = {a: normalized_hypervolume(r.F, fcfs) for a, r in res.items()}
     return {"trace": name, "jobset": js.name, "n_jobs": len(js), "federation": fed.name,
             "covered": covered, "hv": hv, "points": {a: p.tolist() for a, p in points.items()},
@@ -164,17 +186,18 @@ def convergence(args, pool):
 
     STORE.mkdir(parents=True, exist_ok=True)
     tasks = []
-    for name, trace_file, start in CONVERGENCE:
+    for name, trace_file, start, release in CONVERGENCE:
         if args.reference or args.long_runs or not (STORE / f"reference_{name}.csv").exists():
-            tasks += [(name, trace_file, start, 100 + s, args.ref_gen, "reference")
+            tasks += [(name, trace_file, start, release, 100 + s, args.ref_gen, "reference")
                       for s in range(args.ref_seeds)]
-        tasks += [(name, trace_file, start, 1 + s, DEFAULT_GEN, "default")
+        tasks += [(name, trace_file, start, release, 1 + s, DEFAULT_GEN, "default")
                   for s in range(args.seeds)]
-        tasks += [(name, trace_file, start, 1 + s, args.matched_gen, "matched")
+        tasks += [(name, trace_file, start, release, 1 + s, args.matched_gen, "matched")
                   for s in range(args.seeds)]
+    base_points = dict(pool.map(_baselines_task, list(CONVERGENCE) if args.seeds else []))
     runs = list(pool.map(_moga_task, tasks))
     rows = []
-    for name, trace_file, start in CONVERGENCE:
+    for name, trace_file, start, release in CONVERGENCE:
         mine = [r for r in runs if r[0] == name]
         base = mine[0][6]
         ref_file = STORE / f"reference_{name}.csv"
@@ -185,7 +208,8 @@ def convergence(args, pool):
         # benchmark, and the default runs' points, the same each time, used to pile up.
         # Sorted by makespan, then energy, as the file has always been.
         union = reference_front(fronts)
-        np.savetxt(ref_file, union, delimiter=",", header="makespan_s,energy_J", comments="")
+        with atomic_path(ref_file) as tmp:
+            np.savetxt(tmp, union, delimiter=",", header="makespan_s,energy_J", comments="")
         ref_hv = normalized_hypervolume(union, base)
         if not args.seeds:
             print(f"{name}: reference hv {ref_hv:.4f} ({len(union)} points)", flush=True)
@@ -194,8 +218,12 @@ def convergence(args, pool):
         pct = [100 * r[4] / ref_hv for r in defaults]
         matched = [r for r in mine if r[1] == "matched"]
         long_runs = [r for r in mine if r[1] == "reference"]
-        rows.append({"jobset": name, "trace": trace_file, "start": start,
+        points = base_points[name]
+        rows.append({"jobset": name, "trace": trace_file, "start": start, "release": release,
                      "reference_hv": ref_hv, "reference_points": len(union),
+                     "baselines": points,
+                     "covered_by_seed": {a: [_covered(r[3], p) for r in defaults]
+                                         for a, p in points.items()},
                      "default_hv": [r[4] for r in defaults], "default_pct": pct,
                      "default_missing_by_third": [
                          missing_hypervolume_by_range(r[3], union, base).tolist()
@@ -205,7 +233,7 @@ def convergence(args, pool):
                      "matched_pct": [100 * r[4] / ref_hv for r in matched],
                      "matched_wall_s": [r[5] for r in matched],
                      "long_runs": [{"seed": r[2], "hv": r[4], "wall_s": r[5]} for r in long_runs]})
-        rows[-1]["alone_wall_s"] = _alone(trace_file, start)
+        rows[-1]["alone_wall_s"] = _alone(trace_file, start, release)
         print(f"{name}: reference hv {ref_hv:.4f}; default runs "
               f"{', '.join(f'{p:.1f}%' for p in pct)}", flush=True)
     return rows
@@ -214,17 +242,17 @@ def convergence(args, pool):
 def ablation(args, pool):
     from moga.metrics import normalized_hypervolume
 
-    tasks = [(name, trace_file, start, 1 + s, n_gen or DEFAULT_GEN, label, params)
-             for label, params, n_gen in ABLATION for name, trace_file, start in CONVERGENCE
-             for s in range(args.seeds)]
+    tasks = [(name, trace_file, start, release, 1 + s, n_gen or DEFAULT_GEN, label, params)
+             for label, params, n_gen in ABLATION
+             for name, trace_file, start, release in CONVERGENCE for s in range(args.seeds)]
     runs = list(pool.map(_moga_task, tasks))
     refs = {name: np.loadtxt(STORE / f"reference_{name}.csv", delimiter=",", skiprows=1,
-                             ndmin=2) for name, _, _ in CONVERGENCE}
+                             ndmin=2) for name, *_ in CONVERGENCE}
     rows = []
     for label, params, _ in ABLATION:
         mine = [r for r in runs if r[1] == label]
         pct = {name: [100 * r[4] / normalized_hypervolume(refs[name], r[6])
-                      for r in mine if r[0] == name] for name, _, _ in CONVERGENCE}
+                      for r in mine if r[0] == name] for name, *_ in CONVERGENCE}
         rows.append({"variant": label, "params": params, "pct": pct,
                      "median": float(np.median([p for v in pct.values() for p in v])),
                      "wall_s": float(np.median([r[5] for r in mine]))})
@@ -248,16 +276,24 @@ def report(conv, cov, args, abl=()) -> str:
                   "Reference: the non-dominated union of long runs and of every run measured "
                   "against it; hypervolume with objectives divided by the submit order's, "
                   "reference point 1.1. Wall times: two runs side by side, one Numba thread "
-                  "each; \"alone\": one default run (seed 1) on the otherwise idle machine.", "",
+                  "each; \"alone\": one default run (seed 1) on the otherwise idle machine. "
+                  "Baselines covered: of FCFS, EASY, FCFS-greenest, EASY-greenest and GA-MF, "
+                  "those whose point every seed's front weakly dominates.", "",
                   f"| job-set | reference hv | default run ({DEFAULT_GEN} generations): hv % of "
                   "reference per seed | median | worst | missing by third of the makespan "
                   "range, fast / middle / green (median points) | wall s | alone, all cores: "
-                  f"wall s | {conv[0]['matched_gen']} generations: median % | wall s |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  f"wall s | {conv[0]['matched_gen']} generations: median % | wall s | "
+                  "baselines covered by every seed |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in conv:
             thirds = np.median(np.array(r.get("default_missing_by_third",
                                               [[np.nan] * 3])), axis=0)
-            lines.append(f"| {r['jobset']} (first job {r['start']}, 1,000 jobs) | "
+            by_seed = r.get("covered_by_seed", {})
+            missed = [f"{a} ({len(v) - sum(v)} seeds)" for a, v in by_seed.items() if not all(v)]
+            cov_cell = (f"{len(by_seed) - len(missed)}/{len(by_seed)}"
+                        + (": not " + ", ".join(missed) if missed else "") if by_seed else "n/a")
+            mode = "release mode" if r.get("release") else "batch"
+            lines.append(f"| {r['jobset']} (first job {r['start']}, 1,000 jobs, {mode}) | "
                          f"{r['reference_hv']:.4f} | "
                          + ", ".join(f"{p:.1f}" for p in r["default_pct"])
                          + f" | {np.median(r['default_pct']):.1f}% | "
@@ -266,7 +302,7 @@ def report(conv, cov, args, abl=()) -> str:
                          f"{np.median(r['default_wall_s']):.1f} | "
                          f"{r.get('alone_wall_s', float('nan')):.1f} | "
                          f"{np.median(r['matched_pct']):.1f}% | "
-                         f"{np.median(r['matched_wall_s']):.1f} |")
+                         f"{np.median(r['matched_wall_s']):.1f} | {cov_cell} |")
         allp = [p for r in conv for p in r["default_pct"]]
         allm = [p for r in conv for p in r["matched_pct"]]
         lines += ["", f"Median over job-sets and seeds: {np.median(allp):.1f}% of the reference "
@@ -348,9 +384,9 @@ def main(argv=None):
               "coverage": cov or old.get("coverage", []),
               "ablation": abl or old.get("ablation", []),
               "wall_s": time.perf_counter() - t0}
-    (out / "quality.json").write_text(json.dumps(record, indent=1, default=float) + "\n")
+    atomic_write(out / "quality.json", json.dumps(record, indent=1, default=float) + "\n")
     text = report(record["convergence"], record["coverage"], args, record["ablation"])
-    (out / "quality.md").write_text(text + "\n")
+    atomic_write(out / "quality.md", text + "\n")
     print(text)
 
 
