@@ -13,7 +13,7 @@ come with 95% bootstrap confidence intervals over sequences
 summarised over the seeds. Writes ``results/deep_eas_lambdas.md`` and
 ``.json``::
 
-    python benchmarks/deep_eas_lambdas.py        # about 25 min on 2 cores
+    python benchmarks/deep_eas_lambdas.py        # about 40 min on 2 cores
 """
 
 from __future__ import annotations
