@@ -37,14 +37,21 @@ def _ratio(rows, cap, a, b, key="weighted_queue_time"):
     return va / vb if vb > 0 else float("nan")
 
 
-def claim(rows, tol=0.05):
-    """The seed's claim, that the hybrid lowers weighted queue time against PRB under a power
-    cap, read from ``rows``: per (window, cap) cell the hybrid is better when its ratio is
-    below ``1 - tol`` and worse above ``1 + tol``."""
+def hybrid_ratios(rows):
+    """The windows, the caps (ascending) and the hybrid / PRB weighted queue time ratio per
+    ``(window, cap)`` of ``rows``."""
     windows = list(dict.fromkeys(r["jobset"] for r in rows))
     caps = sorted({r["cap_fraction"] for r in rows if r["cap_fraction"] is not None})
     ratios = {(j, c): _ratio([r for r in rows if r["jobset"] == j], c, "hybrid", "prb")
               for j in windows for c in caps}
+    return windows, caps, ratios
+
+
+def claim(rows, tol=0.05):
+    """The seed's claim, that the hybrid lowers weighted queue time against PRB under a power
+    cap, read from ``rows``: per (window, cap) cell the hybrid is better when its ratio is
+    below ``1 - tol`` and worse above ``1 + tol``."""
+    windows, caps, ratios = hybrid_ratios(rows)
     better = sum(x < 1 - tol for x in ratios.values())
     worse = sum(x > 1 + tol for x in ratios.values())
     tight = min(caps)
@@ -114,14 +121,12 @@ def main(argv=None):
                        out / "powercap_power.png")
             plot_wqt(res, out / "powercap_wqt.png")
     # Does the hybrid beat the list scheduler under tight caps (the seed's claim)?
-    verdict = []
-    for cap in sorted(set(r["cap_fraction"] for r in rows if r["cap_fraction"] is not None)):
-        ratios = [_ratio([r for r in rows if r["jobset"] == j], cap, "hybrid", "prb")
-                  for j in dict.fromkeys(r["jobset"] for r in rows)]
-        verdict.append(f"| {cap:.2f} | " + " | ".join(f"{x:.3f}" for x in ratios) + " |")
+    windows, caps, ratios = hybrid_ratios(rows)
+    verdict = [f"| {c:.2f} | " + " | ".join(f"{ratios[j, c]:.3f}" for j in windows) + " |"
+               for c in caps]
     knows = ("the users' requested run times, as Slurm does" if args.estimates == "requested"
              else "exact run times, known in advance")
-    header = "| cap (x peak) | " + " | ".join(dict.fromkeys(r["jobset"] for r in rows)) + " |"
+    header = "| cap (x peak) | " + " | ".join(windows) + " |"
     window = "months" if args.days == 30 else f"windows of {args.days:g} days"
     command = "python benchmarks/powercap.py" + (f" --days {args.days:g}" if args.days != 30
                                                   else "")
