@@ -123,14 +123,27 @@ def _jobset(trace_file, n_jobs=1000, start=0, days=None, window=None, max_procs=
 
 
 def _moga_task(args):
-    """One MOGA run: ``(name, kind, seed, F, hv, wall, reference objectives)``."""
-    name, trace_file, start, release, seed, n_gen, kind, *params = args
+    """One MOGA run: ``(name, kind, seed, F, hv, wall, reference objectives)``.
+
+    ``args`` is ``(name, trace file, first job, release, seed, generations, kind[, GA
+    parameters[, backfill]])``. The hypervolume and the reference objectives are those of
+    the in-order submit order whatever the decoder searched, so that runs of both decoders
+    are measured on one scale.
+    """
+    name, trace_file, start, release, seed, n_gen, kind, *rest = args
+    params = rest[0] if rest else None
+    backfill = rest[1] if len(rest) > 1 else "none"
     _threads()
     import moga
+    from moga.metrics import normalized_hypervolume
 
     js, fed = _jobset(trace_file, start=start, release=release)
-    r = moga.run(js, fed, seed=seed, n_gen=n_gen, params=params[0] if params else None)
-    return name, kind, seed, r.F, r.hv, r.wall_time, r.reference
+    r = moga.run(js, fed, seed=seed, n_gen=n_gen, params=params, backfill=backfill)
+    if backfill == "none":
+        return name, kind, seed, r.F, r.hv, r.wall_time, r.reference
+    s = moga.evaluate(js, fed)
+    base = np.array([s.makespan, s.energy])
+    return name, kind, seed, r.F, normalized_hypervolume(r.F, base), r.wall_time, base
 
 
 def _baselines_task(args):
@@ -188,12 +201,16 @@ def convergence(args, pool):
     tasks = []
     for name, trace_file, start, release in CONVERGENCE:
         if args.reference or args.long_runs or not (STORE / f"reference_{name}.csv").exists():
-            tasks += [(name, trace_file, start, release, 100 + s, args.ref_gen, "reference")
-                      for s in range(args.ref_seeds)]
+            tasks += [(name, trace_file, start, release, 100 + s, args.ref_gen, "reference",
+                       None, backfill)
+                      for backfill in args.ref_backfill for s in range(args.ref_seeds)]
         tasks += [(name, trace_file, start, release, 1 + s, DEFAULT_GEN, "default")
                   for s in range(args.seeds)]
         tasks += [(name, trace_file, start, release, 1 + s, args.matched_gen, "matched")
                   for s in range(args.seeds)]
+        if args.easy_gen:
+            tasks += [(name, trace_file, start, release, 1 + s, args.easy_gen, "easy", None,
+                       "easy") for s in range(args.seeds)]
     base_points = dict(pool.map(_baselines_task, list(CONVERGENCE) if args.seeds else []))
     runs = list(pool.map(_moga_task, tasks))
     rows = []
@@ -217,6 +234,7 @@ def convergence(args, pool):
         defaults = [r for r in mine if r[1] == "default"]
         pct = [100 * r[4] / ref_hv for r in defaults]
         matched = [r for r in mine if r[1] == "matched"]
+        easy = [r for r in mine if r[1] == "easy"]
         long_runs = [r for r in mine if r[1] == "reference"]
         points = base_points[name]
         rows.append({"jobset": name, "trace": trace_file, "start": start, "release": release,
@@ -232,6 +250,14 @@ def convergence(args, pool):
                      "matched_gen": args.matched_gen,
                      "matched_pct": [100 * r[4] / ref_hv for r in matched],
                      "matched_wall_s": [r[5] for r in matched],
+                     "easy_gen": args.easy_gen,
+                     "easy_pct": [100 * r[4] / ref_hv for r in easy],
+                     "easy_missing_by_third": [
+                         missing_hypervolume_by_range(r[3], union, base).tolist()
+                         for r in easy],
+                     "easy_wall_s": [r[5] for r in easy],
+                     "covered_by_easy_seed": {a: [_covered(r[3], p) for r in easy]
+                                              for a, p in points.items()},
                      "long_runs": [{"seed": r[2], "hv": r[4], "wall_s": r[5]} for r in long_runs]})
         rows[-1]["alone_wall_s"] = _alone(trace_file, start, release)
         print(f"{name}: reference hv {ref_hv:.4f}; default runs "
@@ -264,6 +290,15 @@ def coverage(args, pool):
     return list(pool.map(_coverage_task, COVERAGE))
 
 
+def _coverage_cell(by_seed) -> str:
+    """``k/n`` baselines covered by every seed, naming the others and how many seeds miss them."""
+    if not by_seed:
+        return "n/a"
+    missed = [f"{a} ({len(v) - sum(v)} seeds)" for a, v in by_seed.items() if not all(v)]
+    return (f"{len(by_seed) - len(missed)}/{len(by_seed)}"
+            + (": not " + ", ".join(missed) if missed else ""))
+
+
 def report(conv, cov, args, abl=()) -> str:
     lines = ["# MOGA's solution quality", "",
              "`python benchmarks/quality.py` (convergence and coverage; `--part ablation` "
@@ -288,10 +323,7 @@ def report(conv, cov, args, abl=()) -> str:
         for r in conv:
             thirds = np.median(np.array(r.get("default_missing_by_third",
                                               [[np.nan] * 3])), axis=0)
-            by_seed = r.get("covered_by_seed", {})
-            missed = [f"{a} ({len(v) - sum(v)} seeds)" for a, v in by_seed.items() if not all(v)]
-            cov_cell = (f"{len(by_seed) - len(missed)}/{len(by_seed)}"
-                        + (": not " + ", ".join(missed) if missed else "") if by_seed else "n/a")
+            cov_cell = _coverage_cell(r.get("covered_by_seed", {}))
             mode = "release mode" if r.get("release") else "batch"
             lines.append(f"| {r['jobset']} (first job {r['start']}, 1,000 jobs, {mode}) | "
                          f"{r['reference_hv']:.4f} | "
@@ -303,6 +335,25 @@ def report(conv, cov, args, abl=()) -> str:
                          f"{r.get('alone_wall_s', float('nan')):.1f} | "
                          f"{np.median(r['matched_pct']):.1f}% | "
                          f"{np.median(r['matched_wall_s']):.1f} | {cov_cell} |")
+        easy_rows = [r for r in conv if r.get("easy_pct")]
+        if easy_rows:
+            lines += ["", f"The same sets searched in EASY's space (`moga.run(..., "
+                      f"backfill=\"easy\", n_gen={easy_rows[0]['easy_gen']})`: the order is "
+                      "EASY's queue priority; the generations chosen to take about the default "
+                      "run's wall time), the same seeds and reference fronts:", "",
+                      "| job-set | hv % of reference per seed | median | worst | missing by "
+                      "third, fast / middle / green (median points) | wall s | baselines "
+                      "covered by every seed |",
+                      "|---|---|---|---|---|---|---|"]
+            for r in easy_rows:
+                thirds = np.median(np.array(r["easy_missing_by_third"]), axis=0)
+                lines.append(f"| {r['jobset']} | "
+                             + ", ".join(f"{p:.1f}" for p in r["easy_pct"])
+                             + f" | {np.median(r['easy_pct']):.1f}% | "
+                             f"{np.min(r['easy_pct']):.1f}% | "
+                             + " / ".join(f"{m:.2f}" for m in thirds) + " | "
+                             f"{np.median(r['easy_wall_s']):.1f} | "
+                             + _coverage_cell(r["covered_by_easy_seed"]) + " |")
         allp = [p for r in conv for p in r["default_pct"]]
         allm = [p for r in conv for p in r["matched_pct"]]
         lines += ["", f"Median over job-sets and seeds: {np.median(allp):.1f}% of the reference "
@@ -311,7 +362,11 @@ def report(conv, cov, args, abl=()) -> str:
                   "median of at least 97%, every seed at least 93%). The missing hypervolume "
                   "per third of the reference's makespan range "
                   "(`moga.metrics.missing_hypervolume_by_range`) sums to the run's shortfall; "
-                  "the first third is the fast end.", ""]
+                  "the first third is the fast end."
+                  + (" In EASY's space: a median of "
+                     f"{np.median([p for r in easy_rows for p in r['easy_pct']]):.1f}% "
+                     f"(worst seed {np.min([p for r in easy_rows for p in r['easy_pct']]):.1f}%)."
+                     if easy_rows else ""), ""]
     if abl:
         names = list(abl[0]["pct"])
         lines += ["## Ablation: what each part of the optimiser adds", "",
@@ -358,7 +413,14 @@ def main(argv=None):
     ap.add_argument("--long-runs", action="store_true",
                     help="add long runs of the current optimiser to the stored reference fronts")
     ap.add_argument("--ref-gen", type=int, default=3000, help="generations of a long run")
-    ap.add_argument("--ref-seeds", type=int, default=2, help="long runs per job-set")
+    ap.add_argument("--ref-seeds", type=int, default=2,
+                    help="long runs per job-set and decoder")
+    ap.add_argument("--ref-backfill", nargs="+", choices=["none", "easy"],
+                    default=["none", "easy"],
+                    help="the decoders of the long runs (default both)")
+    ap.add_argument("--easy-gen", type=int, default=120,
+                    help="generations of the EASY-space runs (backfill='easy'), chosen to take "
+                         "about the default run's wall time; 0 skips them")
     ap.add_argument("--seeds", type=int, default=10, help="default runs per job-set")
     ap.add_argument("--matched-gen", type=int, default=200,
                     help="generations of the second column (default: the previous default, 200)")
