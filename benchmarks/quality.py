@@ -372,10 +372,10 @@ def report(conv, cov, args, abl=()) -> str:
         lines += ["## Ablation: what each part of the optimiser adds", "",
                   "The default run on the convergence job-sets, pop 100 x 200 generations "
                   f"(the last {sum(g is None for _, _, g in ABLATION)} rows: {DEFAULT_GEN}), "
-                  "parts added one by one; hv % of the "
-                  "stored reference "
-                  "fronts, median "
-                  "over the seeds of each job-set and over all runs.", "",
+                  "parts added one by one; hv % of the reference fronts as they stood when "
+                  "`--part ablation` last ran (the references have grown since, so these "
+                  "percentages are higher than the convergence table's), median over the "
+                  "seeds of each job-set and over all runs.", "",
                   "| variant | " + " | ".join(names) + " | median | wall s |",
                   "|---|" + "---|" * len(names) + "---|---|"]
         for r in abl:
