@@ -209,8 +209,8 @@ def convergence(args, pool):
         tasks += [(name, trace_file, start, release, 1 + s, args.matched_gen, "matched")
                   for s in range(args.seeds)]
         if args.easy_gen:
-            tasks += [(name, trace_file, start, release, 1 + s, args.easy_gen, "easy", None,
-                       "easy") for s in range(args.seeds)]
+            tasks += [(name, trace_file, start, release, 1 + s, args.easy_gen, "easy",
+                       {"pop_size": args.easy_pop}, "easy") for s in range(args.seeds)]
     base_points = dict(pool.map(_baselines_task, list(CONVERGENCE) if args.seeds else []))
     runs = list(pool.map(_moga_task, tasks))
     rows = []
@@ -250,7 +250,7 @@ def convergence(args, pool):
                      "matched_gen": args.matched_gen,
                      "matched_pct": [100 * r[4] / ref_hv for r in matched],
                      "matched_wall_s": [r[5] for r in matched],
-                     "easy_gen": args.easy_gen,
+                     "easy_gen": args.easy_gen, "easy_pop": args.easy_pop,
                      "easy_pct": [100 * r[4] / ref_hv for r in easy],
                      "easy_missing_by_third": [
                          missing_hypervolume_by_range(r[3], union, base).tolist()
@@ -337,10 +337,12 @@ def report(conv, cov, args, abl=()) -> str:
                          f"{np.median(r['matched_wall_s']):.1f} | {cov_cell} |")
         easy_rows = [r for r in conv if r.get("easy_pct")]
         if easy_rows:
+            pop = easy_rows[0].get("easy_pop", 100)
             lines += ["", f"The same sets searched in EASY's space (`moga.run(..., "
-                      f"backfill=\"easy\", n_gen={easy_rows[0]['easy_gen']})`: the order is "
-                      "EASY's queue priority; the generations chosen to take about the default "
-                      "run's wall time), the same seeds and reference fronts:", "",
+                      f"backfill=\"easy\", pop_size={pop}, "
+                      f"n_gen={easy_rows[0]['easy_gen']})`: the order is EASY's queue priority; "
+                      "population and generations chosen to take about the default run's wall "
+                      "time), the same seeds and reference fronts:", "",
                       "| job-set | hv % of reference per seed | median | worst | missing by "
                       "third, fast / middle / green (median points) | wall s | baselines "
                       "covered by every seed |",
@@ -418,9 +420,11 @@ def main(argv=None):
     ap.add_argument("--ref-backfill", nargs="+", choices=["none", "easy"],
                     default=["none", "easy"],
                     help="the decoders of the long runs (default both)")
-    ap.add_argument("--easy-gen", type=int, default=120,
-                    help="generations of the EASY-space runs (backfill='easy'), chosen to take "
-                         "about the default run's wall time; 0 skips them")
+    ap.add_argument("--easy-gen", type=int, default=240,
+                    help="generations of the EASY-space runs (backfill='easy'), chosen with "
+                         "--easy-pop to take about the default run's wall time; 0 skips them")
+    ap.add_argument("--easy-pop", type=int, default=50,
+                    help="population of the EASY-space runs")
     ap.add_argument("--seeds", type=int, default=10, help="default runs per job-set")
     ap.add_argument("--matched-gen", type=int, default=200,
                     help="generations of the second column (default: the previous default, 200)")
