@@ -7,7 +7,8 @@ Two parts (a benchmark, not a test; runs in parallel processes):
     two in release mode (jobs arrive at their submit times: HPC2N, CTC-SP2),
     each on the default federation sized to its trace (``default@auto``). A
     reference front per job-set is the non-dominated union of long runs
-    (``--ref-gen`` generations, ``--ref-seeds`` seeds) and of every run ever
+    (``--ref-gen`` generations, ``--ref-seeds`` seeds, with each decoder of
+    ``--ref-backfill``: in order and in EASY's space) and of every run ever
     measured against it; it is stored in ``results/quality/``,
     ``--long-runs`` adds long runs of the current optimiser to it, and
     ``--reference`` starts it afresh from them.
@@ -17,6 +18,9 @@ Two parts (a benchmark, not a test; runs in parallel processes):
     the reference's (objectives divided by the submit order's, reference
     point 1.1) and their wall time, and the wall time of one default run
     alone on the machine (all cores: the issue's budget is about 10 s on 2).
+    A second table has runs searched in EASY's space (``backfill="easy"``,
+    ``--easy-pop`` x ``--easy-gen``, about the default run's wall time) with
+    the same seeds; every hypervolume takes the in-order submit order as base.
     The baselines (FCFS, EASY, FCFS-greenest, EASY-greenest, GA-MF seed 1)
     run once per job-set, and the table counts the baseline points that every
     default run's front weakly dominates.
