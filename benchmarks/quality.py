@@ -362,6 +362,7 @@ def report(conv, cov, args, abl=()) -> str:
                              + _coverage_cell(r["covered_by_easy_seed"]) + " |")
         allp = [p for r in conv for p in r["default_pct"]]
         allm = [p for r in conv for p in r["matched_pct"]]
+        alle = [p for r in easy_rows for p in r["easy_pct"]]
         lines += ["", f"Median over job-sets and seeds: {np.median(allp):.1f}% of the reference "
                   f"with the default {DEFAULT_GEN} generations (worst seed {np.min(allp):.1f}%), "
                   f"{np.median(allm):.1f}% with {conv[0]['matched_gen']} generations (goal: a "
@@ -369,10 +370,8 @@ def report(conv, cov, args, abl=()) -> str:
                   "per third of the reference's makespan range "
                   "(`moga.metrics.missing_hypervolume_by_range`) sums to the run's shortfall; "
                   "the first third is the fast end."
-                  + (" In EASY's space: a median of "
-                     f"{np.median([p for r in easy_rows for p in r['easy_pct']]):.1f}% "
-                     f"(worst seed {np.min([p for r in easy_rows for p in r['easy_pct']]):.1f}%)."
-                     if easy_rows else ""), ""]
+                  + (f" In EASY's space: a median of {np.median(alle):.1f}% (worst seed "
+                     f"{np.min(alle):.1f}%)." if alle else ""), ""]
     if abl:
         names = list(abl[0]["pct"])
         lines += ["## Ablation: what each part of the optimiser adds", "",
