@@ -791,9 +791,11 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
     return out_f, out_i, (out_s if starts else None), outs[-1]
 
 
-# Steps of the event loop for a driver in Python (the hybrid CP dispatcher solves a
-# model between them): _step_init, then per event _step_begin (release, queue the
-# arrivals) and _step_map (start a given list of queued jobs), then _step_end.
+# Steps of the event loop for a driver outside it, in Python (the hybrid CP dispatcher
+# solves a model between them, moga.sim.Session) or in Numba (decoders.online):
+# _step_init, then per event _step_begin (release, queue the arrivals) and _step_map
+# (start a given list of queued jobs), then _step_end; _step_preempt stops a running
+# job and _step_drop takes a queued one away.
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _step_init(jobs, plat, st, out, order):
     _init(jobs, plat, st, out, order, True)
@@ -860,6 +862,22 @@ def _step_preempt(t, model, jobs, plat, st, out, r):
     st.started[r] = 0
     st.evi[E_STARTED] -= 1
     return left
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _step_drop(jobs, st, out, r):
+    """Take queued job ``r`` out of the queue for good: it never runs.
+
+    It counts as settled (``E_STARTED``, so the loop can end) with
+    ``started`` 2, NaN start and finish and no allocation; the next mapping
+    drops it from the queue as it drops started jobs.
+    """
+    st.started[r] = 2
+    st.evi[E_STARTED] += 1
+    out.start[r] = np.nan
+    out.finish[r] = np.nan
+    for k in range(out.alloc.shape[1]):
+        out.alloc[r, k] = 0
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

@@ -719,9 +719,13 @@ def naive_online(release, tasks, runtime, v_start, v_final, soft, hard, nodes, s
     free nodes of a cluster at time x are its nodes minus the tasks of the
     placements covering x; a job's earliest slot from t0 is the first of t0
     and the later finishes on that cluster where its tasks fit over its whole
-    execution. Returns a dict with ``start``, ``finish`` (None if not run),
-    ``cluster`` (-1), ``reserved`` (None unless held for later), ``total``,
-    ``n_run``, ``n_dropped`` and ``n_events``.
+    execution. Time moves as in the core loop (:func:`naive_decode`): at an
+    event the running jobs whose finishes agree to ``RTOL`` end together at
+    the earliest of them, the event moving there; a placement due within
+    ``RTOL`` of the event starts at the event. Returns a dict with
+    ``start``, ``finish`` (None if not run), ``cluster`` (-1), ``reserved``
+    (None unless held for later), ``total``, ``n_run``, ``n_dropped`` and
+    ``n_events``.
     """
     J, K = len(release), len(nodes)
     release = [float(v) for v in release]
@@ -729,16 +733,17 @@ def naive_online(release, tasks, runtime, v_start, v_final, soft, hard, nodes, s
     tasks = [int(v) for v in tasks]
     nodes = [int(v) for v in nodes]
     speed = [float(v) for v in speed]
-    placed = []  # (start, finish, cluster, tasks)
+    placed = []  # (start, finish, cluster, tasks, job)
+    c_of, placed_end = {}, {}
     start, finish = [None] * J, [None] * J
     cluster, reserved, value = [-1] * J, [None] * J, [0.0] * J
 
     def used(k, x):
-        return sum(n for s, f, c, n in placed if c == k and s <= x < f)
+        return sum(n for s, f, c, n, _ in placed if c == k and s <= x < f)
 
     def earliest(k, t0, need, dur):
-        for s in sorted({t0} | {f for _, f, c, _ in placed if c == k and f > t0}):
-            points = [s] + [p for p, _, c, _ in placed if c == k and s < p < s + dur]
+        for s in sorted({t0} | {f for _, f, c, _, _ in placed if c == k and f > t0}):
+            points = [s] + [p for p, _, c, _, _ in placed if c == k and s < p < s + dur]
             if all(used(k, x) + need <= nodes[k] for x in points):
                 return s
 
@@ -751,7 +756,7 @@ def naive_online(release, tasks, runtime, v_start, v_final, soft, hard, nodes, s
         for k in range(K):
             if nodes[k] < tasks[j]:
                 continue
-            dur = runtime[j] / speed[k]
+            dur = runtime[j] * (1.0 / speed[k])
             s = earliest(k, max(t, release[j]), tasks[j], dur)
             f = s + dur
             v = val(j, f)
@@ -764,15 +769,16 @@ def naive_online(release, tasks, runtime, v_start, v_final, soft, hard, nodes, s
     def now(j, t):
         best = None
         for k in range(K):
-            dur = runtime[j] / speed[k]
+            dur = runtime[j] * (1.0 / speed[k])
             if nodes[k] >= tasks[j] and earliest(k, t, tasks[j], dur) == t:
                 if best is None or t + dur < best[1]:
                     best = (k, t + dur)
         return None if best is None else best[0]
 
     def put(j, k, s):
-        f = s + runtime[j] / speed[k]
-        placed.append((s, f, k, tasks[j]))
+        f = s + runtime[j] * (1.0 / speed[k])
+        placed.append((s, f, k, tasks[j], j))
+        c_of[j] = k
         start[j], finish[j], cluster[j], value[j] = s, f, k, val(j, f)
 
     arrivals = sorted(range(J), key=lambda j: (release[j], j))
@@ -780,12 +786,30 @@ def naive_online(release, tasks, runtime, v_start, v_final, soft, hard, nodes, s
     res_job = None
     n_events = n_dropped = n_arrived = 0
     t = release[arrivals[0]] if J else 0.0
+    running, ended = set(), set()
+
+    def move(r, s, f):
+        """Job r runs over [s, f) after all."""
+        placed[:] = [p for p in placed if p[4] != r] + [(s, f, c_of[r], tasks[r], r)]
+        start[r], finish[r], value[r] = s, f, val(r, f)
+
     while True:
         n_events += 1
+        horizon = t + RTOL * abs(t)
+        while True:
+            due = [placed_end[r] for r in running]
+            if not due or min(due) > horizon:
+                break
+            fg = min(due)
+            for r in [r for r in running if placed_end[r] <= fg + RTOL * abs(fg)]:
+                move(r, start[r], fg)
+                running.discard(r)
+                ended.add(r)
+            t = max(t, fg)
         while n_arrived < J and release[arrivals[n_arrived]] <= t:
             waiting.append(arrivals[n_arrived])
             n_arrived += 1
-        holders = [j for j in holders if start[j] > t]
+        holders = [j for j in holders if start[j] > t + RTOL * abs(t)]
         keep = [j for j in waiting if choice(j, t, 1)[1] > 0.0]
         n_dropped += len(waiting) - len(keep)
         waiting = keep
@@ -842,8 +866,16 @@ def naive_online(release, tasks, runtime, v_start, v_final, soft, hard, nodes, s
                     reserved[j] = s
                     holders.append(j)
         waiting = [j for j in waiting if start[j] is None]
+        # Start what is due: a placement due within RTOL starts at the event.
+        for j in range(J):
+            if (start[j] is not None and j not in running and j not in ended
+                    and start[j] <= t + RTOL * abs(t)):
+                if start[j] > t:
+                    move(j, t, t + runtime[j] * (1.0 / speed[cluster[j]]))
+                placed_end[j] = finish[j]
+                running.add(j)
         upcoming = [release[j] for j in arrivals[n_arrived:]]
-        upcoming += [f for _, f, _, _ in placed if f > t]
+        upcoming += [placed_end[r] for r in running]
         if not upcoming:
             break
         t = min(upcoming)

@@ -1,4 +1,4 @@
-"""Event-driven online simulator for value-function workloads (docs/design.md §6).
+"""Online heuristics for value-function workloads on the simulation core (docs/design.md §6).
 
 Jobs arrive over time; a job runs inside one cluster for ``runtime / speed_k``,
 without preemption, and earns its value function at completion. Mapping
@@ -15,8 +15,11 @@ profile that never exceeds a cluster's size always has a node assignment
 A waiting job that cannot earn any value any more (even started at its
 earliest possible slot) is dropped, by every heuristic.
 
-Layout: the event loop in :mod:`.loop` (with the wrapper :func:`simulate`),
-the heuristics in :mod:`.rules`, the bundled state in :mod:`._state`.
+The jobs run on the core's event loop (:mod:`decoders.federated`); the
+heuristics plan on profiles of their own and tell it what to start.
+
+Layout: the driver in :mod:`.loop` (with the wrapper :func:`simulate`), the
+heuristics in :mod:`.rules`, the bundled state in :mod:`._state`.
 """
 
 from .loop import HEURISTICS, OnlineResult, simulate

@@ -16,8 +16,10 @@
     ``status`` (0 not arrived, :data:`WAITING`, :data:`PLACED`, :data:`DROPPED`).
 ``q`` (:data:`Queues`)
     ``waiting`` (the queue), ``phs`` (jobs holding a future place-holder),
-    ``ht``/``hj`` (the heap of completions, times and jobs), and ``evi``
-    (int64: the lengths and cursors, indices ``Q_*``).
+    ``ht``/``hj`` (the heap of planned starts not yet made on the core, times
+    and jobs), ``ft``/``fj`` (the heap of planned finishes of the jobs
+    started, times and jobs), and ``evi`` (int64: the lengths and cursors,
+    indices ``Q_*``).
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ Jobs = namedtuple("Jobs", "release tasks runtime v_start v_final soft hard by_re
 Platform = namedtuple("Platform", "nodes speed")
 Profiles = namedtuple("Profiles", "times free m")
 Out = namedtuple("Out", "start finish cluster value reserved status")
-Queues = namedtuple("Queues", "waiting phs ht hj evi")
+Queues = namedtuple("Queues", "waiting phs ht hj ft fj evi")
 
 #: Job status codes.
 WAITING, PLACED, DROPPED = 1, 2, 3
-#: Indices into ``Queues.evi``: completion-heap size, queue length, place-holders pending,
-#: jobs arrived, EASY's pending reservation (a job, or -1).
-Q_NH, Q_NW, Q_NPH, Q_ARRIVED, Q_RES_JOB = range(5)
+#: Indices into ``Queues.evi``: start-heap size, queue length, place-holders pending,
+#: jobs arrived, EASY's pending reservation (a job, or -1), finish-heap size.
+Q_NH, Q_NW, Q_NPH, Q_ARRIVED, Q_RES_JOB, Q_NF = range(6)

@@ -1,12 +1,29 @@
-"""The online simulator's event loop and its public wrapper :func:`simulate`.
+"""The online heuristics on the simulation core, and the public wrapper :func:`simulate`.
 
-Mapping events happen when a job arrives or a running job completes. At each
-event the loop (1) forgets the completions up to now (the profiles already
-free their nodes), (2) queues the arrivals, (3) retires the place-holders
-whose start has come, (4) trims the profiles' past, (5) drops the waiting
-jobs that cannot earn anything any more, even at their best slot, then (6)
-lets the heuristic map jobs (:mod:`decoders.online.rules`) and (7) keeps the
-unplaced jobs waiting. Time then moves to the next arrival or completion.
+The jobs run on the core's event loop (:mod:`decoders.federated`, the loop
+of every federated decode and dispatcher): it releases the finishing jobs,
+queues the arrivals, starts jobs where they are told to and says when the
+next finish or arrival is. The heuristics plan on availability profiles of
+their own, one per cluster, where every start and place-holder they decide
+is final. At each event at ``t`` the driver (1) lets the core release the
+jobs finishing by ``t`` and queue the arrivals, (2) queues the arrivals for
+the heuristic, (3) retires the place-holders whose start has come, (4)
+trims the profiles' past, (5) drops the waiting jobs that cannot earn
+anything any more, even at their best slot (the core takes them out of its
+queue: :func:`decoders.federated._step_drop`), then (6) lets the heuristic
+map jobs (:mod:`decoders.online.rules`), (7) keeps the unplaced jobs
+waiting, and (8) starts on the core, each on its cluster alone, every job
+whose planned start has come: those mapped now and the place-holders
+whose time is here (a place-holder starts at a finish, which frees its
+nodes). Time then moves to the core's next finish or arrival.
+
+Execution times are the core's (run time x slowdown ``1 / speed``, jobs on
+one cluster, no communication), computed the same way in the plans, so
+planned and simulated ends agree. Finishes within the core's relative
+tolerance count as one event, as in every other simulation: the core ends
+them together at the earliest, and the plans free those nodes then too; a
+planned start due within the tolerance of the event is made at the event,
+and the plans move it there.
 """
 
 from __future__ import annotations
@@ -16,14 +33,19 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .._kernels import heap_pop
-from .._profiles import init_profiles, trim_before
+from .._federated_core import E_STARTED, new_state
+from .._federated_core import Out as CoreOut
+from .._kernels import FINISH_RTOL, heap_pop, heap_push
+from .._profiles import init_profiles, job_value, occupy, trim_before
 from .._validate import choice_code, readonly
+from ..dispatch import _setup
+from ..federated import _step_begin, _step_drop, _step_end, _step_init, _step_map
 from ..value import _prepare_value
 from ._state import (
     DROPPED,
     PLACED,
     Q_ARRIVED,
+    Q_NF,
     Q_NH,
     Q_NPH,
     Q_NW,
@@ -35,7 +57,7 @@ from ._state import (
     Profiles,
     Queues,
 )
-from .rules import best_choice, map_easy, map_fcfs_multi, map_max_max
+from .rules import best_choice, duration, map_easy, map_fcfs_multi, map_max_max
 
 __all__ = ["HEURISTICS", "OnlineResult", "simulate"]
 
@@ -74,14 +96,11 @@ def _init(jobs, plat, prof, out, q):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _advance(t, jobs, plat, prof, out, q):
-    """Steps 1-5 of an event at ``t``; returns the jobs dropped."""
+def _advance(t, jobs, plat, prof, out, q, dropped):
+    """Steps 2-5 of an event at ``t``; the jobs dropped go to ``dropped``, their count is
+    returned."""
     J = jobs.release.shape[0]
     K = plat.nodes.shape[0]
-    nh = q.evi[Q_NH]
-    while nh > 0 and q.ht[0] <= t:
-        nh = heap_pop(q.ht, q.hj, nh)
-    q.evi[Q_NH] = nh
     nw = q.evi[Q_NW]
     arrived = q.evi[Q_ARRIVED]
     while arrived < J and jobs.release[jobs.by_release[arrived]] <= t:
@@ -92,15 +111,16 @@ def _advance(t, jobs, plat, prof, out, q):
         arrived += 1
     q.evi[Q_ARRIVED] = arrived
     kept = 0
+    due = t + FINISH_RTOL * abs(t)  # the core's "now": what it starts at t
     for i in range(q.evi[Q_NPH]):
-        if out.start[q.phs[i]] > t:
+        if out.start[q.phs[i]] > due:
             q.phs[kept] = q.phs[i]
             kept += 1
     q.evi[Q_NPH] = kept
     # Decisions from now on start at t or later: forget the past of the profiles.
     for k in range(K):
         prof.m[k] = trim_before(prof.times[k], prof.free[k], prof.m[k], t)
-    dropped = 0
+    n_dropped = 0
     kept = 0
     for i in range(nw):
         j = q.waiting[i]
@@ -110,22 +130,53 @@ def _advance(t, jobs, plat, prof, out, q):
             kept += 1
         else:
             out.status[j] = DROPPED
-            dropped += 1
+            dropped[n_dropped] = j
+            n_dropped += 1
     q.evi[Q_NW] = kept
-    return dropped
+    return n_dropped
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _simulate(jobs, plat, prof, out, q, heuristic, small, medium):
-    """Run the simulation; returns ``(total value, jobs run, jobs dropped, mapping events)``."""
+def _simulate(cjobs, cplat, st, cout, bl_rows, bl, listed, jobs, plat, prof, out, q, heuristic,
+              small, medium):
+    """Run the simulation; returns ``(total value, jobs run, jobs dropped, mapping events,
+    planned starts the core refused)``.
+
+    ``cjobs``, ``cplat``, ``st``, ``cout``: the core's bundles
+    (:mod:`decoders._federated_core`) of the same jobs and clusters;
+    ``bl_rows`` (J, K) the blacklist rows that confine a job to its cluster,
+    written here, and ``bl`` a read-only view of them, what the core's steps
+    read (so they run in the signature the Python seam compiles);
+    ``listed`` (J,) work space. The last count is 0 unless plans and core
+    disagree.
+    """
     J = jobs.release.shape[0]
+    K = plat.nodes.shape[0]
     _init(jobs, plat, prof, out, q)
+    _step_init(cjobs, cplat, st, cout, jobs.by_release)
     n_events = 0
     n_dropped = 0
+    refused = 0
     t = jobs.release[jobs.by_release[0]] if J > 0 else 0.0
-    while True:
+    while J > 0:
         n_events += 1
-        n_dropped += _advance(t, jobs, plat, prof, out, q)
+        t = _step_begin(t, 0, cjobs, cplat, st, cout)
+        # The core ends together the jobs whose finishes agree to its tolerance, at the
+        # earliest of them: free their nodes in the plans from then on too.
+        nf = q.evi[Q_NF]
+        while nf > 0 and not np.isnan(cout.finish[q.fj[0]]):
+            j = q.fj[0]
+            f = q.ft[0]
+            nf = heap_pop(q.ft, q.fj, nf)
+            if f > cout.finish[j]:
+                k = out.cluster[j]
+                prof.m[k] = occupy(prof.times[k], prof.free[k], prof.m[k], cout.finish[j], f,
+                                   -jobs.tasks[j])
+        q.evi[Q_NF] = nf
+        n = _advance(t, jobs, plat, prof, out, q, listed)
+        for i in range(n):
+            _step_drop(cjobs, st, cout, listed[i])
+        n_dropped += n
         if heuristic == 0:
             map_easy(t, jobs, plat, prof, out, q)
         elif heuristic == 1:
@@ -139,24 +190,59 @@ def _simulate(jobs, plat, prof, out, q, heuristic, small, medium):
                 q.waiting[kept] = q.waiting[i]
                 kept += 1
         q.evi[Q_NW] = kept
-        # Next mapping event: an arrival or a completion.
-        nxt = np.inf
-        if q.evi[Q_ARRIVED] < J:
-            nxt = jobs.release[jobs.by_release[q.evi[Q_ARRIVED]]]
-        if q.evi[Q_NH] > 0:
-            nxt = min(nxt, q.ht[0])
-        if nxt == np.inf:
+        # Start on the core every job whose planned start has come, on its cluster alone.
+        n = 0
+        due = t + FINISH_RTOL * abs(t)
+        nh = q.evi[Q_NH]
+        while nh > 0 and q.ht[0] <= due:
+            j = q.hj[0]
+            nh = heap_pop(q.ht, q.hj, nh)
+            for k in range(K):
+                bl_rows[j, k] = 0.0 if k == out.cluster[j] else 1.0
+            listed[n] = j
+            n += 1
+        q.evi[Q_NH] = nh
+        nxt = _step_map(t, 0, cjobs, cplat, st, cout, bl, listed, n)
+        nf = q.evi[Q_NF]
+        for i in range(n):
+            j = listed[i]
+            if st.started[j] == 0:
+                refused += 1
+                continue
+            if t < out.start[j]:
+                # A place-holder due within the tolerance starts now: its nodes are taken,
+                # in the plans too, from now to its finish on the core.
+                k = out.cluster[j]
+                f = t + duration(j, k, jobs, plat)
+                prof.m[k] = occupy(prof.times[k], prof.free[k], prof.m[k], t, out.start[j],
+                                   jobs.tasks[j])
+                prof.m[k] = occupy(prof.times[k], prof.free[k], prof.m[k], f, out.finish[j],
+                                   -jobs.tasks[j])
+                out.start[j] = t
+                out.finish[j] = f
+            nf = heap_push(q.ft, q.fj, nf, out.finish[j], j)
+        q.evi[Q_NF] = nf
+        if st.evi[E_STARTED] == J and nxt == np.inf:
+            break
+        if nxt == np.inf:  # cannot happen: a planned start comes at a finish
+            refused += J - st.evi[E_STARTED]
             break
         t = max(t, nxt)
+    _step_end(t, 0, cjobs, cplat, st, cout)
     for i in range(q.evi[Q_NW]):
         out.status[q.waiting[i]] = DROPPED  # cannot happen: an idle federation takes every job
     total = 0.0
     n_run = 0
     for j in range(J):
         if out.status[j] == PLACED:
+            # The record is the core's: its start and finish, the value earned at that finish.
+            out.start[j] = cout.start[j]
+            out.finish[j] = cout.finish[j]
+            out.value[j] = job_value(cout.finish[j], jobs.v_start[j], jobs.v_final[j],
+                                     jobs.soft[j], jobs.hard[j])
             total += out.value[j]
             n_run += 1
-    return total, n_run, n_dropped, n_events
+    return total, n_run, n_dropped, n_events, refused
 
 
 def simulate(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed,
@@ -190,12 +276,29 @@ def simulate(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed
     a = readonly(*arrs, by_release)
     jobs = Jobs(*a[0:7], a[9])
     plat = Platform(a[7], a[8])
-    prof = Profiles(np.empty((K, 2 * J + 1)), np.empty((K, 2 * J + 1), dtype=np.int64),
+    # Two breakpoints per placement, two where a place-holder starts early, two where the core
+    # ends a job early.
+    prof = Profiles(np.empty((K, 6 * J + 1)), np.empty((K, 6 * J + 1), dtype=np.int64),
                     np.empty(K, dtype=np.int64))
     out = Out(np.empty(J), np.empty(J), np.empty(J, dtype=np.int64), np.empty(J), np.empty(J),
               np.empty(J, dtype=np.int64))
     q = Queues(np.empty(J, dtype=np.int64), np.empty(J, dtype=np.int64), np.empty(J),
-               np.empty(J, dtype=np.int64), np.empty(5, dtype=np.int64))
-    tot, n_run, n_drop, n_ev = _simulate(jobs, plat, prof, out, q, code, int(small), int(medium))
+               np.empty(J, dtype=np.int64), np.empty(J), np.empty(J, dtype=np.int64),
+               np.empty(6, dtype=np.int64))
+    zeros = np.zeros(J)
+    cjobs, cplat, _, _, _, _ = _setup(a[0], a[1], a[2], zeros, zeros, a[7], a[8], np.ones(K),
+                                      np.ones(K), np.ones(K), None, None, None, "fastest", False)
+    st = new_state(J, K)
+    cout = CoreOut(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, K), dtype=np.int64),
+                   np.empty(J))
+    bl_rows = np.zeros((J, K))
+    bl = bl_rows.view()
+    bl.setflags(write=False)
+    tot, n_run, n_drop, n_ev, refused = _simulate(cjobs, cplat, st, cout, bl_rows, bl,
+                                                  np.empty(J, dtype=np.int64), jobs, plat, prof,
+                                                  out, q, code, int(small), int(medium))
+    if refused:
+        raise RuntimeError(f"the simulation core refused {refused} planned start(s); plans and "
+                           "core disagree (please report this with the workload)")
     return OnlineResult(out.start, out.finish, out.cluster, out.value, out.reserved, float(tot),
                         int(n_run), int(n_drop), int(n_ev))

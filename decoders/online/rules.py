@@ -38,7 +38,14 @@ from .._kernels import heap_push
 from .._profiles import earliest_fit, job_value, occupy
 from ._state import PLACED, Q_NH, Q_NPH, Q_NW, Q_RES_JOB, WAITING
 
-__all__ = ["best_choice", "fits_now", "place", "map_easy", "map_fcfs_multi", "map_max_max"]
+__all__ = ["duration", "best_choice", "fits_now", "place", "map_easy", "map_fcfs_multi", "map_max_max"]
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def duration(j, k, jobs, plat):
+    """Job ``j``'s execution time on cluster ``k``, computed as the core loop computes it
+    (run time x slowdown ``1 / speed``), so that planned and simulated ends agree."""
+    return jobs.runtime[j] * (1.0 / plat.speed[k])
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -61,7 +68,7 @@ def best_choice(j, t, crit, jobs, plat, prof):
     for k in range(K):
         if plat.nodes[k] < need:
             continue
-        dur = jobs.runtime[j] / plat.speed[k]
+        dur = duration(j, k, jobs, plat)
         s = earliest_fit(prof.times[k], prof.free[k], prof.m[k], t0, need, dur)
         f = s + dur
         v = job_value(f, jobs.v_start[j], jobs.v_final[j], jobs.soft[j], jobs.hard[j])
@@ -86,7 +93,7 @@ def fits_now(j, t, jobs, plat, prof):
     for k in range(K):
         if plat.nodes[k] < jobs.tasks[j]:
             continue
-        dur = jobs.runtime[j] / plat.speed[k]
+        dur = duration(j, k, jobs, plat)
         if (earliest_fit(prof.times[k], prof.free[k], prof.m[k], t, jobs.tasks[j], dur) == t
                 and t + dur < best_f):
             best_k, best_f = k, t + dur
@@ -95,15 +102,19 @@ def fits_now(j, t, jobs, plat, prof):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def place(j, k, s, jobs, plat, prof, out, q):
-    """Enter job ``j`` into cluster ``k``'s profile at ``s`` (final) and file its completion."""
-    f = s + jobs.runtime[j] / plat.speed[k]
+    """Enter job ``j`` into cluster ``k``'s profile at ``s`` (final) and file its start.
+
+    The loop starts it on the simulation core once time reaches ``s``: now,
+    or at the finish that frees its nodes.
+    """
+    f = s + duration(j, k, jobs, plat)
     prof.m[k] = occupy(prof.times[k], prof.free[k], prof.m[k], s, f, jobs.tasks[j])
     out.start[j] = s
     out.finish[j] = f
     out.cluster[j] = k
     out.value[j] = job_value(f, jobs.v_start[j], jobs.v_final[j], jobs.soft[j], jobs.hard[j])
     out.status[j] = PLACED
-    q.evi[Q_NH] = heap_push(q.ht, q.hj, q.evi[Q_NH], f, j)
+    q.evi[Q_NH] = heap_push(q.ht, q.hj, q.evi[Q_NH], s, j)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)

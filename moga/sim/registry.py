@@ -103,8 +103,8 @@ POLICIES = {p.name: p for p in (
                "naive_serial_schedule", frozenset({"power_cap", "queues"}), ("exact", "requested"),
                "cp"),
     *(PolicyInfo(name, "kernel", f"value-function heuristic of the value paper ({what}), on "
-                 "its own event loop over availability profiles (no power cap); the schedule "
-                 "holds the jobs it ran", f"decoders.online.rules.{rule}", "naive_online",
+                 "the core's event loop, planning on availability profiles (no power cap); the "
+                 "schedule holds the jobs it ran", f"decoders.online.rules.{rule}", "naive_online",
                  frozenset({"values"}), ("exact",))
       for name, what, rule in (
           ("online-EASY", "EASY per cluster", "map_easy"),

@@ -1,4 +1,4 @@
-"""Online heuristics on value-function workloads (the simulator of :mod:`decoders.online`).
+"""Online heuristics on value-function workloads (:mod:`decoders.online`, on the core loop).
 
 Names (:data:`ONLINE_HEURISTICS`), each distinct from the federated
 heuristics of :mod:`moga.baselines` (whose ``"EASY"`` runs on the federated
