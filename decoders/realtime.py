@@ -1,9 +1,17 @@
-"""The real-time event loop: EASY, a high-priority queue and preemption with checkpointing
-(docs/design.md §12).
+"""The real-time schemes on the simulation core: EASY, a high-priority queue and preemption
+with checkpointing (docs/design.md §12).
 
 One machine of ``N`` identical nodes whose jobs take whole partitions
-(node counts). Jobs arrive at their submit times; at each event the loop
-releases what ended and applies the scheme:
+(node counts). The executions run on the core's event loop
+(:mod:`decoders.federated`) as one cluster of ``N`` nodes at speed 1: the
+driver here starts them there (run time: restart read, computation and
+periodic writes), stops them (``_step_preempt``) and learns their ends
+from it; a JIT checkpoint write is an execution of its own that holds the
+victim's nodes until the driver stops it when the write ends. Jobs arrive
+at their submit times; an event is the earliest of the driver's timers
+(arrivals, JIT write ends, held starts, triggers) and the core's next
+finish (finishes within the core's relative tolerance end together); at
+each event the driver takes in what ended and applies the scheme:
 
 ``baseline`` (0)
     One queue in arrival order, EASY backfilling behind its head.
@@ -33,8 +41,10 @@ then hands them to the real-time job, which starts when the last write ends.
 The waiting queue is a segment tree over the jobs' fixed queue ranks
 holding, per rank, the nodes and the duration of a waiting job, so the head
 and each backfill candidate are found without scanning the queue. The
-running jobs are kept sorted by planned end for the reservation. The
-plain-Python twin is ``tests/naive.py:naive_realtime``.
+running jobs are kept sorted by planned end (the core's projected finish)
+for the reservation. Victims preempted without a checkpoint rejoin the
+queue at the next event. The plain-Python twin is
+``tests/naive.py:naive_realtime``.
 """
 
 from __future__ import annotations
@@ -45,8 +55,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ._kernels import heap_pop, heap_push
+from ._federated_core import Out as CoreOut
+from ._federated_core import new_state, next_finish
+from ._kernels import FINISH_RTOL, heap_pop, heap_push
 from ._validate import check_vector, choice_code
+from .dispatch import _setup
+from .federated import _step_begin, _step_end, _step_init, _step_map, _step_preempt
 
 __all__ = ["SCHEME_CODES", "CHECKPOINT_CODES", "READING_CODES", "RealtimeRun",
            "simulate_realtime"]
@@ -61,6 +75,8 @@ READING_CODES = {"project": 1, "qsim": 2}
 _ARRIVE, _FINISH, _RTJ_START, _REQUEUE, _TRIGGER = 0, 1, 2, 3, 4
 _FUTURE, _WAITING, _RUNNING, _DONE, _HELD, _WRITING = 0, 1, 2, 3, 4, 5
 _BIG = np.iinfo(np.int64).max
+#: The core's run time of a JIT checkpoint write: the loop stops it when the write ends.
+_HOLD_WORK = 1e300
 
 
 class RealtimeRun(NamedTuple):
@@ -413,9 +429,18 @@ def _record(s_job, s_f, s_pre, ns, j, start, end, read, kept, lost, write, preem
 
 
 @njit(cache=True, error_model="numpy")
-def _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na, j, t):
-    """Start an execution of ``j`` at ``t``; returns the running list's new size."""
+def _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na, j, t, run_w,
+           cout):
+    """Start an execution of ``j`` at ``t``; returns the running list's new size.
+
+    The core runs it for ``run_w[j]`` (its read, computation and periodic
+    writes) from the end of the event; its planned end is the core's, ``t +
+    run_w[j]`` (speed 1).
+    """
     r, e = _plan(jobs, saved, j, t)
+    run_w[j] = e - t
+    e = t + run_w[j]
+    cout.finish[j] = np.nan
     status[j] = _RUNNING
     seg_start[j], seg_read[j], end[j] = t, r, e
     if np.isnan(start[j]):
@@ -425,7 +450,12 @@ def _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na, j, 
 
 # -------------------------------------------------------------------- the loop
 @njit(cache=True, error_model="numpy")
-def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, arrival):
+def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, arrival,
+              cjobs, cplat, cjobs_order, st, cout, bl, run_w, listed):
+    """The loop on the simulation core (module docstring); ``cjobs`` ... ``cout`` are the
+    core's bundles of the same jobs on one cluster of ``N`` nodes at speed 1 (its queue
+    order ``cjobs_order``), ``bl`` its (empty) blacklist, ``run_w`` the writable run
+    times that ``cjobs.runtime`` views, and ``listed`` (J,) work space."""
     J = jobs.sub.shape[0]
     status = np.zeros(J, np.int64)
     saved = np.zeros(J)
@@ -471,6 +501,9 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
     trig = np.empty(J, np.int64)   # qsim: triggered real-time jobs not yet started, by rank
     n_trig = 0
 
+    _step_init(cjobs, cplat, st, cout, cjobs_order)
+    n_start = 0  # jobs to start on the core at the end of this event (in ``listed``)
+    mismatch = 0
     for j in arrival:  # in submit order (ties: lower index), the first sequence numbers
         ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, jobs.sub[j], _ARRIVE, j, 0)
     if qsim:
@@ -478,15 +511,42 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
             if jobs.rtj[j]:
                 ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, jobs.trig[j], _TRIGGER, j, 0)
 
-    while nh > 0:
-        t = ht[0]
+    while True:
+        t = min(ht[0] if nh > 0 else np.inf, next_finish(st))
+        if t == np.inf:
+            break
         n_events += 1
+        # The core releases the jobs finishing by t (finishes within its tolerance end
+        # together, at the earliest of them; the event may move there).
+        t = _step_begin(t, 0, cjobs, cplat, st, cout)
+        # The running jobs the core released (NaN finish until then): from the front of
+        # the list by planned end, which is the core's projected finish.
+        i = 0
+        lim = t + 3 * FINISH_RTOL * abs(t)
+        while i < na and ae[i] <= lim:
+            j = aj[i]
+            if status[j] != _RUNNING or np.isnan(cout.finish[j]):
+                i += 1
+                continue
+            f = cout.finish[j]
+            s, r = seg_start[j], seg_read[j]
+            rem = jobs.run[j] - saved[j]
+            iv = jobs.interval[j]
+            # The periodic writes as planned (not f - s - r - rem, which leaves residue).
+            n_w = 0 if jobs.rtj[j] or not math.isfinite(iv) else max(0, math.ceil(rem / iv) - 1)
+            s_job, s_f, s_pre, ns = _record(s_job, s_f, s_pre, ns, j, s, f, r, rem, 0.0,
+                                            n_w * jobs.write[j], False)
+            saved[j] = jobs.run[j]
+            status[j] = _DONE
+            finish[j] = f
+            busy -= jobs.nodes[j]
+            na = _act_remove(ae, aj, na, end[j], j)
         while nh > 0 and ht[0] <= t:
             e_id = hj[0]
             nh = heap_pop(ht, hj, nh)
             kind_e, j = ev[0, e_id], ev[1, e_id]
             if ev[2, e_id] != version[j]:
-                continue  # a finish planned before a preemption
+                continue  # planned before a preemption
             if kind_e == _TRIGGER:
                 if status[j] == _FUTURE or status[j] == _WAITING:
                     i = n_trig
@@ -500,30 +560,19 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     na = _act_remove(ae, aj, na, end[j], j)
                     held[claim[j]] += jobs.nodes[j]
                     claim[j] = -1
+                    _step_preempt(t, 0, cjobs, cplat, st, cout, j)
                 status[j] = _WAITING
                 _tree_set(tn, td, size, rank[j], jobs.nodes[j], _plan(jobs, saved, j, 0.0)[1])
                 n_wait += 1
-            elif kind_e == _FINISH:
-                s, r = seg_start[j], seg_read[j]
-                rem = jobs.run[j] - saved[j]
-                iv = jobs.interval[j]
-                # The periodic writes as planned (not t - s - r - rem, which leaves residue).
-                n_w = 0 if jobs.rtj[j] or not math.isfinite(iv) else max(0, math.ceil(rem / iv) - 1)
-                s_job, s_f, s_pre, ns = _record(s_job, s_f, s_pre, ns, j, s, t, r, rem, 0.0,
-                                                n_w * jobs.write[j], False)
-                saved[j] = jobs.run[j]
-                status[j] = _DONE
-                finish[j] = t
-                busy -= jobs.nodes[j]
-                na = _act_remove(ae, aj, na, end[j], j)
             else:  # a real-time job's JIT wait is over
                 busy -= held[j]
                 held[j] = 0
                 na = _act_remove(ae, aj, na, end[j], j)
                 na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
-                            j, t)
+                            j, t, run_w, cout)
                 busy += jobs.nodes[j]
-                ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, end[j], _FINISH, j, version[j])
+                listed[n_start] = j
+                n_start += 1
 
         # ---- schedule at t: the queue in rank order, as it stood at the event. Under
         # qsim, the triggered real-time jobs come first, alone (``phase1``); if one of
@@ -587,14 +636,20 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         n_pre += 1
                         wait = max(wait, jit)
                         na = _act_remove(ae, aj, na, end[b], b)
+                        _step_preempt(t, 0, cjobs, cplat, st, cout, b)
                         if jit > 0:
-                            # It keeps its nodes while it writes, then hands them over.
+                            # It keeps its nodes while it writes, then hands them over: on
+                            # the core, an execution that holds them until the write ends.
                             status[b] = _WRITING
                             end[b] = t + jit
                             na = _act_insert(ae, aj, na, end[b], b)
                             claim[b] = j
                             ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, t + jit, _REQUEUE,
                                                         b, version[b])
+                            run_w[b] = _HOLD_WORK
+                            cout.finish[b] = np.nan
+                            listed[n_start] = b
+                            n_start += 1
                         else:
                             busy -= jobs.nodes[b]
                             status[b] = _WAITING
@@ -618,9 +673,10 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                 _tree_set(tn, td, size, p, _BIG, np.inf)
                 n_wait -= 1
                 na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
-                            j, t)
+                            j, t, run_w, cout)
                 busy += jobs.nodes[j]
-                ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, end[j], _FINISH, j, version[j])
+                listed[n_start] = j
+                n_start += 1
             elif status[j] == _WAITING:
                 if from_trig:
                     blocked = True
@@ -660,17 +716,26 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                 _tree_set(tn, td, size, p, _BIG, np.inf)
                 n_wait -= 1
                 na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
-                            j, t)
+                            j, t, run_w, cout)
                 busy += jobs.nodes[j]
                 free -= jobs.nodes[j]
-                ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, end[j], _FINISH, j, version[j])
+                listed[n_start] = j
+                n_start += 1
 
         for a in range(n_def):
             b = deferred[a]
             _tree_set(tn, td, size, rank[b], jobs.nodes[b], _plan(jobs, saved, b, 0.0)[1])
             n_wait += 1
 
-    ok = n_wait == 0
+        # Start on the core what this event started: they fit, as the loop counts nodes.
+        if n_start > 0:
+            _step_map(t, 0, cjobs, cplat, st, cout, bl, listed, n_start)
+            for a in range(n_start):
+                mismatch += st.started[listed[a]] == 0
+            n_start = 0
+
+    _step_end(t if n_events > 0 else 0.0, 0, cjobs, cplat, st, cout)
+    ok = n_wait == 0 and mismatch == 0
     for j in range(J):
         if status[j] != _DONE:
             ok = False
@@ -761,8 +826,19 @@ def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", che
         np.lexsort((idx, jobs.sub, ~jobs.rtj)).astype(np.int64)
     rank = np.empty(J, np.int64)
     rank[by_rank] = idx
+    # The simulation core: one cluster of N nodes at speed 1, no communication or power cap.
+    cjobs, cplat, order, bl, _, _ = _setup(jobs.sub, jobs.nodes, run, zeros, zeros, np.array([N]),
+                                       np.ones(1), np.ones(1), np.ones(1), np.ones(1), None,
+                                       None, None, "fastest", False)
+    run_w = np.array(cjobs.runtime)
+    core_run = run_w.view()
+    core_run.setflags(write=False)
+    cjobs = cjobs._replace(runtime=core_run)
+    cout = CoreOut(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, 1), dtype=np.int64),
+                   np.empty(J))
     ok, start, finish, npre, s_job, s_f, s_pre, n_ev, n_pre = _simulate(
-        jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival)
+        jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival, cjobs, cplat,
+        order, new_state(J, 1), cout, bl, run_w, np.empty(J, dtype=np.int64))
     if not ok:
         raise RuntimeError("the simulation ended with unfinished jobs")
     return RealtimeRun(start, finish, npre, s_job, *(np.ascontiguousarray(s_f[:, c])

@@ -4,6 +4,7 @@ random and real workloads, the MILP against brute force, metrics and errors."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -457,3 +458,19 @@ def test_io_model_gives_every_job_an_io_node_and_scales_to_the_machine():
     assert "at least 1 per job" in s.io_summary() and "40 GB/s" in s.io_summary()
     with pytest.raises(InputError, match="min_io_nodes"):
         Machine(10, min_io_nodes=-1)
+
+
+def test_a_preempted_jobs_old_finish_is_not_an_event():
+    # B0 (4 of 6 nodes) is preempted at 5 by the real-time job R (4 nodes, 200 s), with no
+    # checkpoint; W (6 nodes) heads the queue; S (2 nodes, 300 s) cannot backfill behind W.
+    # B0's planned finish at 100 is no event any more: nothing starts then, and S waits
+    # until R's finish, as the twin has it.
+    from decoders.realtime import simulate_realtime
+    submit, runtime = [0.0, 1.0, 5.0, 5.0], [100.0, 50.0, 200.0, 300.0]
+    nodes, rtj, cls, zeros = [4, 6, 4, 2], [False, False, True, False], [0, 0, 0, 0], [0.0] * 4
+    r = simulate_realtime(submit, runtime, nodes, rtj, cls, 6, "preempt", "none")
+    start, finish, npre = naive_realtime(submit, runtime, nodes, rtj, cls, 6, "preempt", "none",
+                                         zeros, zeros, [math.inf] * 4)
+    assert npre == [1, 0, 0, 0] and r.n_preempted.tolist() == npre
+    assert r.start.tolist() == start and r.finish.tolist() == finish
+    assert 100.0 not in r.start.tolist() and r.start[3] >= 205.0

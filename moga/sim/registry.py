@@ -7,7 +7,12 @@ Two kinds of policy run on the simulation core:
     in one kernel call. A new one is a ``_start_*`` function in
     ``decoders/federated.py`` with a rule code in ``_decode``'s ladder, a
     plain-Python twin in ``tests/naive.py``, an entry here and a test that
-    checks the kernel against the twin on random instances.
+    checks the kernel against the twin on random instances. A policy with
+    state of its own (plans, queues, checkpoints) is a Numba driver over
+    the loop's steps instead (``_step_begin``, ``_step_map``,
+    ``_step_preempt``, ``_step_drop``): the value heuristics
+    (:mod:`decoders.online`) and the real-time schemes
+    (:mod:`decoders.realtime`).
 ``"python"``
     A class with a ``decide(session)`` method that drives a
     :class:`~moga.sim.Session` event by event (:class:`OnlinePolicy`). A
@@ -112,7 +117,8 @@ POLICIES = {p.name: p for p in (
           ("Max-Max-Value", "the most value first", "map_max_max"),
           ("Max-Max-VPR", "the most value per resource first", "map_max_max"))),
     *(PolicyInfo(f"rt-{label}", "kernel", f"real-time scheme of the checkpointing paper: "
-                 f"{what}; one machine (a one-cluster federation, no power cap)",
+                 f"{what}; one machine (a one-cluster federation, no power cap), on the core's "
+                 "event loop",
                  "decoders.realtime._simulate", "naive_realtime",
                  frozenset({"realtime", "reservation", "one_machine"}
                            | ({"preemption"} if "preempt" in label else set())), ("exact",))
