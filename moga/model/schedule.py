@@ -15,7 +15,7 @@ from .platform import Federation
 
 __all__ = ["Schedule", "Segments", "evaluate", "evaluate_batch", "check_chromosome", "check_power",
            "power_profile", "power_kwargs", "schedule_energy", "BSLD_BOUND",
-           "cap_runnable"]
+           "cap_runnable", "start_order"]
 
 #: Bounded slowdown's bound (s): a job shorter than this counts as this long.
 BSLD_BOUND = 600.0
@@ -256,6 +256,12 @@ class Schedule:
                     n_free -= n
                     result[i][k] = nodes.astype(np.int64)
         return result
+
+
+def start_order(start) -> np.ndarray:
+    """The jobs by start time, ties by index: a schedule record's ``order`` (int64)."""
+    start = np.asarray(start)
+    return np.lexsort((np.arange(start.shape[0]), start)).astype(np.int64)
 
 
 def schedule_energy(release, start, finish, alloc, power, fed: Federation) -> float:

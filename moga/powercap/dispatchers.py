@@ -20,7 +20,7 @@ from decoders.federated import CapInfeasibleError, _idle_least_power
 
 from ..model.jobset import POWER_RANGE, JobSet
 from ..model.platform import Federation
-from ..model.schedule import Schedule, cap_error, schedule_energy
+from ..model.schedule import Schedule, cap_error, schedule_energy, start_order
 from ..validation import check_number
 from .cp import CPOptions, serial_schedule, solve_relaxed
 from .metrics import PowercapMetrics, powercap_metrics
@@ -72,7 +72,7 @@ class PowercapResult:
         """The dispatch as a :class:`~moga.model.schedule.Schedule` (the one schedule record):
         its per-job table, SWF export and Gantt chart. ``order`` is the start order."""
         js = self.jobset
-        order = np.lexsort((np.arange(len(js)), self.start)).astype(np.int64)
+        order = start_order(self.start)
         flow = float(np.sum(self.finish - js.release))
         return Schedule(js, self.federation, order, np.zeros_like(self.alloc, dtype=float),
                         self.model, self.start, self.finish, self.alloc, self.metrics.makespan,

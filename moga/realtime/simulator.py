@@ -198,7 +198,7 @@ class RealtimeResult:
             One cluster of the machine's nodes whose powers price the energy
             (default: :meth:`Machine.federation`).
         """
-        from ..model.schedule import Schedule, Segments
+        from ..model.schedule import Schedule, Segments, start_order
 
         rj = self.jobs
         fed = rj.machine.federation() if federation is None else federation
@@ -214,7 +214,7 @@ class RealtimeResult:
         inc = np.maximum(js.power[r.seg_job] * fed.power_busy[0] - fed.power_idle[0], 0.0)
         energy = fed.idle_power * makespan + float(np.sum(inc * rj.nodes[r.seg_job]
                                                           * (r.seg_end - r.seg_start)))
-        order = np.lexsort((np.arange(len(js)), self.start)).astype(np.int64)
+        order = start_order(self.start)
         label = f"{self.scheme}" + (f"-{self.checkpointing}" if self.scheme == "preempt" else "") \
             + ("-improved" if self.reading == "project" else "-qsim" if self.reading else "")
         return Schedule(js, fed, order, np.zeros(alloc.shape), "at_start", self.start.copy(),

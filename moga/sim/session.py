@@ -29,7 +29,7 @@ from decoders.federated import CapInfeasibleError
 from ..errors import InputError
 from ..model.jobset import JobSet
 from ..model.platform import Federation
-from ..model.schedule import Schedule, Segments, cap_error, schedule_energy
+from ..model.schedule import Schedule, Segments, cap_error, schedule_energy, start_order
 from ..validation import check_number
 
 __all__ = ["ESTIMATES", "PolicyStalled", "Session"]
@@ -322,7 +322,7 @@ class Session:
             energy = schedule_energy(js.release, segments.start, segments.end, segments.alloc,
                                      js.power[segments.job], self.federation)
             info.setdefault("preemptions", len(self._stopped))
-        order = np.lexsort((np.arange(len(js)), start)).astype(np.int64)
+        order = start_order(start)
         arrays = [order, np.zeros(d.alloc.shape), start, d.finish.copy(), d.alloc.copy()]
         for a in arrays:
             a.setflags(write=False)

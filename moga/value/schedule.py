@@ -11,7 +11,7 @@ from decoders.value import decode_value, decode_value_batch, value_at
 from ..errors import InputError
 from ..model.jobset import JobSet
 from ..model.platform import Federation
-from ..model.schedule import check_chromosome
+from ..model.schedule import check_chromosome, start_order
 
 __all__ = ["ValueSchedule", "evaluate_value", "evaluate_value_batch", "value_at",
            "heuristic_order", "value_arrays"]
@@ -84,7 +84,7 @@ class ValueSchedule:
         inc = np.maximum(fed.power_busy - fed.power_idle, 0.0)
         energy = fed.idle_power * makespan + float(((alloc * inc).sum(axis=1)
                                                     * (finish - start)).sum())
-        order = np.lexsort((np.arange(len(js)), start)).astype(np.int64)
+        order = start_order(start)
         return Schedule(js, fed, order, np.zeros(alloc.shape), "at_start", start, finish, alloc,
                         makespan, energy, float(np.sum(finish - js.release)), self.n_relaxed, 0,
                         info={"n_not_run": int((~ran).sum())})
