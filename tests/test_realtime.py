@@ -474,3 +474,11 @@ def test_a_preempted_jobs_old_finish_is_not_an_event():
     assert npre == [1, 0, 0, 0] and r.n_preempted.tolist() == npre
     assert r.start.tolist() == start and r.finish.tolist() == finish
     assert 100.0 not in r.start.tolist() and r.start[3] >= 205.0
+
+
+def test_milp_refuses_a_horizon_it_cannot_build():
+    # A release of 6e16 slots once made the build allocate without end.
+    from moga.realtime import solve_milp
+
+    with pytest.raises(InputError, match="job-slot pairs"):
+        solve_milp([6 * 10**16, 0], [1, 1], [1, 1], [False, False], 2, time_limit=1.0)

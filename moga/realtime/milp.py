@@ -43,6 +43,9 @@ class MilpSolution:
 
 #: CP-SAT's integers are int64; every linear expression of the model stays below this.
 _INT_LIMIT = 2**62
+#: The most (job, slot) pairs the time-indexed model is built with: each is a few Boolean
+#: variables and constraints, so beyond this the build alone outgrows memory.
+MAX_JOB_SLOTS = 1_000_000
 
 
 def _int_array(name, v):
@@ -80,6 +83,14 @@ def _check(release, p, nodes, rtj, capacity):
             j = int(np.flatnonzero(~ok)[0])
             raise InputError(f"job {j}: {name} = {a[j]} out of range (need p >= 1 slots, "
                              f"release >= 0 and 1 <= nodes <= capacity = {capacity})")
+    J = p.shape[0]
+    H = int(release.max() + p.sum()) if J else 0
+    if J * H > MAX_JOB_SLOTS:
+        raise InputError(
+            f"the time-indexed program would have {J} jobs x {H:,} slots (latest release "
+            f"{int(release.max())} + total processing {int(p.sum())}), more than the "
+            f"{MAX_JOB_SLOTS:,} job-slot pairs it is built for; it is meant for small "
+            "instances: use fewer jobs, or coarser slots")
     return release, p, nodes, rtj
 
 
