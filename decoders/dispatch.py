@@ -42,7 +42,7 @@ from .federated import (
     run_rows,
 )
 
-__all__ = ["DISPATCHERS", "Dispatch", "dispatch", "Stepper"]
+__all__ = ["DISPATCHERS", "Dispatch", "dispatch", "Stepper", "DriverCore", "driver_core"]
 
 #: Whole-run dispatchers by name, with the kernel's rule code.
 DISPATCHERS = {"easy": 1, "prb": 2}
@@ -117,6 +117,43 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     f, i, _, out = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
     return Dispatch(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                     float(f[0, 2]), int(i[0, 1]))
+
+
+class DriverCore(NamedTuple):
+    """The loop's bundles for a Numba driver over its steps (:func:`driver_core`)."""
+
+    jobs: tuple
+    plat: tuple
+    order: np.ndarray
+    st: tuple
+    out: tuple
+    run_w: np.ndarray
+    bl_rows: np.ndarray
+    bl: np.ndarray
+
+
+def driver_core(release, tasks, runtime, nodes, speed) -> DriverCore:
+    """The loop's state for a driver in Numba (:mod:`decoders.online`, :mod:`decoders.realtime`).
+
+    Jobs without communication on clusters of unit power and no cap, in arrival
+    order; ``run_w`` is the writable array that ``jobs.runtime`` views (read
+    only), and ``bl`` a read-only view of the writable blacklist ``bl_rows``,
+    so that the steps run in the signatures :class:`Stepper` compiles.
+    """
+    J, K = len(release), len(nodes)
+    zeros, ones = np.zeros(J), np.ones(K)
+    jobs, plat, order, _, _, _ = _setup(release, tasks, runtime, zeros, zeros, nodes, speed, ones,
+                                        ones, ones, None, None, None, "fastest", False)
+    run_w = np.array(jobs.runtime)
+    view = run_w.view()
+    view.setflags(write=False)
+    bl_rows = np.zeros((J, K))
+    bl = bl_rows.view()
+    bl.setflags(write=False)
+    out = Out(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, K), dtype=np.int64),
+              np.empty(J))
+    return DriverCore(jobs._replace(runtime=view), plat, order, new_state(J, K), out, run_w,
+                      bl_rows, bl)
 
 
 class Stepper:

@@ -55,11 +55,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ._federated_core import Out as CoreOut
-from ._federated_core import new_state, next_finish
+from ._federated_core import next_finish
 from ._kernels import FINISH_RTOL, heap_pop, heap_push
 from ._validate import check_vector, choice_code
-from .dispatch import _setup
+from .dispatch import driver_core
 from .federated import _step_begin, _step_end, _step_init, _step_map, _step_preempt
 
 __all__ = ["SCHEME_CODES", "CHECKPOINT_CODES", "READING_CODES", "RealtimeRun",
@@ -827,18 +826,10 @@ def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", che
     rank = np.empty(J, np.int64)
     rank[by_rank] = idx
     # The simulation core: one cluster of N nodes at speed 1, no communication or power cap.
-    cjobs, cplat, order, bl, _, _ = _setup(jobs.sub, jobs.nodes, run, zeros, zeros, np.array([N]),
-                                       np.ones(1), np.ones(1), np.ones(1), np.ones(1), None,
-                                       None, None, "fastest", False)
-    run_w = np.array(cjobs.runtime)
-    core_run = run_w.view()
-    core_run.setflags(write=False)
-    cjobs = cjobs._replace(runtime=core_run)
-    cout = CoreOut(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, 1), dtype=np.int64),
-                   np.empty(J))
+    c = driver_core(jobs.sub, jobs.nodes, run, np.array([N]), np.ones(1))
     ok, start, finish, npre, s_job, s_f, s_pre, n_ev, n_pre = _simulate(
-        jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival, cjobs, cplat,
-        order, new_state(J, 1), cout, bl, run_w, np.empty(J, dtype=np.int64))
+        jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival, c.jobs, c.plat,
+        c.order, c.st, c.out, c.bl, c.run_w, np.empty(J, dtype=np.int64))
     if not ok:
         raise RuntimeError("the simulation ended with unfinished jobs")
     return RealtimeRun(start, finish, npre, s_job, *(np.ascontiguousarray(s_f[:, c])

@@ -33,12 +33,11 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .._federated_core import E_STARTED, new_state
-from .._federated_core import Out as CoreOut
+from .._federated_core import E_STARTED
 from .._kernels import FINISH_RTOL, heap_pop, heap_push
 from .._profiles import init_profiles, job_value, occupy, trim_before
 from .._validate import choice_code, readonly
-from ..dispatch import _setup
+from ..dispatch import driver_core
 from ..federated import _step_begin, _step_drop, _step_end, _step_init, _step_map
 from ..value import _prepare_value
 from ._state import (
@@ -285,16 +284,8 @@ def simulate(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed
     q = Queues(np.empty(J, dtype=np.int64), np.empty(J, dtype=np.int64), np.empty(J),
                np.empty(J, dtype=np.int64), np.empty(J), np.empty(J, dtype=np.int64),
                np.empty(6, dtype=np.int64))
-    zeros = np.zeros(J)
-    cjobs, cplat, _, _, _, _ = _setup(a[0], a[1], a[2], zeros, zeros, a[7], a[8], np.ones(K),
-                                      np.ones(K), np.ones(K), None, None, None, "fastest", False)
-    st = new_state(J, K)
-    cout = CoreOut(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, K), dtype=np.int64),
-                   np.empty(J))
-    bl_rows = np.zeros((J, K))
-    bl = bl_rows.view()
-    bl.setflags(write=False)
-    tot, n_run, n_drop, n_ev, refused = _simulate(cjobs, cplat, st, cout, bl_rows, bl,
+    c = driver_core(a[0], a[1], a[2], a[7], a[8])
+    tot, n_run, n_drop, n_ev, refused = _simulate(c.jobs, c.plat, c.st, c.out, c.bl_rows, c.bl,
                                                   np.empty(J, dtype=np.int64), jobs, plat, prof,
                                                   out, q, code, int(small), int(medium))
     if refused:
