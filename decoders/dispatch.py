@@ -30,6 +30,7 @@ from .federated import (
     MODELS,
     RULES,
     _step_begin,
+    _step_drop,
     _step_end,
     _step_init,
     _step_map,
@@ -195,7 +196,7 @@ class Stepper:
 
     @property
     def done(self) -> bool:
-        """True when every job has started."""
+        """True when every job has started or been dropped."""
         return int(self.st.evi[E_STARTED]) == self.J
 
     def begin(self, t: float) -> float:
@@ -239,6 +240,11 @@ class Stepper:
         speed-1.0 node. Its run time stays what it was until :meth:`set_runtime`."""
         return float(_step_preempt(float(t), self.code, self.jobs, self.plat, self.st,
                                    self.out, int(job)))
+
+    def drop(self, job: int) -> None:
+        """Take queued ``job`` out of the queue for good: it never runs (NaN start and
+        finish, no allocation) and counts as settled for :attr:`done`."""
+        _step_drop(self.jobs, self.st, self.out, int(job))
 
     def runtime(self, job: int) -> float:
         """The run time the loop gives ``job`` when it starts, s on a speed-1.0 node."""

@@ -14,7 +14,9 @@ Three files, each written atomically (:mod:`moga.outputs`):
     wait and run times, which :func:`moga.load_swf` and other SWF tools read
     back: submit = release, wait = start - release, run time = finish - start,
     processors = tasks, requested time = the job's requested time, status 1,
-    partition = the cluster (1-based) that holds most of the job's tasks.
+    partition = the cluster (1-based) that holds most of the job's tasks. A
+    job an online policy rejected (:attr:`moga.Schedule.rejected`) has status
+    5 (cancelled) and -1 for its wait, run time, processors and partition.
 ``segments.csv``
     For a schedule with preemptions (:attr:`moga.Schedule.segments`), one
     row per execution (:data:`SEGMENT_COLUMNS`): the job, its execution
@@ -23,6 +25,9 @@ Three files, each written atomically (:mod:`moga.outputs`):
     ``schedule.csv`` a preempted job's ``execution_time`` is then
     ``finish - start`` over all its executions, its ``allocated_resources``
     the nodes of its last one.
+
+A rejected job's row in ``schedule.csv`` has ``success`` 0, ``final_state``
+``REJECTED`` (Batsim's name), NaN times and no nodes.
 
 Per-job energy (``consumed_energy``) is what the job's nodes draw while it
 runs: ``sum_k alloc[j, k] * max(power[j] * power_busy[k], power_idle[k]) *
@@ -79,7 +84,8 @@ def jobs_table(schedule) -> dict:
     offsets = node_offsets(fed)
     nodes = schedule.node_assignment()
     draw = np.maximum(js.power[:, None] * fed.power_busy[None, :], fed.power_idle[None, :])
-    energy = (alloc * draw).sum(axis=1) * run
+    rejected = schedule.rejected
+    energy = np.where(rejected, 0.0, (alloc * draw).sum(axis=1) * np.where(rejected, 0.0, run))
     if schedule.segments is not None:  # preempted jobs draw busy power only while they run
         seg = schedule.segments
         per = (schedule.execution_alloc() * draw[seg.job]).sum(axis=1) * (seg.end - seg.start)
@@ -92,14 +98,15 @@ def jobs_table(schedule) -> dict:
         "submission_time": js.release.copy(),
         "requested_number_of_resources": js.tasks.astype(np.int64),
         "requested_time": js.requested.copy(),
-        "success": np.ones(len(js), dtype=np.int64),
-        "final_state": ["COMPLETED_SUCCESSFULLY"] * len(js),
+        "success": (~rejected).astype(np.int64),
+        "final_state": np.where(rejected, "REJECTED", "COMPLETED_SUCCESSFULLY").tolist(),
         "starting_time": start.copy(),
         "execution_time": run,
         "finish_time": finish.copy(),
         "waiting_time": start - js.release,
         "turnaround_time": turnaround,
-        "stretch": np.divide(turnaround, run, out=np.ones_like(run), where=run > 0),
+        "stretch": np.divide(turnaround, run, out=np.where(rejected, np.nan, 1.0),
+                             where=run > 0),
         "allocated_resources": [
             _interval_string(np.concatenate([offsets[k] + nodes[j][k]
                                              for k in range(len(names))]))
@@ -165,13 +172,18 @@ def write_swf(schedule, path) -> None:
             f"; Note: schedule of {js.name} ({len(js)} jobs) by moga, model {schedule.model}, "
             f"backfill {schedule.backfill}; times in s from the first release; partition = "
             "the cluster holding most of the job's tasks (1-based)"]
+    rejected = schedule.rejected
     rows = []
     for j in np.argsort(js.release, kind="stable"):
-        f = [int(js.id[j]), repr(float(js.release[j])),
-             repr(float(schedule.start[j] - js.release[j])),
-             repr(float(schedule.finish[j] - schedule.start[j])), int(js.tasks[j]), -1, -1,
-             int(js.tasks[j]), repr(float(js.requested[j])), -1, 1, -1, -1, -1, -1,
-             int(main[j]), -1, -1]
+        if rejected[j]:  # cancelled: it never completed
+            wait, run, procs, status, part = -1, -1, -1, 5, -1
+        else:
+            wait = repr(float(schedule.start[j] - js.release[j]))
+            run = repr(float(schedule.finish[j] - schedule.start[j]))
+            procs, status, part = int(js.tasks[j]), 1, int(main[j])
+        f = [int(js.id[j]), repr(float(js.release[j])), wait, run, procs, -1, -1,
+             int(js.tasks[j]), repr(float(js.requested[j])), -1, status, -1, -1, -1, -1,
+             part, -1, -1]
         rows.append(" ".join(str(x) for x in f))
     atomic_write(path, "\n".join(head + rows) + "\n")
 

@@ -57,7 +57,9 @@ class Schedule:
     blacklist : ndarray of float64, shape (J, K)
     model : str
     start, finish : ndarray of float64, shape (J,)
-        Per job, indexed like the JobSet, in s.
+        Per job, indexed like the JobSet, in s. A job an online policy
+        rejected (:meth:`moga.sim.Session.reject`) has a NaN finish, and a
+        NaN start unless it ran before a preemption (:attr:`rejected`).
     alloc : ndarray of int64, shape (J, K)
         Tasks of each job in each cluster.
     makespan : float
@@ -116,8 +118,13 @@ class Schedule:
 
     @property
     def wait(self) -> np.ndarray:
-        """Waiting time per job, ``start - release``."""
+        """Waiting time per job, ``start - release`` (NaN for a rejected job that never ran)."""
         return self.start - self.jobset.release
+
+    @property
+    def rejected(self) -> np.ndarray:
+        """Per job, whether it never completed: an online policy rejected it (bool, (J,))."""
+        return np.isnan(self.finish)
 
     def power_profile(self):
         """The federation's power over time: ``(times, watts)``, a step function.
@@ -131,11 +138,13 @@ class Schedule:
             j = self.segments.job
             return power_profile(self.segments.start, self.segments.end, self.execution_alloc(),
                                  self.jobset.power[j], self.federation)
-        return power_profile(self.start, self.finish, self.alloc, self.jobset.power,
-                             self.federation)
+        ran = ~self.rejected
+        return power_profile(self.start[ran], self.finish[ran], self.alloc[ran],
+                             self.jobset.power[ran], self.federation)
 
     def bounded_slowdown(self, bound: float = BSLD_BOUND) -> np.ndarray:
-        """Per-job bounded slowdown ``max(1, (F - r) / max(F - S, bound))``."""
+        """Per-job bounded slowdown ``max(1, (F - r) / max(F - S, bound))`` (NaN for a
+        rejected job)."""
         dur = np.maximum(self.finish - self.start, bound)
         return np.maximum(1.0, (self.finish - self.jobset.release) / dur)
 
@@ -152,15 +161,19 @@ class Schedule:
 
     def summary(self) -> dict:
         """Objectives, counters, the mean wait and the mean bounded slowdown (10-minute bound)
-        as a plain dict."""
+        as a plain dict; the means are over the completed jobs (not the ``n_rejected``)."""
+        rejected = self.rejected
+        ran = ~rejected
         return {
             **({"policy": self.policy} if self.policy else {}),
             "model": self.model, "backfill": self.backfill, "rule": self.rule,
             "n_jobs": len(self.jobset), "makespan_s": self.makespan, "energy_J": self.energy,
             "energy_kWh": self.energy_kwh, "flowtime_s": self.flowtime,
-            "mean_wait_s": float(self.wait.mean()),
-            "mean_bounded_slowdown": float(self.bounded_slowdown().mean()),
+            "mean_wait_s": float(self.wait[ran].mean()) if ran.any() else float("nan"),
+            "mean_bounded_slowdown": (float(self.bounded_slowdown()[ran].mean()) if ran.any()
+                                      else float("nan")),
             "n_relaxed": self.n_relaxed, "n_coalloc": self.n_coalloc,
+            "n_rejected": int(rejected.sum()),
             **({"value_earned": float(self.value_earned().sum())}
                if self.jobset.has_values else {}),
         }

@@ -18,7 +18,9 @@ no reservation.
 ``value-density``
     For job-sets with value functions: by decreasing value earned if the
     job started now and ran its estimate, per node-second of estimate; jobs
-    that could earn nothing go last.
+    that could earn nothing go last, or, with ``reject=True``, are rejected
+    (:meth:`~moga.sim.Session.reject`), as the value paper's heuristics drop
+    them: value functions never rise, so such a job can earn nothing later.
 """
 
 from __future__ import annotations
@@ -110,11 +112,26 @@ class RealtimePreempt(OnlinePolicy):
 
 
 class ValueDensity(OnlinePolicy):
-    """Highest value per node-second first (value if started now); every job that fits."""
+    """Highest value per node-second first (value if started now); every job that fits.
+
+    Parameters
+    ----------
+    reject : bool
+        Reject the waiting jobs that would earn nothing even if they started
+        now on the fastest nodes and ran their estimate (default False: they
+        wait at the back of the queue and run when nodes are left over).
+    """
 
     name = "value-density"
 
+    def __init__(self, reject: bool = False):
+        if not isinstance(reject, (bool, np.bool_)):
+            raise ValueError(f"reject must be True or False, got {reject!r}")
+        self.reject = bool(reject)
+        self.rejected = 0
+
     def reset(self, session):
+        self.rejected = 0
         if not session.jobset.has_values:
             raise ValueError(f"policy {self.name!r} needs value functions; "
                              f"{session.jobset.name} has none (moga.value.attach_values)")
@@ -127,4 +144,11 @@ class ValueDensity(OnlinePolicy):
         v = value_at(session.now + est / session.federation.speed.max(), js.v_start[q],
                      js.v_final[q], js.soft[q], js.hard[q])
         density = v / (js.tasks[q] * est)
+        if self.reject:
+            self.rejected += session.reject(q[v <= 0]).size
+            keep = v > 0
+            q, density = q[keep], density[keep]
         start_ranked(session, q[np.lexsort((q, -density))])
+
+    def summary(self) -> dict:
+        return {"reject": self.reject, "rejected_jobs": self.rejected}

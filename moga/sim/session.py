@@ -100,6 +100,7 @@ class Session:
         self._stopped = []
         self._first = np.full(len(jobset), np.nan)
         self._read = np.zeros(len(jobset))
+        self._rejected = np.zeros(len(jobset), dtype=bool)
         self._t = float(jobset.release.min())
         self._begin(self._t)
 
@@ -114,7 +115,7 @@ class Session:
 
     @property
     def done(self) -> bool:
-        """True once every job has started."""
+        """True once every job has started or been rejected."""
         return self._s.done
 
     @property
@@ -204,14 +205,7 @@ class Session:
                 i, k = np.argwhere(bad_bl)[0]
                 raise ValueError(f"blacklist of job {int(listed[i])} on cluster "
                                  f"{self.federation.names[k]!r} is {bl[i, k]!r}, not in [0, 1]")
-        # Waiting: arrived (the loop queues a job once its release is due) and not started.
-        bad = (listed < 0) | (listed >= len(self.jobset))
-        ok = listed[~bad]
-        bad[~bad] = (self.jobset.release[ok] > self._t) | (self._s.st.started[ok] != 0)
-        if bad.any():
-            j = int(listed[np.flatnonzero(bad)[0]])
-            raise ValueError(f"job {j} is not waiting at t={self._t:g} (not arrived, already "
-                             "started, or not a job of the set)")
+        self._check_waiting(listed)
         before = self._s.st.started[listed].copy()
         if bl is None:
             self._s.map(self._t, listed)
@@ -222,6 +216,52 @@ class Session:
         now = listed[(self._s.st.started[listed] == 1) & (before == 0)]
         self._first[now] = np.where(np.isnan(self._first[now]), self._t, self._first[now])
         return now
+
+    def _check_waiting(self, listed) -> None:
+        """A ValueError naming the first of ``listed`` (int64) that is not waiting: arrived
+        (the loop queues a job once its release is due), not started and not rejected."""
+        bad = (listed < 0) | (listed >= len(self.jobset))
+        ok = listed[~bad]
+        bad[~bad] = (self.jobset.release[ok] > self._t) | (self._s.st.started[ok] != 0)
+        if bad.any():
+            j = int(listed[np.flatnonzero(bad)[0]])
+            raise ValueError(f"job {j} is not waiting at t={self._t:g} (not arrived, already "
+                             "started or rejected, or not a job of the set)")
+
+    def reject(self, jobs) -> np.ndarray:
+        """Take these waiting jobs away for good: they never run (Batsim's ``REJECT_JOB``).
+
+        Parameters
+        ----------
+        jobs : array_like of int
+            Positions of waiting jobs (a preempted job queued again is waiting).
+
+        Returns the jobs rejected. In the result a rejected job has a NaN
+        ``finish`` (and a NaN ``start`` unless it ran before a preemption), no
+        allocation, and no part in the objectives or the per-job means;
+        :attr:`moga.Schedule.rejected` marks it and ``info["rejected"]`` counts
+        the rejected jobs. The executions of a job preempted before its
+        rejection stay in the schedule's segments.
+
+        Raises
+        ------
+        ValueError
+            If a job is not waiting (not arrived yet, already started or
+            rejected, or not a position of the job-set), or a position repeats.
+        """
+        listed = np.atleast_1d(np.asarray(jobs))
+        if listed.size == 0:
+            return listed.astype(np.int64)
+        if listed.dtype.kind not in "iu":
+            raise ValueError(f"reject takes job positions (integers), got dtype {listed.dtype}")
+        listed = listed.astype(np.int64)
+        self._check_waiting(listed)
+        if np.unique(listed).size != listed.size:
+            raise ValueError("reject got a job position twice")
+        for j in listed.tolist():
+            self._s.drop(j)
+        self._rejected[listed] = True
+        return listed
 
     def would_start(self, jobs, blacklist=None) -> np.ndarray:
         """The jobs :meth:`start` would start now, in that order, without starting any (a dry
@@ -304,7 +344,7 @@ class Session:
         return self._t
 
     def result(self, policy: str = "session", info: dict | None = None) -> Schedule:
-        """The finished schedule (every job started), as the one schedule record.
+        """The finished schedule (every job started or rejected), as the one schedule record.
 
         ``order`` is the start order; the blacklist is empty.
         """
@@ -316,18 +356,32 @@ class Session:
         info.setdefault("estimates", self.estimates)
         info.setdefault("events", self.events)
         start, energy, segments = d.start.copy(), d.energy, None
+        makespan, flowtime = d.makespan, d.flowtime
+        done = ~self._rejected
         if self._stopped:
             segments = self._segments(d)
             start = self._first.copy()  # a preempted job's first start
             energy = schedule_energy(js.release, segments.start, segments.end, segments.alloc,
                                      js.power[segments.job], self.federation)
             info.setdefault("preemptions", len(self._stopped))
+        if self._rejected.any():
+            info.setdefault("rejected", int(self._rejected.sum()))
+            # The objectives of what ran: the last end of any execution, the completed
+            # jobs' flow times; the idle federation until then.
+            ends = segments.end if segments is not None else d.finish[done]
+            makespan = float(ends.max() - js.release.min()) if ends.size else 0.0
+            flowtime = float((d.finish[done] - js.release[done]).sum())
+            if segments is None:
+                energy = schedule_energy(js.release, d.start[done], d.finish[done],
+                                         d.alloc[done], js.power[done], self.federation)
+            elif not ends.size:
+                energy = 0.0
         order = start_order(start)
         arrays = [order, np.zeros(d.alloc.shape), start, d.finish.copy(), d.alloc.copy()]
         for a in arrays:
             a.setflags(write=False)
         return Schedule(js, self.federation, arrays[0], arrays[1], self.model, arrays[2],
-                        arrays[3], arrays[4], d.makespan, energy, d.flowtime, 0, d.n_coalloc,
+                        arrays[3], arrays[4], makespan, energy, flowtime, 0, d.n_coalloc,
                         "none", self.rule, None, policy, info, segments)
 
     def _segments(self, d) -> Segments:
@@ -336,7 +390,7 @@ class Session:
         sd = self._s.st.sd
         last = [(j, float(d.start[j]), float(d.finish[j]),
                  min(self._read[j] * float(sd[j]), float(d.finish[j] - d.start[j])))
-                for j in range(J)]
+                for j in range(J) if not self._rejected[j]]
         rows = [(j, s, e, r, c, lost, a, True) for j, s, e, r, c, lost, a in self._stopped]
         rows += [(j, s, e, r, e - s - r, 0.0, d.alloc[j].copy(), False) for j, s, e, r in last]
         rows.sort(key=lambda row: (row[2], row[0]))
