@@ -87,8 +87,8 @@ from ._kernels import (
 __all__ = ["Jobs", "Platform", "State", "Out", "new_out", "new_state", "reset_events", "place", "least_power",
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
            "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED",
-           "E_COALLOC", "E_INDEX", "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT",
-           "E_PLAN", "n_groups", "planned_end", "plans_on_estimates"]
+           "E_COALLOC", "E_INDEX", "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "E_PLAN", "n_groups",
+           "planned_end", "plans_on_estimates"]
 
 Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power est")
 Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow "
