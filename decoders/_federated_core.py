@@ -60,8 +60,7 @@ in ``wq``: the queue is ``wq[E_QH:E_QH + E_NQ]``; under EASY it may hold
 it) and ``E_NACT`` (the non-empty groups of EASY's candidate index,
 :mod:`decoders._backfill_index`, whose fields ``g_*``, ``tr_*`` and ``dfs``
 that module describes) and ``E_PLAN`` (1 when some job's ``est`` differs
-from its run time), ``E_INDEX`` (1 when a driver keeps EASY's candidate
-index up to date through the loop's steps); ``st.evf[0]`` is the earliest
+from its run time); ``st.evf[0]`` is the earliest
 finish among the re-rated jobs. Helpers read them into locals on entry and
 write them back on exit, so that hot loops run on registers. Everything here
 is inlined into the kernels, which run without reference counting.
@@ -86,8 +85,8 @@ from ._kernels import (
 
 __all__ = ["Jobs", "Platform", "State", "Out", "new_out", "new_state", "reset_events", "place", "least_power",
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
-           "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED",
-           "E_COALLOC", "E_INDEX", "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "E_PLAN", "n_groups",
+           "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC",
+           "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "E_PLAN", "n_groups",
            "planned_end", "plans_on_estimates"]
 
 Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power est")
@@ -105,7 +104,7 @@ TABLE_K = 8
 
 #: Indices of the loop's integer scalars in ``State.evi``.
 (E_NH, E_NCL, E_NCOAL, E_SAT, E_STARTED, E_COALLOC, E_RELAXED, E_CURSOR, E_NQ, E_QH, E_HOLES,
- E_NACT, E_PLAN, E_INDEX) = range(14)
+ E_NACT, E_PLAN) = range(13)
 
 
 @helper
@@ -134,7 +133,7 @@ def new_state(J, K):
     n_tree = 4 * J + 2 * G + 2
     g = np.empty((2, G + 1), dtype=np.int64)
     return State(f[0], f[1], f[2], i[0], i[1], i[2], i[3], i[4], f[3], i[5], i[6], i[7],
-                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(14, dtype=np.int64),
+                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(13, dtype=np.int64),
                  np.full(1, np.inf), p[0], p[1], p[2], p[3], c[5], c[6], c[7],
                  np.empty((J, K), dtype=np.int64), i[8], i[9], c[8],
                  np.zeros(1 << min(K, TABLE_K), dtype=np.int64),

@@ -3,25 +3,18 @@ with checkpointing (docs/design.md §12).
 
 One machine of ``N`` identical nodes whose jobs take whole partitions
 (node counts). The executions run on the core's event loop
-(:mod:`decoders.federated`) as one cluster of ``N`` nodes at speed 1, with
-the queue in rank order: the driver here starts the front of the queue
-(and the real-time jobs' preemptions) there, and the core's EASY
-(``_step_easy``, the one EASY of the project) backfills behind the head;
-each execution runs for its restart read, computation and periodic writes,
-is stopped with ``_step_stop`` / ``_step_preempt``, and its end comes from
-the loop. A JIT checkpoint write is an execution of its own that holds the
-victim's nodes until the driver stops it when the write ends; EASY plans
-it to end with the real-time job it writes for, which leaves the queue
-(``_step_withdraw``) and claims (``_step_claim``) the free nodes it holds
-and each victim's nodes as its write ends, until it starts. Jobs arrive
+(:mod:`decoders.federated`) as one cluster of ``N`` nodes at speed 1: the
+driver here starts them there (run time: restart read, computation and
+periodic writes), stops them (``_step_preempt``) and learns their ends
+from it; a JIT checkpoint write is an execution of its own that holds the
+victim's nodes until the driver stops it when the write ends. Jobs arrive
 at their submit times; an event is the earliest of the driver's timers
 (arrivals, JIT write ends, held starts, triggers) and the core's next
 finish (finishes within the core's relative tolerance end together); at
 each event the driver takes in what ended and applies the scheme:
 
 ``baseline`` (0)
-    One queue in arrival order, EASY backfilling behind its head (the
-    reservation counts every job ending at its instant).
+    One queue in arrival order, EASY backfilling behind its head.
 ``highpq`` (1)
     Real-time jobs ahead of batch jobs, each in arrival order; a waiting
     real-time job is the head and holds the reservation.
@@ -47,10 +40,10 @@ then hands them to the real-time job, which starts when the last write ends.
 
 The waiting queue is a segment tree over the jobs' fixed queue ranks
 holding, per rank, the nodes and the duration of a waiting job, so the head
-is found without scanning the queue. The running jobs are kept sorted by
-planned end (the core's projected finish) for the improved heuristic's
-reservation test. Victims preempted without a checkpoint rejoin the queue
-at the end of the event. The plain-Python twin is
+and each backfill candidate are found without scanning the queue. The
+running jobs are kept sorted by planned end (the core's projected finish)
+for the reservation. Victims preempted without a checkpoint rejoin the
+queue at the next event. The plain-Python twin is
 ``tests/naive.py:naive_realtime``.
 """
 
@@ -62,22 +55,11 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ._federated_core import E_NH, E_STARTED, next_finish
+from ._federated_core import next_finish
 from ._kernels import FINISH_RTOL, heap_pop, heap_push
 from ._validate import check_vector, choice_code
 from .dispatch import driver_core
-from .federated import (
-    _step_begin,
-    _step_claim,
-    _step_easy,
-    _step_end,
-    _step_init_easy,
-    _step_map,
-    _step_preempt,
-    _step_requeue,
-    _step_stop,
-    _step_withdraw,
-)
+from .federated import _step_begin, _step_end, _step_init, _step_map, _step_preempt
 
 __all__ = ["SCHEME_CODES", "CHECKPOINT_CODES", "READING_CODES", "RealtimeRun",
            "simulate_realtime"]
@@ -92,6 +74,8 @@ READING_CODES = {"project": 1, "qsim": 2}
 _ARRIVE, _FINISH, _RTJ_START, _REQUEUE, _TRIGGER = 0, 1, 2, 3, 4
 _FUTURE, _WAITING, _RUNNING, _DONE, _HELD, _WRITING = 0, 1, 2, 3, 4, 5
 _BIG = np.iinfo(np.int64).max
+#: The core's run time of a JIT checkpoint write: the loop stops it when the write ends.
+_HOLD_WORK = 1e300
 
 
 class RealtimeRun(NamedTuple):
@@ -449,11 +433,11 @@ def _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na, j, 
     """Start an execution of ``j`` at ``t``; returns the running list's new size.
 
     The core runs it for ``run_w[j]`` (its read, computation and periodic
-    writes, :func:`_duration`); its planned end is the core's, ``t +
+    writes) from the end of the event; its planned end is the core's, ``t +
     run_w[j]`` (speed 1).
     """
-    r = _plan(jobs, saved, j, 0.0)[0]
-    run_w[j] = _duration(jobs, saved, j)
+    r, e = _plan(jobs, saved, j, t)
+    run_w[j] = e - t
     e = t + run_w[j]
     cout.finish[j] = np.nan
     status[j] = _RUNNING
@@ -463,21 +447,14 @@ def _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na, j, 
     return _act_insert(ae, aj, na, e, j)
 
 
-@njit(cache=True, error_model="numpy")
-def _duration(jobs, saved, j):
-    """The next execution's length of ``j``: restart read, computation left, periodic
-    writes; what the core runs it for and EASY plans with."""
-    return _plan(jobs, saved, j, 0.0)[1]
-
-
 # -------------------------------------------------------------------- the loop
 @njit(cache=True, error_model="numpy")
 def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, arrival,
-              cjobs, cplat, st, cout, bl, run_w, listed):
+              cjobs, cplat, cjobs_order, st, cout, bl, run_w, listed):
     """The loop on the simulation core (module docstring); ``cjobs`` ... ``cout`` are the
     core's bundles of the same jobs on one cluster of ``N`` nodes at speed 1 (its queue
-    order ``by_rank``), ``bl`` its (empty) blacklist, ``run_w`` the writable run times
-    that ``cjobs.runtime`` and ``cjobs.est`` view, and ``listed`` (J,) work space."""
+    order ``cjobs_order``), ``bl`` its (empty) blacklist, ``run_w`` the writable run
+    times that ``cjobs.runtime`` views, and ``listed`` (J,) work space."""
     J = jobs.sub.shape[0]
     status = np.zeros(J, np.int64)
     saved = np.zeros(J)
@@ -523,9 +500,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
     trig = np.empty(J, np.int64)   # qsim: triggered real-time jobs not yet started, by rank
     n_trig = 0
 
-    for j in range(J):  # what EASY plans each queued job's execution to take
-        run_w[j] = _duration(jobs, saved, j)
-    _step_init_easy(cjobs, cplat, st, cout, by_rank, bl)
+    _step_init(cjobs, cplat, st, cout, cjobs_order)
     n_start = 0  # jobs to start on the core at the end of this event (in ``listed``)
     mismatch = 0
     for j in arrival:  # in submit order (ties: lower index), the first sequence numbers
@@ -584,17 +559,13 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     na = _act_remove(ae, aj, na, end[j], j)
                     held[claim[j]] += jobs.nodes[j]
                     claim[j] = -1
-                    run_w[j] = _duration(jobs, saved, j)
                     _step_preempt(t, 0, cjobs, cplat, st, cout, j)
-                    _step_claim(st, 0, jobs.nodes[j])
                 status[j] = _WAITING
-                _tree_set(tn, td, size, rank[j], jobs.nodes[j], run_w[j])
+                _tree_set(tn, td, size, rank[j], jobs.nodes[j], _plan(jobs, saved, j, 0.0)[1])
                 n_wait += 1
             else:  # a real-time job's JIT wait is over
                 busy -= held[j]
-                _step_claim(st, 0, -held[j])
                 held[j] = 0
-                _step_requeue(cjobs, cplat, st, j)
                 na = _act_remove(ae, aj, na, end[j], j)
                 na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
                             j, t, run_w, cout)
@@ -664,22 +635,21 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         n_pre += 1
                         wait = max(wait, jit)
                         na = _act_remove(ae, aj, na, end[b], b)
+                        _step_preempt(t, 0, cjobs, cplat, st, cout, b)
                         if jit > 0:
                             # It keeps its nodes while it writes, then hands them over: on
-                            # the core, an execution that holds them until the write ends,
-                            # planned (for EASY's reservation) to the real-time job's end.
-                            _step_preempt(t, 0, cjobs, cplat, st, cout, b)
+                            # the core, an execution that holds them until the write ends.
                             status[b] = _WRITING
                             end[b] = t + jit
                             na = _act_insert(ae, aj, na, end[b], b)
                             claim[b] = j
                             ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, t + jit, _REQUEUE,
                                                         b, version[b])
+                            run_w[b] = _HOLD_WORK
                             cout.finish[b] = np.nan
                             listed[n_start] = b
                             n_start += 1
                         else:
-                            _step_stop(t, 0, cjobs, cplat, st, cout, b)
                             busy -= jobs.nodes[b]
                             status[b] = _WAITING
                             deferred[n_def] = b   # in the queue from the next event on
@@ -687,17 +657,11 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     if wait > 0:
                         # JIT: the RTJ holds free nodes now and the victims' nodes as
                         # their checkpoints end; it starts when the last one is written.
-                        # On the core it leaves the queue and claims those nodes.
-                        for a in range(nv):
-                            if status[out[a]] == _WRITING:
-                                run_w[out[a]] = wait + jobs.run[j]
                         status[j] = _HELD
                         _tree_set(tn, td, size, p, _BIG, np.inf)
                         n_wait -= 1
                         held[j] = free_taken
                         busy += free_taken
-                        _step_withdraw(cjobs, cplat, st, j)
-                        _step_claim(st, 0, free_taken)
                         end[j] = t + wait + jobs.run[j]
                         na = _act_insert(ae, aj, na, end[j], j)
                         ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, t + wait, _RTJ_START,
@@ -727,34 +691,47 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                 kept += 1
         n_trig = kept
 
+        if head >= 0:
+            free = N - busy
+            shadow, extra = _reservation(ae, aj, na, jobs.nodes, jobs.nodes[by_rank[head]], t,
+                                         free)
+            pos = head + 1
+            while free > 0:
+                margin = 1e-9 * (abs(shadow) + abs(t) + 1.0)
+                p = _tree_first(tn, td, size, pos, free, extra, shadow - t + margin, stack)
+                if p < 0:
+                    break
+                j = by_rank[p]
+                pos = p + 1
+                if jobs.nodes[j] > free:
+                    continue
+                r, e = _plan(jobs, saved, j, t)
+                fits = t + (e - t) <= shadow
+                if not fits and jobs.nodes[j] <= extra:
+                    extra -= jobs.nodes[j]
+                    fits = True
+                if not fits:
+                    continue
+                _tree_set(tn, td, size, p, _BIG, np.inf)
+                n_wait -= 1
+                na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
+                            j, t, run_w, cout)
+                busy += jobs.nodes[j]
+                free -= jobs.nodes[j]
+                listed[n_start] = j
+                n_start += 1
+
+        for a in range(n_def):
+            b = deferred[a]
+            _tree_set(tn, td, size, rank[b], jobs.nodes[b], _plan(jobs, saved, b, 0.0)[1])
+            n_wait += 1
+
         # Start on the core what this event started: they fit, as the loop counts nodes.
         if n_start > 0:
             _step_map(t, 0, cjobs, cplat, st, cout, bl, listed, n_start)
             for a in range(n_start):
                 mismatch += st.started[listed[a]] == 0
             n_start = 0
-        # EASY behind the head, on the core (its reservation and backfill test); then the
-        # jobs it started, from the core's event heap.
-        if head >= 0 and busy < N:
-            before = st.evi[E_STARTED]
-            _step_easy(t, 0, cjobs, cplat, st, cout, by_rank, bl)
-            if st.evi[E_STARTED] > before:
-                for i in range(st.evi[E_NH]):
-                    j = st.hj[i]
-                    if status[j] != _WAITING:
-                        continue
-                    _tree_set(tn, td, size, rank[j], _BIG, np.inf)
-                    n_wait -= 1
-                    na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj,
-                                na, j, t, run_w, cout)
-                    busy += jobs.nodes[j]
-
-        for a in range(n_def):
-            b = deferred[a]
-            run_w[b] = _duration(jobs, saved, b)
-            _step_requeue(cjobs, cplat, st, b)
-            _tree_set(tn, td, size, rank[b], jobs.nodes[b], run_w[b])
-            n_wait += 1
 
     _step_end(t if n_events > 0 else 0.0, 0, cjobs, cplat, st, cout)
     ok = n_wait == 0 and mismatch == 0
@@ -852,7 +829,7 @@ def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", che
     c = driver_core(jobs.sub, jobs.nodes, run, np.array([N]), np.ones(1))
     ok, start, finish, npre, s_job, s_f, s_pre, n_ev, n_pre = _simulate(
         jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival, c.jobs, c.plat,
-        c.st, c.out, c.bl, c.run_w, np.empty(J, dtype=np.int64))
+        c.order, c.st, c.out, c.bl, c.run_w, np.empty(J, dtype=np.int64))
     if not ok:
         raise RuntimeError("the simulation ended with unfinished jobs")
     return RealtimeRun(start, finish, npre, s_job, *(np.ascontiguousarray(s_f[:, c])

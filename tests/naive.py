@@ -1151,7 +1151,6 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
     hold_start = [0.0] * J       # held RTJ: when it starts
     claim = {}                   # writing victim -> held RTJ
     taken = {}                   # held RTJ -> nodes it holds (free ones, then its victims')
-    write_plan = {}              # writing victim -> its held RTJ's planned end (EASY's view)
 
     def plan(j, s):
         if rtj[j]:
@@ -1167,8 +1166,7 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
             sum(taken.values())
 
     def begin(j, t):
-        seg_read[j], d = plan(j, 0.0)
-        end[j] = t + d
+        seg_read[j], end[j] = plan(j, t)
         seg_start[j] = t
         st[j] = "running"
         if start[j] is None:
@@ -1200,20 +1198,6 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
                 break
             avail += nodes[j]
             shadow = e
-        return shadow, avail - need
-
-    def easy_reservation(need, t, free):
-        # The core's EASY: the planned ends of what runs, a writing victim's at the end of
-        # the real-time job it writes for (its nodes pass to it), nodes a held real-time
-        # job claims never; until the head fits, then every end at that instant.
-        ends = sorted([(end[j], j) for j in range(J) if st[j] == "running"]
-                      + [(write_plan[b], b) for b in range(J) if st[b] == "writing"])
-        avail, shadow = free, t
-        for e, j in ends:
-            if avail >= need and e > shadow + 1e-9 * abs(shadow):
-                break
-            shadow = max(shadow, e)
-            avail += nodes[j]
         return shadow, avail - need
 
     def projected(b, t):
@@ -1301,9 +1285,6 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
                 st[b], write_end[b], claim[b] = "writing", t + jit, j
             else:
                 st[b] = "waiting"
-        for b in vs:
-            if st[b] == "writing":
-                write_plan[b] = t + (wait + runtime[j])
         if wait > 0:
             st[j], hold_start[j] = "held", t + wait
             taken[j] = max(0, nodes[j] - sum(nodes[b] for b in vs))
@@ -1342,13 +1323,13 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
         if head is None:
             return
         free = N - used()
-        shadow, extra = easy_reservation(nodes[head], t, free)
+        shadow, extra = reservation(nodes[head], t, free)
         for j in order[i + 1:]:
             if free <= 0:
                 break
             if nodes[j] > free:
                 continue
-            if t + plan(j, 0.0)[1] <= shadow:
+            if plan(j, t)[1] <= shadow:
                 begin(j, t)
                 free -= nodes[j]
             elif nodes[j] <= extra:
