@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 
@@ -565,15 +566,20 @@ def _cmd_simulate(args) -> int:
         (out / "segments.csv").unlink(missing_ok=True)  # none from an earlier run
     summary = s.summary()
     info = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in s.info.items()}
+    # A mean over no completed job (every job rejected) is null, not NaN: strict JSON.
+    metrics = {k: (None if isinstance(v, float) and math.isnan(v) else v)
+               for k, v in summary.items()}
     atomic_write(out / "metrics.json", json.dumps(
         {"policy": s.policy, "jobset": js.name, "jobset_report": js.report,
-         "federation": fed.to_dict(), "metrics": summary, "info": info}, indent=2,
+         "federation": fed.to_dict(), "metrics": metrics, "info": info}, indent=2,
         default=str) + "\n")
     plots = [] if args.no_gantt else _plots(
         [("gantt.png", lambda: plot_gantt(s, path=out / "gantt.png"))])
     print(f"makespan {s.makespan / 3600:.2f} h, energy {s.energy / 3.6e9:.4f} MWh, mean wait "
           f"{summary['mean_wait_s'] / 3600:.2f} h, mean bounded slowdown "
-          f"{summary['mean_bounded_slowdown']:.2f}; planned on {info['estimates']} times; "
+          f"{summary['mean_bounded_slowdown']:.2f}"
+          + (f", {summary['n_rejected']} rejected" if summary["n_rejected"] else "")
+          + f"; planned on {info['estimates']} times; "
           f"{info['wall_s']:.2f} s" + (f" ({info['decision_s']:.2f} s deciding)"
                                        if "decision_s" in info else ""))
     print(f"wrote {out}/schedule.csv, schedule.swf, "

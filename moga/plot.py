@@ -129,7 +129,8 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
     ax.set_yticklabels([f"{n}\n({int(c)} x {s:g})" for n, c, s in
                         zip(fed.names, fed.nodes, fed.speed, strict=True)], fontsize=8)
     ax.set_ylim(offsets[-1], 0)
-    ax.set_xlim(0, max(f_h.max(), 1e-9) * 1.01)
+    ended = f_h[np.isfinite(f_h)]  # a rejected job has no finish and no bar
+    ax.set_xlim(0, max(ended.max() if ended.size else 0.0, 1e-9) * 1.01)
     ax.set_xlabel("time (h)")
     ax.legend(handles=[Patch(color=plt.cm.Blues(0.7), label="in one cluster"),
                        Patch(color=plt.cm.Reds(0.7), label="co-allocated")],

@@ -150,3 +150,40 @@ def test_value_density_rejects_the_jobs_that_can_earn_nothing():
     assert (drop.value_earned()[drop.rejected] == 0).all()
     with pytest.raises(ValueError, match="reject must be True or False"):
         ValueDensity(reject="yes")
+
+
+POLICY = '''
+from moga.sim import OnlinePolicy
+
+
+class RejectWide(OnlinePolicy):
+    name = "reject-wide"
+
+    def decide(self, session):
+        q = session.queued()
+        session.reject(q[session.jobset.tasks[q] > {limit}])
+        for j in session.queued():
+            if not session.start([j]).size:
+                break
+'''
+
+
+@pytest.mark.parametrize("limit", [16, 0])
+def test_moga_simulate_with_a_rejecting_policy(tmp_path, capsys, limit):
+    import json
+
+    from moga.cli import main
+
+    path = tmp_path / "policy.py"
+    path.write_text(POLICY.replace("{limit}", str(limit)))
+    out = tmp_path / "sim"
+    assert main(["simulate", "--policy", f"{path}:RejectWide", "--n-jobs", "120",
+                 "--out", str(out)]) == 0
+    doc = json.loads((out / "metrics.json").read_text())  # strict JSON: no NaN
+    n = doc["metrics"]["n_rejected"]
+    assert n == doc["info"]["rejected"] > 0
+    assert f"{n} rejected" in capsys.readouterr().out
+    assert (out / "gantt.png").stat().st_size > 0
+    assert (out / "schedule.csv").read_text().count("REJECTED") == n
+    if limit == 0:  # every job rejected: no mean over completed jobs
+        assert n == 120 and doc["metrics"]["mean_wait_s"] is None
