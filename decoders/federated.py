@@ -75,6 +75,10 @@ from ._federated_core import (
     E_PLAN,
     E_QH,
     E_RELAXED,
+    E_RERATE,
+    E_SHEAD,
+    E_SRERATE,
+    E_SSTART,
     E_STARTED,
     TABLE_K,
     Jobs,
@@ -348,9 +352,23 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         for k in range(K):
             st.allow_h[k] = st.allow[k]
             free_total += free[k]
+        # The last reservation stands while the head is the same and, since it was
+        # computed, no job started but by this rule's backfill and no finish moved
+        # (exact run times): so do the nodes and power left then (``free_s - hold``,
+        # ``pks + hold_p``; a job that ended by then had been counted gone).
+        if not (st.evi[E_SHEAD] == head + 1 and st.evi[E_PLAN] == 0
+                and st.evi[E_SRERATE] == st.evi[E_RERATE]
+                and st.evi[E_SSTART] == st.evi[E_STARTED]):
+            st.evi[E_SHEAD] = 0
         shadow = np.nan
         if np.isnan(out.reserve[head]) or free_total > 0:
-            shadow = _shadow(t, head, jobs, plat, st, out, capped)
+            if st.evi[E_SHEAD] == head + 1:
+                shadow = st.evf[1]
+            else:
+                shadow = _shadow(t, head, jobs, plat, st, out, capped)
+                st.evi[E_SHEAD] = head + 1
+                st.evi[E_SRERATE] = st.evi[E_RERATE]
+                st.evf[1] = shadow
             if np.isnan(out.reserve[head]):
                 out.reserve[head] = shadow
         # Backfill: later queued jobs that fit now and do not delay the head's reservation.
@@ -416,6 +434,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 st.g_cand[best] = first_candidate(best, st.g_cand[best] + 1, st, x, y, t, sd_min,
                                                   shadow)
     st.evi[E_HOLES] = holes
+    st.evi[E_SSTART] = st.evi[E_STARTED]
     if 2 * holes > nq - hq:
         st.evi[E_HOLES] = 0
         return _dequeue_started(jobs, st, hq, hq)

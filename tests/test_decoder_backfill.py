@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import instances
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import naive_decode, naive_easy, naive_easy_federated, naive_fifo
 
@@ -64,6 +64,22 @@ def test_easy_backfills_a_small_job_into_the_hole():
     assert easy.reservation[1] == 10.0 and np.isnan(easy.reservation[0])
     fcfs = moga.evaluate(js, fed)
     assert fcfs.start.tolist() == [0.0, 10.0, 20.0, 20.0]
+
+
+def test_a_start_ahead_of_the_head_moves_its_reservation():
+    # 5 nodes. Jobs 0 (3 nodes, 100 s) and 1 (1 node, 20 s) start at 0; the head, job 3
+    # (5 nodes), is planned for t=100. Job 2 (1 node, 300 s) arrives at 5 ahead of the head
+    # in the order and takes the last free node, so the head's reservation moves to 305.
+    # When job 1 ends at 20, job 4 (1 node, 150 s) ends by 305 and backfills.
+    fed = moga.Federation(names=["c"], nodes=[5], speed=[1.0], power_busy=[2.0],
+                          power_idle=[1.0], link=[1.0])
+    js = moga.JobSet.from_arrays(np.array([0.0, 0.0, 5.0, 0.0, 0.0]), [3, 1, 1, 5, 1],
+                                 [100.0, 20.0, 300.0, 10.0, 150.0], sigma=np.zeros(5),
+                                 bw=np.zeros(5))
+    for model in ("fluid", "at_start"):
+        easy = moga.evaluate(js, fed, backfill="easy", model=model)
+        assert easy.start.tolist() == [0.0, 0.0, 5.0, 305.0, 20.0]
+        assert easy.reservation[3] == 100.0  # its first reservation
 
 
 @given(inst=instances(release=True), model=st.sampled_from(["fluid", "at_start"]),
@@ -154,6 +170,22 @@ def test_federated_easy_equals_its_plain_python_twin(inst, rule):
     np.testing.assert_array_equal(s.alloc, alloc)
     expected = np.array([np.nan if r is None else r for r in reservation])
     np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
+
+
+# Arrivals over time and long queues: the head keeps its reservation over many events
+# (``_start_easy`` reuses it while no job starts but by its backfill), and arrivals ahead
+# of it in the order start or become the head.
+@settings(max_examples=150)
+@given(inst=instances(max_jobs=24, max_clusters=3, max_nodes=6, release=True),
+       rule=st.sampled_from(["fastest", "greenest"]))
+def test_federated_easy_with_arrivals_equals_its_twin(inst, rule):
+    js, fed, order, bl = inst
+    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
+    start, finish, alloc, reservation = naive_easy_federated(
+        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
+        fed.link, order, bl, rule)
+    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(s.alloc, alloc)
 
 
 @given(inst=st.one_of(instances(max_jobs=12, release=True), instances(max_jobs=12)),
