@@ -64,7 +64,9 @@ from its run time), ``E_RERATE`` (re-ratings that moved a finish so far),
 and EASY's reservation of the last scan (``E_SHEAD``: its head + 1, 0 for
 none; ``E_SRERATE`` and ``E_SSTART``: the re-ratings and starts counted
 then; ``st.evf[1]``: its time); ``st.evf[0]`` is the earliest finish among
-the re-rated jobs. Helpers read them into locals on entry and
+the re-rated jobs; ``E_INDEX`` is 1 when a driver keeps EASY's candidate
+index up to date through the loop's steps. Helpers read them into locals on
+entry and
 write them back on exit, so that hot loops run on registers. Everything here
 is inlined into the kernels, which run without reference counting.
 """
@@ -88,9 +90,9 @@ from ._kernels import (
 
 __all__ = ["Jobs", "Platform", "State", "Out", "new_out", "new_state", "reset_events", "place", "least_power",
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
-           "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED", "E_COALLOC",
-           "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "E_PLAN", "E_RERATE",
-           "E_SHEAD", "E_SRERATE", "E_SSTART", "n_groups",
+           "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED",
+           "E_COALLOC", "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "E_PLAN",
+           "E_RERATE", "E_SHEAD", "E_SRERATE", "E_SSTART", "E_INDEX", "n_groups",
            "planned_end", "plans_on_estimates"]
 
 Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power est")
@@ -108,7 +110,7 @@ TABLE_K = 8
 
 #: Indices of the loop's integer scalars in ``State.evi``.
 (E_NH, E_NCL, E_NCOAL, E_SAT, E_STARTED, E_COALLOC, E_RELAXED, E_CURSOR, E_NQ, E_QH, E_HOLES,
- E_NACT, E_PLAN, E_RERATE, E_SHEAD, E_SRERATE, E_SSTART) = range(17)
+ E_NACT, E_PLAN, E_RERATE, E_SHEAD, E_SRERATE, E_SSTART, E_INDEX) = range(18)
 
 
 @helper
@@ -137,7 +139,7 @@ def new_state(J, K):
     n_tree = 4 * J + 2 * G + 2
     g = np.empty((2, G + 1), dtype=np.int64)
     return State(f[0], f[1], f[2], i[0], i[1], i[2], i[3], i[4], f[3], i[5], i[6], i[7],
-                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(17, dtype=np.int64),
+                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(18, dtype=np.int64),
                  np.full(2, np.inf), p[0], p[1], p[2], p[3], c[5], c[6], c[7],
                  np.empty((J, K), dtype=np.int64), i[8], i[9], c[8],
                  np.zeros(1 << min(K, TABLE_K), dtype=np.int64),

@@ -137,9 +137,11 @@ def driver_core(release, tasks, runtime, nodes, speed) -> DriverCore:
     """The loop's state for a driver in Numba (:mod:`decoders.online`, :mod:`decoders.realtime`).
 
     Jobs without communication on clusters of unit power and no cap, in arrival
-    order; ``run_w`` is the writable array that ``jobs.runtime`` views (read
-    only), and ``bl`` a read-only view of the writable blacklist ``bl_rows``,
-    so that the steps run in the signatures :class:`Stepper` compiles.
+    order; ``run_w`` is the writable array that ``jobs.runtime`` and
+    ``jobs.est`` view (read only: EASY plans on the run times the driver
+    sets), and ``bl`` a read-only view of the writable blacklist
+    ``bl_rows``, so that the steps run in the signatures :class:`Stepper`
+    compiles.
     """
     J, K = len(release), len(nodes)
     zeros, ones = np.zeros(J), np.ones(K)
@@ -153,7 +155,7 @@ def driver_core(release, tasks, runtime, nodes, speed) -> DriverCore:
     bl.setflags(write=False)
     out = Out(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, K), dtype=np.int64),
               np.empty(J))
-    return DriverCore(jobs._replace(runtime=view), plat, order, new_state(J, K), out, run_w,
+    return DriverCore(jobs._replace(runtime=view, est=view), plat, order, new_state(J, K), out, run_w,
                       bl_rows, bl)
 
 

@@ -68,6 +68,7 @@ from ._federated_core import (
     E_COALLOC,
     E_CURSOR,
     E_HOLES,
+    E_INDEX,
     E_NACT,
     E_NCL,
     E_NH,
@@ -275,6 +276,8 @@ def _dequeue_started(jobs, st, front, first):
             kept += 1
     st.evi[E_NQ] = kept
     st.evi[E_QH] = qh
+    if first == front:  # compacted whole: no holes left
+        st.evi[E_HOLES] = 0
     arrived = st.evi[E_CURSOR]
     if arrived < jobs.release.shape[0]:
         return jobs.release[st.by_release[arrived]]
@@ -811,10 +814,13 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
 
 
 # Steps of the event loop for a driver outside it, in Python (the hybrid CP dispatcher
-# solves a model between them, moga.sim.Session) or in Numba (decoders.online):
-# _step_init, then per event _step_begin (release, queue the arrivals) and _step_map
-# (start a given list of queued jobs), then _step_end; _step_preempt stops a running
-# job and _step_drop takes a queued one away.
+# solves a model between them, moga.sim.Session) or in Numba (decoders.online,
+# decoders.realtime): _step_init (or _step_init_easy), then per event _step_begin
+# (release, queue the arrivals) and _step_map (start a given list of queued jobs) or
+# _step_easy (EASY over the queue), then _step_end. _step_preempt stops a running job
+# and queues it again; _step_stop and _step_requeue are its two halves, for a driver
+# that holds a stopped job back for a while; _step_withdraw takes a queued job out
+# until _step_requeue, _step_drop for good; _step_claim keeps free nodes out of use.
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _step_init(jobs, plat, st, out, order):
     _init(jobs, plat, st, out, order, True)
@@ -822,9 +828,24 @@ def _step_init(jobs, plat, st, out, order):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
+def _step_init_easy(jobs, plat, st, out, order, blacklist):
+    """:func:`_step_init` for a driver that calls :func:`_step_easy`: EASY's candidate
+    index over ``order`` is built and the steps keep it up to date (``E_INDEX``)."""
+    _step_init(jobs, plat, st, out, order)
+    allowances(blacklist, jobs, plat, st)
+    st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
+    st.evi[E_INDEX] = 1
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _step_begin(t, model, jobs, plat, st, out):
     t = release_due(t + FINISH_RTOL * abs(t), t, model == 0, jobs, plat, st, out)
+    arrived = st.evi[E_CURSOR]
     _enqueue(t, jobs, st)
+    if st.evi[E_INDEX] != 0:
+        for i in range(arrived, st.evi[E_CURSOR]):
+            j = st.by_release[i]
+            set_leaf(j, jobs.tasks[j], jobs.est[j], st, plat.nodes.shape[0] <= TABLE_K)
     return t
 
 
@@ -832,17 +853,29 @@ def _step_begin(t, model, jobs, plat, st, out):
 def _step_map(t, model, jobs, plat, st, out, blacklist, listed, n):
     """Start ``listed[:n]`` where they fit; returns the next finish or arrival."""
     t_arrival = _start_listed(t, model == 0, jobs, plat, st, out, blacklist, listed, n)
+    if st.evi[E_INDEX] != 0:
+        for i in range(n):
+            if st.started[listed[i]] == 1:
+                set_leaf(listed[i], EMPTY, np.inf, st, plat.nodes.shape[0] <= TABLE_K)
     return min(next_finish(st), t_arrival)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _step_preempt(t, model, jobs, plat, st, out, r):
-    """Stop running job ``r`` at ``t`` and queue it again at its place.
+def _step_easy(t, model, jobs, plat, st, out, order, blacklist):
+    """EASY backfilling over the queue in ``order`` (the order of :func:`_step_init_easy`)
+    at ``t``; returns the next finish or arrival. The jobs it starts are in the event
+    heap with ``started`` 1."""
+    t_arrival = _start_easy(t, model == 0, jobs, plat, st, out, order, blacklist)
+    return min(next_finish(st), t_arrival)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _step_stop(t, model, jobs, plat, st, out, r):
+    """Stop running job ``r`` at ``t``, out of the queue until :func:`_step_requeue`.
 
     Its nodes, power and link traffic are released as its finish at ``t``
-    would release them (other co-allocated jobs are re-rated), its
-    allocation is cleared, and it joins the waiting queue at its place in the
-    order. Returns its work left, s on a speed-1.0 node.
+    would release them (other co-allocated jobs are re-rated) and its
+    allocation is cleared. Returns its work left, s on a speed-1.0 node.
     """
     left = (st.fin[r] - t) / st.sd[r]
     st.fin[r] = t
@@ -867,20 +900,69 @@ def _step_preempt(t, model, jobs, plat, st, out, r):
     st.coal[r] = 0  # a restart on one cluster is not co-allocated
     for k in range(out.alloc.shape[1]):
         out.alloc[r, k] = 0
-    # Back to the queue, at its place; the queue first moves to the front of wq.
+    st.started[r] = 3
+    st.evi[E_STARTED] -= 1
+    st.evi[E_SHEAD] = 0  # a planned end moved: EASY's next reservation afresh
+    return left
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _step_withdraw(jobs, plat, st, r):
+    """Take queued job ``r`` out of the queue until :func:`_step_requeue` (``started`` 3)."""
+    st.started[r] = 3
+    if st.evi[E_INDEX] != 0:
+        set_leaf(r, EMPTY, np.inf, st, plat.nodes.shape[0] <= TABLE_K)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _step_requeue(jobs, plat, st, r):
+    """Queue job ``r``, stopped or withdrawn, again at its place in the order.
+
+    The queue first moves to the front of ``wq``, without the jobs in it that
+    no longer wait (EASY's holes, withdrawn jobs); its next start runs for
+    ``jobs.runtime[r]``.
+    """
     qh, nq = st.evi[E_QH], st.evi[E_NQ]
+    m = 0
     for i in range(nq):
-        st.wq[i] = st.wq[qh + i]
-    i = nq
+        j = st.wq[qh + i]
+        if st.started[j] == 0 and j != r:
+            st.wq[m] = j
+            m += 1
+    i = m
     while i > 0 and st.pos_of[st.wq[i - 1]] > st.pos_of[r]:
         st.wq[i] = st.wq[i - 1]
         i -= 1
     st.wq[i] = r
     st.evi[E_QH] = 0
-    st.evi[E_NQ] = nq + 1
+    st.evi[E_NQ] = m + 1
+    st.evi[E_HOLES] = 0
     st.started[r] = 0
-    st.evi[E_STARTED] -= 1
+    if st.evi[E_INDEX] != 0:
+        set_leaf(r, jobs.tasks[r], jobs.est[r], st, plat.nodes.shape[0] <= TABLE_K)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _step_preempt(t, model, jobs, plat, st, out, r):
+    """Stop running job ``r`` at ``t`` and queue it again at its place.
+
+    Its nodes, power and link traffic are released as its finish at ``t``
+    would release them (other co-allocated jobs are re-rated), its
+    allocation is cleared, and it joins the waiting queue at its place in the
+    order. Returns its work left, s on a speed-1.0 node.
+    """
+    left = _step_stop(t, model, jobs, plat, st, out, r)
+    _step_requeue(jobs, plat, st, r)
     return left
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _step_claim(st, k, n):
+    """Keep ``n`` free nodes of cluster ``k`` out of use (a negative ``n`` gives them back):
+    for a job that waits for them, outside the queue. EASY's next reservation is
+    computed afresh."""
+    st.free[k] -= n
+    st.evi[E_SHEAD] = 0
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

@@ -3,18 +3,26 @@ with checkpointing (docs/design.md §12).
 
 One machine of ``N`` identical nodes whose jobs take whole partitions
 (node counts). The executions run on the core's event loop
-(:mod:`decoders.federated`) as one cluster of ``N`` nodes at speed 1: the
-driver here starts them there (run time: restart read, computation and
-periodic writes), stops them (``_step_preempt``) and learns their ends
-from it; a JIT checkpoint write is an execution of its own that holds the
-victim's nodes until the driver stops it when the write ends. Jobs arrive
+(:mod:`decoders.federated`) as one cluster of ``N`` nodes at speed 1, with
+the queue in rank order: the driver here starts the front of the queue
+(and the real-time jobs' preemptions) there, and the core's EASY
+(``_step_easy``, the one EASY of the project) backfills behind the head;
+each execution runs for its restart read, computation and periodic writes,
+is stopped with ``_step_stop`` / ``_step_preempt``, and its end comes from
+the loop. Under JIT the victims leave the core when preempted and write
+their checkpoints outside it, while the real-time job they make room for
+runs on the core from then on, on its nodes, until its planned end (its
+wait for the writes included), so that EASY's reservations see its nodes
+come back then; the writers' nodes beyond its need are claimed
+(``_step_claim``) until it starts. Jobs arrive
 at their submit times; an event is the earliest of the driver's timers
 (arrivals, JIT write ends, held starts, triggers) and the core's next
 finish (finishes within the core's relative tolerance end together); at
 each event the driver takes in what ended and applies the scheme:
 
 ``baseline`` (0)
-    One queue in arrival order, EASY backfilling behind its head.
+    One queue in arrival order, EASY backfilling behind its head (the
+    reservation counts every job ending at its instant).
 ``highpq`` (1)
     Real-time jobs ahead of batch jobs, each in arrival order; a waiting
     real-time job is the head and holds the reservation.
@@ -40,10 +48,10 @@ then hands them to the real-time job, which starts when the last write ends.
 
 The waiting queue is a segment tree over the jobs' fixed queue ranks
 holding, per rank, the nodes and the duration of a waiting job, so the head
-and each backfill candidate are found without scanning the queue. The
-running jobs are kept sorted by planned end (the core's projected finish)
-for the reservation. Victims preempted without a checkpoint rejoin the
-queue at the next event. The plain-Python twin is
+is found without scanning the queue. The running jobs are kept sorted by
+planned end (the core's projected finish) for the improved heuristic's
+reservation test. Victims preempted without a checkpoint rejoin the queue
+at the end of the event. The plain-Python twin is
 ``tests/naive.py:naive_realtime``.
 """
 
@@ -55,11 +63,20 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ._federated_core import next_finish
+from ._federated_core import E_NH, E_STARTED, next_finish
 from ._kernels import FINISH_RTOL, heap_pop, heap_push
 from ._validate import check_vector, choice_code
 from .dispatch import driver_core
-from .federated import _step_begin, _step_end, _step_init, _step_map, _step_preempt
+from .federated import (
+    _step_begin,
+    _step_claim,
+    _step_easy,
+    _step_end,
+    _step_init_easy,
+    _step_map,
+    _step_requeue,
+    _step_stop,
+)
 
 __all__ = ["SCHEME_CODES", "CHECKPOINT_CODES", "READING_CODES", "RealtimeRun",
            "simulate_realtime"]
@@ -74,8 +91,6 @@ READING_CODES = {"project": 1, "qsim": 2}
 _ARRIVE, _FINISH, _RTJ_START, _REQUEUE, _TRIGGER = 0, 1, 2, 3, 4
 _FUTURE, _WAITING, _RUNNING, _DONE, _HELD, _WRITING = 0, 1, 2, 3, 4, 5
 _BIG = np.iinfo(np.int64).max
-#: The core's run time of a JIT checkpoint write: the loop stops it when the write ends.
-_HOLD_WORK = 1e300
 
 
 class RealtimeRun(NamedTuple):
@@ -433,11 +448,11 @@ def _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na, j, 
     """Start an execution of ``j`` at ``t``; returns the running list's new size.
 
     The core runs it for ``run_w[j]`` (its read, computation and periodic
-    writes) from the end of the event; its planned end is the core's, ``t +
+    writes, :func:`_duration`); its planned end is the core's, ``t +
     run_w[j]`` (speed 1).
     """
-    r, e = _plan(jobs, saved, j, t)
-    run_w[j] = e - t
+    r = _plan(jobs, saved, j, 0.0)[0]
+    run_w[j] = _duration(jobs, saved, j)
     e = t + run_w[j]
     cout.finish[j] = np.nan
     status[j] = _RUNNING
@@ -447,14 +462,21 @@ def _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na, j, 
     return _act_insert(ae, aj, na, e, j)
 
 
+@njit(cache=True, error_model="numpy")
+def _duration(jobs, saved, j):
+    """The next execution's length of ``j``: restart read, computation left, periodic
+    writes; what the core runs it for and EASY plans with."""
+    return _plan(jobs, saved, j, 0.0)[1]
+
+
 # -------------------------------------------------------------------- the loop
 @njit(cache=True, error_model="numpy")
 def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, arrival,
-              cjobs, cplat, cjobs_order, st, cout, bl, run_w, listed):
+              cjobs, cplat, st, cout, bl, run_w, listed):
     """The loop on the simulation core (module docstring); ``cjobs`` ... ``cout`` are the
     core's bundles of the same jobs on one cluster of ``N`` nodes at speed 1 (its queue
-    order ``cjobs_order``), ``bl`` its (empty) blacklist, ``run_w`` the writable run
-    times that ``cjobs.runtime`` views, and ``listed`` (J,) work space."""
+    order ``by_rank``), ``bl`` its (empty) blacklist, ``run_w`` the writable run times
+    that ``cjobs.runtime`` and ``cjobs.est`` view, and ``listed`` (J,) work space."""
     J = jobs.sub.shape[0]
     status = np.zeros(J, np.int64)
     saved = np.zeros(J)
@@ -500,7 +522,9 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
     trig = np.empty(J, np.int64)   # qsim: triggered real-time jobs not yet started, by rank
     n_trig = 0
 
-    _step_init(cjobs, cplat, st, cout, cjobs_order)
+    for j in range(J):  # what EASY plans each queued job's execution to take
+        run_w[j] = _duration(jobs, saved, j)
+    _step_init_easy(cjobs, cplat, st, cout, by_rank, bl)
     n_start = 0  # jobs to start on the core at the end of this event (in ``listed``)
     mismatch = 0
     for j in arrival:  # in submit order (ties: lower index), the first sequence numbers
@@ -559,19 +583,19 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     na = _act_remove(ae, aj, na, end[j], j)
                     held[claim[j]] += jobs.nodes[j]
                     claim[j] = -1
-                    _step_preempt(t, 0, cjobs, cplat, st, cout, j)
+                    run_w[j] = _duration(jobs, saved, j)
+                    _step_requeue(cjobs, cplat, st, j)
                 status[j] = _WAITING
-                _tree_set(tn, td, size, rank[j], jobs.nodes[j], _plan(jobs, saved, j, 0.0)[1])
+                _tree_set(tn, td, size, rank[j], jobs.nodes[j], run_w[j])
                 n_wait += 1
-            else:  # a real-time job's JIT wait is over
+            else:  # a real-time job's JIT wait is over (it runs on the core already)
                 busy -= held[j]
+                _step_claim(st, 0, jobs.nodes[j] - held[j])  # the surplus back
                 held[j] = 0
                 na = _act_remove(ae, aj, na, end[j], j)
                 na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
                             j, t, run_w, cout)
                 busy += jobs.nodes[j]
-                listed[n_start] = j
-                n_start += 1
 
         # ---- schedule at t: the queue in rank order, as it stood at the event. Under
         # qsim, the triggered real-time jobs come first, alone (``phase1``); if one of
@@ -619,10 +643,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                                   seg_start, seg_read, aj, na, j, t, free, out)
                 if nv > 0:
                     wait = 0.0
-                    taken = jobs.nodes[j]
-                    for a in range(nv):
-                        taken -= jobs.nodes[out[a]]
-                    free_taken = max(0, taken)
+                    writing = 0  # nodes of the victims that write a JIT checkpoint
                     for a in range(nv):
                         b = out[a]
                         r, kept, lost, writes, jit = _cut(jobs, kind, seg_start, seg_read, b, t)
@@ -635,33 +656,37 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         n_pre += 1
                         wait = max(wait, jit)
                         na = _act_remove(ae, aj, na, end[b], b)
-                        _step_preempt(t, 0, cjobs, cplat, st, cout, b)
+                        _step_stop(t, 0, cjobs, cplat, st, cout, b)
                         if jit > 0:
-                            # It keeps its nodes while it writes, then hands them over: on
-                            # the core, an execution that holds them until the write ends.
+                            # It keeps its nodes while it writes, then hands them over (on
+                            # the core, the real-time job takes them now: see below).
                             status[b] = _WRITING
+                            writing += jobs.nodes[b]
                             end[b] = t + jit
                             na = _act_insert(ae, aj, na, end[b], b)
                             claim[b] = j
                             ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, t + jit, _REQUEUE,
                                                         b, version[b])
-                            run_w[b] = _HOLD_WORK
-                            cout.finish[b] = np.nan
-                            listed[n_start] = b
-                            n_start += 1
                         else:
                             busy -= jobs.nodes[b]
                             status[b] = _WAITING
                             deferred[n_def] = b   # in the queue from the next event on
                             n_def += 1
                     if wait > 0:
-                        # JIT: the RTJ holds free nodes now and the victims' nodes as
-                        # their checkpoints end; it starts when the last one is written.
+                        # JIT: the RTJ holds the free nodes it needs now and the victims'
+                        # nodes as their checkpoints end; it starts when the last one is
+                        # written. On the core it runs from now, on its nodes, to its
+                        # planned end (EASY's reservations see it so), and the writers'
+                        # nodes beyond its need are claimed until it starts.
                         status[j] = _HELD
                         _tree_set(tn, td, size, p, _BIG, np.inf)
                         n_wait -= 1
-                        held[j] = free_taken
-                        busy += free_taken
+                        held[j] = max(0, jobs.nodes[j] - writing)
+                        busy += held[j]
+                        run_w[j] = wait + jobs.run[j]
+                        listed[n_start] = j
+                        n_start += 1
+                        _step_claim(st, 0, max(0, writing - jobs.nodes[j]))
                         end[j] = t + wait + jobs.run[j]
                         na = _act_insert(ae, aj, na, end[j], j)
                         ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, t + wait, _RTJ_START,
@@ -691,47 +716,36 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                 kept += 1
         n_trig = kept
 
-        if head >= 0:
-            free = N - busy
-            shadow, extra = _reservation(ae, aj, na, jobs.nodes, jobs.nodes[by_rank[head]], t,
-                                         free)
-            pos = head + 1
-            while free > 0:
-                margin = 1e-9 * (abs(shadow) + abs(t) + 1.0)
-                p = _tree_first(tn, td, size, pos, free, extra, shadow - t + margin, stack)
-                if p < 0:
-                    break
-                j = by_rank[p]
-                pos = p + 1
-                if jobs.nodes[j] > free:
-                    continue
-                r, e = _plan(jobs, saved, j, t)
-                fits = t + (e - t) <= shadow
-                if not fits and jobs.nodes[j] <= extra:
-                    extra -= jobs.nodes[j]
-                    fits = True
-                if not fits:
-                    continue
-                _tree_set(tn, td, size, p, _BIG, np.inf)
-                n_wait -= 1
-                na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
-                            j, t, run_w, cout)
-                busy += jobs.nodes[j]
-                free -= jobs.nodes[j]
-                listed[n_start] = j
-                n_start += 1
-
-        for a in range(n_def):
-            b = deferred[a]
-            _tree_set(tn, td, size, rank[b], jobs.nodes[b], _plan(jobs, saved, b, 0.0)[1])
-            n_wait += 1
-
         # Start on the core what this event started: they fit, as the loop counts nodes.
         if n_start > 0:
             _step_map(t, 0, cjobs, cplat, st, cout, bl, listed, n_start)
             for a in range(n_start):
                 mismatch += st.started[listed[a]] == 0
             n_start = 0
+        # EASY behind the head, on the core (its reservation and backfill test), when some
+        # job behind the head fits the free nodes; then the jobs it started, from the
+        # core's event heap.
+        if head >= 0 and busy < N and _tree_first(tn, td, size, head + 1, N - busy, _BIG - 1,
+                                                  np.inf, stack) >= 0:
+            before = st.evi[E_STARTED]
+            _step_easy(t, 0, cjobs, cplat, st, cout, by_rank, bl)
+            if st.evi[E_STARTED] > before:
+                for i in range(st.evi[E_NH]):
+                    j = st.hj[i]
+                    if status[j] != _WAITING:
+                        continue
+                    _tree_set(tn, td, size, rank[j], _BIG, np.inf)
+                    n_wait -= 1
+                    na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj,
+                                na, j, t, run_w, cout)
+                    busy += jobs.nodes[j]
+
+        for a in range(n_def):
+            b = deferred[a]
+            run_w[b] = _duration(jobs, saved, b)
+            _step_requeue(cjobs, cplat, st, b)
+            _tree_set(tn, td, size, rank[b], jobs.nodes[b], run_w[b])
+            n_wait += 1
 
     _step_end(t if n_events > 0 else 0.0, 0, cjobs, cplat, st, cout)
     ok = n_wait == 0 and mismatch == 0
@@ -829,7 +843,7 @@ def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", che
     c = driver_core(jobs.sub, jobs.nodes, run, np.array([N]), np.ones(1))
     ok, start, finish, npre, s_job, s_f, s_pre, n_ev, n_pre = _simulate(
         jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival, c.jobs, c.plat,
-        c.order, c.st, c.out, c.bl, c.run_w, np.empty(J, dtype=np.int64))
+        c.st, c.out, c.bl, c.run_w, np.empty(J, dtype=np.int64))
     if not ok:
         raise RuntimeError("the simulation ended with unfinished jobs")
     return RealtimeRun(start, finish, npre, s_job, *(np.ascontiguousarray(s_f[:, c])

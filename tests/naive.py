@@ -1166,7 +1166,8 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
             sum(taken.values())
 
     def begin(j, t):
-        seg_read[j], end[j] = plan(j, t)
+        seg_read[j], d = plan(j, 0.0)
+        end[j] = t + d
         seg_start[j] = t
         st[j] = "running"
         if start[j] is None:
@@ -1198,6 +1199,20 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
                 break
             avail += nodes[j]
             shadow = e
+        return shadow, avail - need
+
+    def easy_reservation(need, t, free):
+        # The core's EASY: the planned ends of what runs, a held real-time job's nodes at
+        # its planned end (the nodes its writers hold beyond its need, never); until the
+        # head fits, then every end at that instant.
+        ends = sorted([(end[j], j) for j in range(J) if st[j] == "running"]
+                      + [(hold_start[j] + runtime[j], j) for j in range(J) if st[j] == "held"])
+        avail, shadow = free, t
+        for e, j in ends:
+            if avail >= need and e > shadow + 1e-9 * abs(shadow):
+                break
+            shadow = max(shadow, e)
+            avail += nodes[j]
         return shadow, avail - need
 
     def projected(b, t):
@@ -1287,7 +1302,7 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
                 st[b] = "waiting"
         if wait > 0:
             st[j], hold_start[j] = "held", t + wait
-            taken[j] = max(0, nodes[j] - sum(nodes[b] for b in vs))
+            taken[j] = max(0, nodes[j] - sum(nodes[b] for b in vs if st[b] == "writing"))
         else:
             begin(j, t)
         return True
@@ -1323,13 +1338,13 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
         if head is None:
             return
         free = N - used()
-        shadow, extra = reservation(nodes[head], t, free)
+        shadow, extra = easy_reservation(nodes[head], t, free)
         for j in order[i + 1:]:
             if free <= 0:
                 break
             if nodes[j] > free:
                 continue
-            if plan(j, t)[1] <= shadow:
+            if t + plan(j, 0.0)[1] <= shadow:
                 begin(j, t)
                 free -= nodes[j]
             elif nodes[j] <= extra:

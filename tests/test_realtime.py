@@ -248,6 +248,30 @@ def test_real_trace_passes_the_checker():
         assert naive_check_realtime(r) == []
 
 
+@pytest.mark.skipif(not (SHARED_TRACES / "CTC-SP2-1996-3.1-cln.swf.gz").exists(),
+                    reason="needs ../shared/traces (the shared workload traces)")
+@pytest.mark.parametrize("kind, improved", [("none", False), ("sys", False), ("jit", False),
+                                            ("jit", "qsim")])
+def test_the_kernel_equals_its_twin_on_a_trace(kind, improved):
+    # A busy real machine: preemptions in numbers while EASY keeps reservations over many
+    # events (a preemption must make it plan afresh).
+    tr = moga.load_swf(moga.resolve_trace("CTC-SP2-1996-3.1-cln.swf.gz"))
+    size = int(tr.auto_nodes)
+    js = tr.jobset(start=20000, n_jobs=300, federation=size, batch=False)
+    rj = tag_realtime(js, Machine.scaled(size), 0.2, seed=0)
+    ck = Checkpointing(kind)
+    r = simulate(rj, "preempt", ck, improved)
+    assert r.n_preempted.sum() > 10
+    w, rd, iv = ck.costs(rj)
+    start, finish, npre = naive_realtime(
+        rj.submit.tolist(), rj.runtime.tolist(), rj.nodes.tolist(), rj.rtj.tolist(),
+        rj.cls.tolist(), size, "preempt", kind, w.tolist(), rd.tolist(), iv.tolist(),
+        bool(improved), reading=improved or "project", requested=rj.requested.tolist())
+    np.testing.assert_allclose(r.start, start, rtol=1e-12)
+    np.testing.assert_allclose(r.finish, finish, rtol=1e-12)
+    assert r.n_preempted.tolist() == npre
+
+
 def test_mira_rounds_to_partitions_and_io_formula():
     m = Machine.mira()
     np.testing.assert_array_equal(m.job_nodes([1, 512, 513, 5000, 49152]),
