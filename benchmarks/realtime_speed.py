@@ -7,9 +7,11 @@ from job ``--start`` on, in release mode, on an 8,192-node machine
 :func:`moga.realtime.simulate` (the Numba loop in :mod:`decoders.realtime`)
 and the event-driven Python simulator of commit ``cef42a6``
 (``moga/realtime/simulator.py`` there, read from this repository's git
-history), best of ``--repeat`` runs each, and checks that both give the
-same start, finish and preemption counts. The Python simulator runs up to
-``--python-max`` jobs.
+history), best of ``--repeat`` runs each, and counts the jobs whose start
+differs: the Python simulator plans EASY's reservation as the real-time
+driver did before the schemes used the core's EASY (docs/design.md §12),
+so the schedules part where that reading matters. The Python simulator
+runs up to ``--python-max`` jobs.
 
 Writes ``results/realtime_speed.json`` and ``results/realtime_speed.md``::
 
@@ -92,20 +94,20 @@ def main(argv=None):
                "events": k.info["events"], "preemptions": k.info["preemptions"]}
         if n <= args.python_max:
             t_p, p = _best(lambda rj=rj: old(rj, "preempt", "jit"), 1)
-            same = bool(np.array_equal(p.start, k.start) and np.array_equal(p.finish, k.finish)
-                        and np.array_equal(p.n_preempted, k.n_preempted))
-            row.update(python_s=t_p, speedup=t_p / t_k, same_schedule=same)
+            moved = int(np.count_nonzero(p.start != k.start))
+            row.update(python_s=t_p, speedup=t_p / t_k, started_elsewhere=moved)
         rows.append(row)
         print(row, flush=True)
     slope = float(np.polyfit(np.log([r["jobs"] for r in rows]),
                              np.log([r["kernel_s"] for r in rows]), 1)[0])
     machine_desc = f"{platform.processor() or platform.machine()}, {platform.system()}"
     lines = ["| jobs | real-time jobs | events | preemptions | Python simulator (s) | "
-             "Numba loop (s) | speed-up | same schedule |", "|---|---|---|---|---|---|---|---|"]
+             "Numba loop (s) | speed-up | jobs started at another time |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         py = f"{r['python_s']:.2f}" if "python_s" in r else "-"
         sp = f"{r['speedup']:.0f}x" if "speedup" in r else "-"
-        same = ("yes" if r["same_schedule"] else "NO") if "same_schedule" in r else "-"
+        same = f"{r['started_elsewhere']:,}" if "started_elsewhere" in r else "-"
         lines.append(f"| {r['jobs']:,} | {r['realtime_jobs']:,} | {r['events']:,} | "
                      f"{r['preemptions']:,} | {py} | {r['kernel_s']:.3f} | {sp} | {same} |")
     text = (
@@ -114,7 +116,11 @@ def main(argv=None):
         f"{datetime.date.today().isoformat()} ({machine_desc}, one process). RICC-2010-2 from "
         f"job {args.start}, release mode, 8,192 nodes, 10% real-time jobs (seed 0), preemption "
         f"with JIT checkpointing; best of {args.repeat} runs of the Numba loop, one of the "
-        f"Python simulator of commit {PYTHON_COMMIT}.\n\n" + "\n".join(lines) + "\n\n"
+        f"Python simulator of commit {PYTHON_COMMIT}. The last column counts the jobs that "
+        "start at another time in the two: the loop's EASY is the core's, whose reservation "
+        "counts every job ending at its instant and sees a real-time job waiting for "
+        "checkpoint writes on its nodes until its planned end (docs/design.md §12).\n\n"
+        + "\n".join(lines) + "\n\n"
         f"Cost exponent of the Numba loop (log-log slope over the job counts): {slope:.2f}.\n")
     out = Path(args.out)
     atomic_write(out / "realtime_speed.md", text)

@@ -491,6 +491,10 @@ def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room
     st.evi[E_RELAXED] += relaxed
     commit_start(j, t, fluid, jobs, plat, st, out)
     st.started[j] = 1
+    if (st.fin[j] > shadow + FINISH_RTOL * abs(shadow)) == ends_before:
+        # It ends on the other side of the reservation than planned (its own traffic,
+        # the tie tolerance): the reservation is replayed at the next event.
+        st.evi[E_SHEAD] = 0
     return True
 
 
