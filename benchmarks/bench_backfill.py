@@ -86,9 +86,9 @@ def _evolved(n_gen, skipped):
     from quality import CONVERGENCE, _jobset
 
     rows = []
-    for name, file, start in CONVERGENCE:
+    for name, file, start, release in CONVERGENCE:
         try:
-            js, fed = _jobset(file, start=start)
+            js, fed = _jobset(file, start=start, release=release)
         except FileNotFoundError:
             skipped.append(f"{name} (evolved)")
             continue
