@@ -155,9 +155,13 @@ def test_option_errors(default_fed):
 
 
 # 9-11 clusters too: the backfill scan's first test reads a table of free nodes by
-# cluster set up to TABLE_K (8) clusters and a bit mask beyond.
+# cluster set up to TABLE_K (8) clusters and a bit mask beyond. Arrivals over time and
+# long queues: a blocked head keeps its reservation over many events, and arrivals ahead
+# of it in the order start or become the head.
+@settings(max_examples=150)
 @given(inst=st.one_of(instances(max_jobs=12),
-                      instances(max_jobs=10, min_clusters=9, max_clusters=11, max_nodes=4)),
+                      instances(max_jobs=10, min_clusters=9, max_clusters=11, max_nodes=4),
+                      instances(max_jobs=24, max_clusters=3, max_nodes=6, release=True)),
        rule=st.sampled_from(["fastest", "greenest", "consolidate"]))
 def test_federated_easy_equals_its_plain_python_twin(inst, rule):
     js, fed, order, bl = inst
@@ -170,22 +174,6 @@ def test_federated_easy_equals_its_plain_python_twin(inst, rule):
     np.testing.assert_array_equal(s.alloc, alloc)
     expected = np.array([np.nan if r is None else r for r in reservation])
     np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
-
-
-# Arrivals over time and long queues: the head keeps its reservation over many events
-# (``_start_easy`` reuses it while no job starts but by its backfill), and arrivals ahead
-# of it in the order start or become the head.
-@settings(max_examples=150)
-@given(inst=instances(max_jobs=24, max_clusters=3, max_nodes=6, release=True),
-       rule=st.sampled_from(["fastest", "greenest"]))
-def test_federated_easy_with_arrivals_equals_its_twin(inst, rule):
-    js, fed, order, bl = inst
-    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
-    start, finish, alloc, reservation = naive_easy_federated(
-        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
-        fed.link, order, bl, rule)
-    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(s.alloc, alloc)
 
 
 @given(inst=st.one_of(instances(max_jobs=12, release=True), instances(max_jobs=12)),

@@ -38,6 +38,15 @@ __all__ = ["ESTIMATES", "PolicyStalled", "Session"]
 ESTIMATES = ("requested", "exact")
 
 
+def _positions(jobs, verb: str) -> np.ndarray:
+    """``jobs`` as an int64 array of job positions; a ValueError naming ``verb`` for any
+    other dtype."""
+    listed = np.atleast_1d(np.asarray(jobs))
+    if listed.size and listed.dtype.kind not in "iu":
+        raise ValueError(f"{verb} takes job positions (integers), got dtype {listed.dtype}")
+    return listed.astype(np.int64)
+
+
 class PolicyStalled(RuntimeError):
     """A policy left jobs waiting with nothing running and no arrival to come."""
 
@@ -187,12 +196,9 @@ class Session:
             position of the job-set), or the blacklist has the wrong shape or
             values outside [0, 1].
         """
-        listed = np.atleast_1d(np.asarray(jobs))
+        listed = _positions(jobs, "start")
         if listed.size == 0:
-            return listed.astype(np.int64)
-        if listed.dtype.kind not in "iu":
-            raise ValueError(f"start takes job positions (integers), got dtype {listed.dtype}")
-        listed = listed.astype(np.int64)
+            return listed
         bl = None
         if blacklist is not None:
             bl = np.asarray(blacklist, dtype=np.float64)
@@ -249,12 +255,9 @@ class Session:
             If a job is not waiting (not arrived yet, already started or
             rejected, or not a position of the job-set), or a position repeats.
         """
-        listed = np.atleast_1d(np.asarray(jobs))
+        listed = _positions(jobs, "reject")
         if listed.size == 0:
-            return listed.astype(np.int64)
-        if listed.dtype.kind not in "iu":
-            raise ValueError(f"reject takes job positions (integers), got dtype {listed.dtype}")
-        listed = listed.astype(np.int64)
+            return listed
         self._check_waiting(listed)
         if np.unique(listed).size != listed.size:
             raise ValueError("reject got a job position twice")
@@ -299,10 +302,7 @@ class Session:
         ValueError
             If a job is not running, or ``keep`` or ``restart`` is out of range.
         """
-        listed = np.atleast_1d(np.asarray(jobs))
-        if listed.size and listed.dtype.kind not in "iu":
-            raise ValueError(f"preempt takes job positions (integers), got dtype {listed.dtype}")
-        listed = listed.astype(np.int64)
+        listed = _positions(jobs, "preempt")
         keep = check_number("keep", keep, 0, 1)
         restart = check_number("restart", restart, 0)
         running = set(self._s.running()[0].tolist())
