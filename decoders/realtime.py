@@ -47,8 +47,8 @@ Under JIT a preempted job keeps its nodes while it writes its checkpoint,
 then hands them to the real-time job, which starts when the last write ends.
 
 The waiting queue is a segment tree over the jobs' fixed queue ranks
-holding, per rank, the nodes and the duration of a waiting job, so the head
-is found without scanning the queue. The running jobs are kept sorted by
+holding, per rank, the nodes of a waiting job, so the head (and whether any
+job behind it fits the free nodes) is found without scanning the queue. The running jobs are kept sorted by
 planned end (the core's projected finish) for the improved heuristic's
 reservation test. Victims preempted without a checkpoint rejoin the queue
 at the end of the event. The plain-Python twin is
@@ -132,25 +132,21 @@ class _Jobs(NamedTuple):
 
 # ------------------------------------------------------------------ queue tree
 # Leaves ``size .. 2 size - 1`` are queue ranks; a waiting job's leaf holds its
-# nodes and its duration, any other leaf (_BIG, inf). Inner nodes hold minima.
+# nodes, any other leaf _BIG. Inner nodes hold minima.
 @njit(cache=True, error_model="numpy")
-def _tree_set(tn, td, size, rank, n, d):
+def _tree_set(tn, size, rank, n):
     i = size + rank
     tn[i] = n
-    td[i] = d
     i >>= 1
     while i >= 1:
-        a, b = 2 * i, 2 * i + 1
-        tn[i] = min(tn[a], tn[b])
-        td[i] = min(td[a], td[b])
+        tn[i] = min(tn[2 * i], tn[2 * i + 1])
         i >>= 1
 
 
 @njit(cache=True, error_model="numpy")
-def _tree_first(tn, td, size, lo, free, extra, budget, stack):
-    """The lowest rank ``>= lo`` whose leaf may hold a job with ``nodes <= free`` and
-    (``nodes <= extra`` or ``duration <= budget``); -1 if none. Minima prune subtrees,
-    so a returned leaf still needs the exact test."""
+def _tree_first(tn, size, lo, free, stack):
+    """The lowest rank ``>= lo`` whose waiting job takes at most ``free`` nodes; -1 if
+    none."""
     if lo >= size:
         return -1
     stack[0] = 1
@@ -160,7 +156,7 @@ def _tree_first(tn, td, size, lo, free, extra, budget, stack):
     while top > 0:
         top -= 1
         v, first, width = stack[3 * top], stack[3 * top + 1], stack[3 * top + 2]
-        if first + width <= lo or tn[v] > free or (tn[v] > extra and td[v] > budget):
+        if first + width <= lo or tn[v] > free:
             continue
         if width == 1:
             return first
@@ -505,7 +501,6 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
     while size < J:
         size *= 2
     tn = np.full(2 * size, _BIG, np.int64)
-    td = np.full(2 * size, np.inf)
     stack = np.empty(3 * (2 * 64 + 2), np.int64)
     n_wait = 0
 
@@ -586,7 +581,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     run_w[j] = _duration(jobs, saved, j)
                     _step_requeue(cjobs, cplat, st, j)
                 status[j] = _WAITING
-                _tree_set(tn, td, size, rank[j], jobs.nodes[j], run_w[j])
+                _tree_set(tn, size, rank[j], jobs.nodes[j])
                 n_wait += 1
             else:  # a real-time job's JIT wait is over (it runs on the core already)
                 busy -= held[j]
@@ -620,7 +615,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     continue
                 p = rank[j]
             else:
-                p = _tree_first(tn, td, size, pos, _BIG - 1, _BIG - 1, np.inf, stack)
+                p = _tree_first(tn, size, pos, _BIG - 1, stack)
                 if p < 0:
                     break
                 j = by_rank[p]
@@ -679,7 +674,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         # planned end (EASY's reservations see it so), and the writers'
                         # nodes beyond its need are claimed until it starts.
                         status[j] = _HELD
-                        _tree_set(tn, td, size, p, _BIG, np.inf)
+                        _tree_set(tn, size, p, _BIG)
                         n_wait -= 1
                         held[j] = max(0, jobs.nodes[j] - writing)
                         busy += held[j]
@@ -694,7 +689,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     else:
                         started = True
             if started:
-                _tree_set(tn, td, size, p, _BIG, np.inf)
+                _tree_set(tn, size, p, _BIG)
                 n_wait -= 1
                 na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
                             j, t, run_w, cout)
@@ -725,8 +720,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
         # EASY behind the head, on the core (its reservation and backfill test), when some
         # job behind the head fits the free nodes; then the jobs it started, from the
         # core's event heap.
-        if head >= 0 and busy < N and _tree_first(tn, td, size, head + 1, N - busy, _BIG - 1,
-                                                  np.inf, stack) >= 0:
+        if head >= 0 and busy < N and _tree_first(tn, size, head + 1, N - busy, stack) >= 0:
             before = st.evi[E_STARTED]
             _step_easy(t, 0, cjobs, cplat, st, cout, by_rank, bl)
             if st.evi[E_STARTED] > before:
@@ -734,7 +728,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     j = st.hj[i]
                     if status[j] != _WAITING:
                         continue
-                    _tree_set(tn, td, size, rank[j], _BIG, np.inf)
+                    _tree_set(tn, size, rank[j], _BIG)
                     n_wait -= 1
                     na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj,
                                 na, j, t, run_w, cout)
@@ -744,7 +738,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
             b = deferred[a]
             run_w[b] = _duration(jobs, saved, b)
             _step_requeue(cjobs, cplat, st, b)
-            _tree_set(tn, td, size, rank[b], jobs.nodes[b], run_w[b])
+            _tree_set(tn, size, rank[b], jobs.nodes[b])
             n_wait += 1
 
     _step_end(t if n_events > 0 else 0.0, 0, cjobs, cplat, st, cout)
