@@ -823,8 +823,8 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
 # (release, queue the arrivals) and _step_map (start a given list of queued jobs) or
 # _step_easy (EASY over the queue), then _step_end. _step_preempt stops a running job
 # and queues it again; _step_stop and _step_requeue are its two halves, for a driver
-# that holds a stopped job back for a while; _step_withdraw takes a queued job out
-# until _step_requeue, _step_drop for good; _step_claim keeps free nodes out of use.
+# that holds a stopped job back for a while; _step_drop takes a queued job away for
+# good; _step_claim keeps free nodes out of use.
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _step_init(jobs, plat, st, out, order):
     _init(jobs, plat, st, out, order, True)
@@ -875,7 +875,8 @@ def _step_easy(t, model, jobs, plat, st, out, order, blacklist):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _step_stop(t, model, jobs, plat, st, out, r):
-    """Stop running job ``r`` at ``t``, out of the queue until :func:`_step_requeue`.
+    """Stop running job ``r`` at ``t``, out of the queue (``started`` 3) until
+    :func:`_step_requeue`.
 
     Its nodes, power and link traffic are released as its finish at ``t``
     would release them (other co-allocated jobs are re-rated) and its
@@ -911,19 +912,11 @@ def _step_stop(t, model, jobs, plat, st, out, r):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _step_withdraw(jobs, plat, st, r):
-    """Take queued job ``r`` out of the queue until :func:`_step_requeue` (``started`` 3)."""
-    st.started[r] = 3
-    if st.evi[E_INDEX] != 0:
-        set_leaf(r, EMPTY, np.inf, st, plat.nodes.shape[0] <= TABLE_K)
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
 def _step_requeue(jobs, plat, st, r):
-    """Queue job ``r``, stopped or withdrawn, again at its place in the order.
+    """Queue job ``r``, stopped by :func:`_step_stop`, again at its place in the order.
 
     The queue first moves to the front of ``wq``, without the jobs in it that
-    no longer wait (EASY's holes, withdrawn jobs); its next start runs for
+    no longer wait (EASY's holes, stopped jobs); its next start runs for
     ``jobs.runtime[r]``.
     """
     qh, nq = st.evi[E_QH], st.evi[E_NQ]

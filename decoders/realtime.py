@@ -6,16 +6,16 @@ One machine of ``N`` identical nodes whose jobs take whole partitions
 (:mod:`decoders.federated`) as one cluster of ``N`` nodes at speed 1, with
 the queue in rank order: the driver here starts the front of the queue
 (and the real-time jobs' preemptions) there, and the core's EASY
-(``_step_easy``, the one EASY of the project) backfills behind the head;
-each execution runs for its restart read, computation and periodic writes,
-is stopped with ``_step_stop`` / ``_step_preempt``, and its end comes from
-the loop. Under JIT the victims leave the core when preempted and write
-their checkpoints outside it, while the real-time job they make room for
-runs on the core from then on, on its nodes, until its planned end (its
-wait for the writes included), so that EASY's reservations see its nodes
-come back then; the writers' nodes beyond its need are claimed
-(``_step_claim``) until it starts. Jobs arrive
-at their submit times; an event is the earliest of the driver's timers
+(``_step_easy``, the one EASY of the project) backfills behind the head.
+Each execution runs for its restart read, computation and periodic writes,
+is stopped with ``_step_stop`` (and queued again with ``_step_requeue``),
+and its end comes from the loop. Under JIT the victims leave the core when
+preempted and write their checkpoints outside it, while the real-time job
+they make room for runs on the core from then on, on its nodes, until its
+planned end (its wait for the writes included), so that EASY's
+reservations see its nodes come back then; the writers' nodes beyond its
+need are claimed (``_step_claim``) until it starts. Jobs arrive at their
+submit times; an event is the earliest of the driver's timers
 (arrivals, JIT write ends, held starts, triggers) and the core's next
 finish (finishes within the core's relative tolerance end together); at
 each event the driver takes in what ended and applies the scheme:
@@ -48,9 +48,9 @@ then hands them to the real-time job, which starts when the last write ends.
 
 The waiting queue is a segment tree over the jobs' fixed queue ranks
 holding, per rank, the nodes of a waiting job, so the head (and whether any
-job behind it fits the free nodes) is found without scanning the queue. The running jobs are kept sorted by
-planned end (the core's projected finish) for the improved heuristic's
-reservation test. Victims preempted without a checkpoint rejoin the queue
+job behind it fits the free nodes) is found without scanning the queue. The
+running jobs are kept sorted by planned end (the core's projected finish)
+for the improved heuristic's reservation test. Victims preempted without a checkpoint rejoin the queue
 at the end of the event. The plain-Python twin is
 ``tests/naive.py:naive_realtime``.
 """
@@ -447,8 +447,7 @@ def _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na, j, 
     writes, :func:`_duration`); its planned end is the core's, ``t +
     run_w[j]`` (speed 1).
     """
-    r = _plan(jobs, saved, j, 0.0)[0]
-    run_w[j] = _duration(jobs, saved, j)
+    r, run_w[j] = _plan(jobs, saved, j, 0.0)
     e = t + run_w[j]
     cout.finish[j] = np.nan
     status[j] = _RUNNING

@@ -85,7 +85,7 @@ def jobs_table(schedule) -> dict:
     nodes = schedule.node_assignment()
     draw = np.maximum(js.power[:, None] * fed.power_busy[None, :], fed.power_idle[None, :])
     rejected = schedule.rejected
-    energy = np.where(rejected, 0.0, (alloc * draw).sum(axis=1) * np.where(rejected, 0.0, run))
+    energy = (alloc * draw).sum(axis=1) * np.where(rejected, 0.0, run)  # no nodes, no time
     if schedule.segments is not None:  # preempted jobs draw busy power only while they run
         seg = schedule.segments
         per = (schedule.execution_alloc() * draw[seg.job]).sum(axis=1) * (seg.end - seg.start)

@@ -371,11 +371,9 @@ class Session:
             ends = segments.end if segments is not None else d.finish[done]
             makespan = float(ends.max() - js.release.min()) if ends.size else 0.0
             flowtime = float((d.finish[done] - js.release[done]).sum())
-            if segments is None:
+            if segments is None:  # (with segments, the energy above counts what ran)
                 energy = schedule_energy(js.release, d.start[done], d.finish[done],
                                          d.alloc[done], js.power[done], self.federation)
-            elif not ends.size:
-                energy = 0.0
         order = start_order(start)
         arrays = [order, np.zeros(d.alloc.shape), start, d.finish.copy(), d.alloc.copy()]
         for a in arrays:
