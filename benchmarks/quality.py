@@ -90,7 +90,9 @@ DEFAULT_GEN = GAParams().n_gen
 #: The ablation's variants: (label, GA parameters, generations), from the first optimiser
 #: of issue 10 to today's default.
 _FIXED_SEEDS = {"select_seeds": False}
-ABLATION = (
+#: The rate of whole-cluster moves in every step of the ablation but the last.
+_CLUSTER_MOVES = {"cluster_rate": 0.2}
+_ABLATION_STEPS = (
     ("random mating, crossover 0.9, no archive (the previous optimiser)",
      {"mating_neighbours": 0, "prob_order_crossover": 0.9, "prob_blacklist_crossover": 0.9,
       "archive_size": 0, "resequence_rate": 0, **_FIXED_SEEDS}, 200),
@@ -104,8 +106,11 @@ ABLATION = (
     ("+ re-sequencing (rate 0.03)", dict(_FIXED_SEEDS), 200),
     (f"+ {DEFAULT_GEN} generations", dict(_FIXED_SEEDS), None),
     ("+ seeds picked by survival", {"fit_seeds": False}, None),
-    ("+ grid blacklists fitted to wide jobs (the default)", {}, None),
+    ("+ grid blacklists fitted to wide jobs", {}, None),
 )
+ABLATION = (*((label, {**params, **_CLUSTER_MOVES}, n_gen)
+              for label, params, n_gen in _ABLATION_STEPS),
+            ("+ whole-cluster moves for 80% of the children, not 20% (the default)", {}, None))
 
 
 def _threads():

@@ -169,6 +169,24 @@ def test_crossover_probabilities_default_per_algorithm():
     assert (cx.prob_order, cx.prob_blacklist) == (0.7, 0.5)
 
 
+def test_cluster_move_rate_defaults_per_algorithm(small):
+    p = moga.GAParams()
+    assert p.cluster_rate is None and "cluster_rate" not in p.to_dict()
+    assert p.operators()[1].cluster_rate == 0.2
+    assert p.operators(cluster_rate=0.8)[1].cluster_rate == 0.8
+    assert p.replace(cluster_rate=0.3).operators(cluster_rate=0.8)[1].cluster_rate == 0.3
+    # moga.run gives MOGA's own rate to a parameter left at None.
+    from moga.evolution.runner import MOGA_CLUSTER_RATE
+
+    js, fed = small
+    kw = dict(pop_size=12, n_gen=6, seed=3)
+    default = moga.run(js, fed, **kw)
+    same = moga.run(js, fed, params={"cluster_rate": MOGA_CLUSTER_RATE}, **kw)
+    other = moga.run(js, fed, params={"cluster_rate": 0.0}, **kw)
+    assert np.array_equal(default.X, same.X) and np.array_equal(default.F, same.F)
+    assert not (default.X.shape == other.X.shape and np.array_equal(default.X, other.X))
+
+
 @settings(max_examples=25, deadline=None)
 @example(seed=4, n_pop=4, n_off=1, neighbours=3, rates=(0.0, 0.0), prob=0.0)  # no child at all
 @given(seed=st.integers(0, 2**32 - 1), n_pop=st.integers(4, 30),

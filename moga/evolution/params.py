@@ -51,8 +51,13 @@ class GAParams:
     order_moves : tuple of str
         Order mutations drawn uniformly: ``"swap"``, ``"insert"`` (a shift),
         ``"invert"`` (a short segment).
-    cluster_rate : float
-        Probability per individual of a whole-cluster blacklist move.
+    cluster_rate : float or None
+        Probability per child of a whole-cluster blacklist move (one cluster,
+        one level, a run of jobs; :class:`ScheduleMutation`). None (default):
+        the algorithm's own value, 0.8 for MOGA (:func:`moga.run`; a front
+        between the fastest and the greenest schedule needs many blacklist
+        entries to agree, which single-entry resets rarely reach) and 0.2 for
+        the value GA and online MOGA's windows.
     seeded : bool
         Seed the initial population with heuristic orders and uniform blacklists.
     seed_heuristics : bool
@@ -104,7 +109,7 @@ class GAParams:
     order_mutation_rate: float | None = None
     blacklist_mutation_rate: float | None = None
     order_moves: tuple = ("swap", "insert", "invert")
-    cluster_rate: float = 0.2
+    cluster_rate: float | None = None
     seeded: bool = True
     seed_levels: tuple = (0.0, 0.5, 1.0)
     seed_heuristics: bool = True
@@ -160,11 +165,11 @@ class GAParams:
         # The operators validate the rest; build them once to fail early with their messages.
         self.operators()
 
-    def operators(self, crossover_prob: float = 0.9):
+    def operators(self, crossover_prob: float = 0.9, cluster_rate: float = 0.2):
         """``(crossover, mutation)`` configured by these parameters.
 
-        ``crossover_prob`` is the algorithm's default for crossover
-        probabilities left at None.
+        ``crossover_prob`` and ``cluster_rate`` are the algorithm's defaults
+        for the crossover probabilities and the cluster-move rate left at None.
         """
         po, pb = (crossover_prob if p is None else p
                   for p in (self.prob_order_crossover, self.prob_blacklist_crossover))
@@ -172,7 +177,9 @@ class GAParams:
                                   self.blacklist_crossover, self.blend_alpha,
                                   order=self.order_crossover),
                 ScheduleMutation(self.order_mutation_rate, self.blacklist_mutation_rate,
-                                 order_moves=self.order_moves, cluster_rate=self.cluster_rate))
+                                 order_moves=self.order_moves,
+                                 cluster_rate=(cluster_rate if self.cluster_rate is None
+                                               else self.cluster_rate)))
 
     @classmethod
     def coerce(cls, params) -> GAParams:

@@ -35,6 +35,9 @@ HV_FACTOR = 1.1
 _PYMOO_LOOP = False
 #: MOGA's crossover probabilities when :class:`GAParams` leaves them at None.
 MOGA_CROSSOVER_PROB = 0.5
+#: MOGA's share of children given a whole-cluster blacklist move (``GAParams.cluster_rate``
+#: left at None).
+MOGA_CLUSTER_RATE = 0.8
 
 
 @dataclass(kw_only=True)
@@ -279,7 +282,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         raise ValueError(f"the submit-order objectives must be > 0 to normalise, got {reference}")
     problem.decode_seconds, problem.n_decoded = 0.0, 0
 
-    crossover, mutation = params.operators(crossover_prob=MOGA_CROSSOVER_PROB)
+    crossover, mutation = params.operators(crossover_prob=MOGA_CROSSOVER_PROB,
+                                            cluster_rate=MOGA_CLUSTER_RATE)
     sampling = ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
                                 initial=initial, heuristics=params.seed_heuristics,
                                 select=params.select_seeds, fit=params.fit_seeds)

@@ -40,7 +40,7 @@ DEFAULT_SPACE = {
     "blacklist_mutation_rate": ("float", 1e-4, 0.05, "log"),
     "blacklist_crossover": ("categorical", ["uniform", "blend"]),
     "order_crossover": ("categorical", ["prefix", "ox1"]),
-    "cluster_rate": ("float", 0.0, 0.6),
+    "cluster_rate": ("float", 0.0, 1.0),
 }
 
 
