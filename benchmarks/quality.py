@@ -165,6 +165,29 @@ def _baselines_task(args):
     return name, {a: run_algorithm(a, js, fed, seed=1).F[0].tolist() for a in BASELINES}
 
 
+def _moga_cluster_rate() -> float:
+    """MOGA's default rate of whole-cluster moves, recorded with the runs that used it."""
+    from moga.evolution.runner import MOGA_CLUSTER_RATE
+
+    return MOGA_CLUSTER_RATE
+
+
+def _older_rate(rows) -> str:
+    """A sentence for a table whose runs predate MOGA's current cluster-move rate, else ''."""
+    rate = _moga_cluster_rate()
+    if all(r.get("moga_cluster_rate") == rate for r in rows):
+        return ""
+    return (f" These runs predate MOGA's default rate of whole-cluster moves {rate} (they "
+            "used 0.2); rerun this part to refresh them.")
+
+
+def _long_rows(abl) -> int:
+    """Rows of the ablation table from its step to the default generations on."""
+    first = next((i for i, r in enumerate(abl)
+                  if r["variant"].startswith(f"+ {DEFAULT_GEN} generations")), len(abl))
+    return len(abl) - first
+
+
 def _covered(front, point) -> bool:
     """Whether ``front`` weakly dominates ``point`` (relative tolerance 1e-12)."""
     return bool(np.any(np.all(np.asarray(front) <= np.asarray(point) * (1 + 1e-12), axis=1)))
@@ -200,7 +223,7 @@ def _coverage_task(args):
     return {"trace": name, "jobset": js.name, "n_jobs": len(js), "federation": fed.name,
             "covered": covered, "hv": hv, "points": {a: p.tolist() for a, p in points.items()},
             "moga_front": front.tolist(), "wall_s": time.perf_counter() - t0,
-            "moga_s": res["MOGA"].wall_time}
+            "moga_s": res["MOGA"].wall_time, "moga_cluster_rate": _moga_cluster_rate()}
 
 
 def convergence(args, pool):
@@ -289,6 +312,7 @@ def ablation(args, pool):
         pct = {name: [100 * r[4] / normalized_hypervolume(refs[name], r[6])
                       for r in mine if r[0] == name] for name, *_ in CONVERGENCE}
         rows.append({"variant": label, "params": params, "pct": pct,
+                     "moga_cluster_rate": _moga_cluster_rate(),
                      "median": float(np.median([p for v in pct.values() for p in v])),
                      "wall_s": float(np.median([r[5] for r in mine]))})
         print(f"{label}: median {rows[-1]['median']:.1f}%", flush=True)
@@ -381,11 +405,11 @@ def report(conv, cov, args, abl=()) -> str:
         names = list(abl[0]["pct"])
         lines += ["## Ablation: what each part of the optimiser adds", "",
                   "The default run on the convergence job-sets, pop 100 x 200 generations "
-                  f"(the last {sum(g is None for _, _, g in ABLATION)} rows: {DEFAULT_GEN}), "
+                  f"(the last {_long_rows(abl)} rows: {DEFAULT_GEN}), "
                   "parts added one by one; hv % of the reference fronts as they stood when "
                   "`--part ablation` last ran (the references have grown since, so these "
                   "percentages are higher than the convergence table's), median over the "
-                  "seeds of each job-set and over all runs.", "",
+                  "seeds of each job-set and over all runs." + _older_rate(abl), "",
                   "| variant | " + " | ".join(names) + " | median | wall s |",
                   "|---|" + "---|" * len(names) + "---|---|"]
         for r in abl:
@@ -396,7 +420,8 @@ def report(conv, cov, args, abl=()) -> str:
     if cov:
         lines += ["## Coverage: baseline points MOGA's front weakly dominates", "",
                   "One monthly job-set per trace (LCG: one day), MOGA and the ablation pop 100 x "
-                  "200, seed 1; hypervolume with objectives divided by FCFS's.", "",
+                  "200, seed 1; hypervolume with objectives divided by FCFS's."
+                  + _older_rate(cov), "",
                   "| trace | jobs | " + " | ".join(BASELINES) + " | covered | hv MOGA | "
                   "hv without blacklist | MOGA s |",
                   "|---|---|" + "---|" * len(BASELINES) + "---|---|---|---|"]
