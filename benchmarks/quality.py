@@ -175,10 +175,12 @@ def _moga_cluster_rate() -> float:
 def _older_rate(rows) -> str:
     """A sentence for a table whose runs predate MOGA's current cluster-move rate, else ''."""
     rate = _moga_cluster_rate()
-    if all(r.get("moga_cluster_rate") == rate for r in rows):
+    # Rows without the record ran before it was kept, at the former rate 0.2.
+    used = sorted({r.get("moga_cluster_rate", 0.2) for r in rows} - {rate})
+    if not used:
         return ""
     return (f" These runs predate MOGA's default rate of whole-cluster moves {rate} (they "
-            "used 0.2); rerun this part to refresh them.")
+            f"used {', '.join(map(str, used))}); rerun this part to refresh them.")
 
 
 def _long_rows(abl) -> int:
