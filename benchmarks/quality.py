@@ -59,6 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from moga.evolution.params import GAParams
+from moga.evolution.runner import MOGA_CLUSTER_RATE
 from moga.outputs import atomic_path, atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,16 +166,9 @@ def _baselines_task(args):
     return name, {a: run_algorithm(a, js, fed, seed=1).F[0].tolist() for a in BASELINES}
 
 
-def _moga_cluster_rate() -> float:
-    """MOGA's default rate of whole-cluster moves, recorded with the runs that used it."""
-    from moga.evolution.runner import MOGA_CLUSTER_RATE
-
-    return MOGA_CLUSTER_RATE
-
-
 def _older_rate(rows) -> str:
     """A sentence for a table whose runs predate MOGA's current cluster-move rate, else ''."""
-    rate = _moga_cluster_rate()
+    rate = MOGA_CLUSTER_RATE
     # Rows without the record ran before it was kept, at the former rate 0.2.
     used = sorted({r.get("moga_cluster_rate", 0.2) for r in rows} - {rate})
     if not used:
@@ -225,7 +219,7 @@ def _coverage_task(args):
     return {"trace": name, "jobset": js.name, "n_jobs": len(js), "federation": fed.name,
             "covered": covered, "hv": hv, "points": {a: p.tolist() for a, p in points.items()},
             "moga_front": front.tolist(), "wall_s": time.perf_counter() - t0,
-            "moga_s": res["MOGA"].wall_time, "moga_cluster_rate": _moga_cluster_rate()}
+            "moga_s": res["MOGA"].wall_time, "moga_cluster_rate": MOGA_CLUSTER_RATE}
 
 
 def convergence(args, pool):
@@ -314,7 +308,7 @@ def ablation(args, pool):
         pct = {name: [100 * r[4] / normalized_hypervolume(refs[name], r[6])
                       for r in mine if r[0] == name] for name, *_ in CONVERGENCE}
         rows.append({"variant": label, "params": params, "pct": pct,
-                     "moga_cluster_rate": _moga_cluster_rate(),
+                     "moga_cluster_rate": MOGA_CLUSTER_RATE,
                      "median": float(np.median([p for v in pct.values() for p in v])),
                      "wall_s": float(np.median([r[5] for r in mine]))})
         print(f"{label}: median {rows[-1]['median']:.1f}%", flush=True)
