@@ -438,8 +438,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                                                   shadow)
     st.evi[E_HOLES] = holes
     st.evi[E_SSTART] = st.evi[E_STARTED]
-    if 2 * holes > nq - hq:
-        st.evi[E_HOLES] = 0
+    if 2 * holes > nq - hq:  # compact the whole queue (which clears the hole count)
         return _dequeue_started(jobs, st, hq, hq)
     return _dequeue_started(jobs, st, hq, nq)
 
