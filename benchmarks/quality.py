@@ -21,6 +21,9 @@ Two parts (a benchmark, not a test; runs in parallel processes):
     A second table has runs searched in EASY's space (``backfill="easy"``,
     ``--easy-pop`` x ``--easy-gen``, about the default run's wall time) with
     the same seeds; every hypervolume takes the in-order submit order as base.
+    A third table has in-order runs that search through EASY
+    (``GAParams.easy_search``, the same population and generations as the
+    EASY-space runs): in-order fronts, measured like the default run's.
     The baselines (FCFS, EASY, FCFS-greenest, EASY-greenest, GA-MF seed 1)
     run once per job-set, and the table counts the baseline points that every
     default run's front weakly dominates.
@@ -239,6 +242,9 @@ def convergence(args, pool):
         if args.easy_gen:
             tasks += [(name, trace_file, start, release, 1 + s, args.easy_gen, "easy",
                        {"pop_size": args.easy_pop}, "easy") for s in range(args.seeds)]
+            tasks += [(name, trace_file, start, release, 1 + s, args.easy_gen, "twin",
+                       {"pop_size": args.easy_pop, "easy_search": True}, "none")
+                      for s in range(args.seeds)]
     base_points = dict(pool.map(_baselines_task, list(CONVERGENCE) if args.seeds else []))
     runs = list(pool.map(_moga_task, tasks))
     rows = []
@@ -263,6 +269,7 @@ def convergence(args, pool):
         pct = [100 * r[4] / ref_hv for r in defaults]
         matched = [r for r in mine if r[1] == "matched"]
         easy = [r for r in mine if r[1] == "easy"]
+        twin = [r for r in mine if r[1] == "twin"]
         long_runs = [r for r in mine if r[1] == "reference"]
         points = base_points[name]
         rows.append({"jobset": name, "trace": trace_file, "start": start, "release": release,
@@ -285,6 +292,13 @@ def convergence(args, pool):
                          for r in easy],
                      "easy_wall_s": [r[5] for r in easy],
                      "covered_by_easy_seed": {a: [_covered(r[3], p) for r in easy]
+                                              for a, p in points.items()},
+                     "twin_pct": [100 * r[4] / ref_hv for r in twin],
+                     "twin_missing_by_third": [
+                         missing_hypervolume_by_range(r[3], union, base).tolist()
+                         for r in twin],
+                     "twin_wall_s": [r[5] for r in twin],
+                     "covered_by_twin_seed": {a: [_covered(r[3], p) for r in twin]
                                               for a, p in points.items()},
                      "long_runs": [{"seed": r[2], "hv": r[4], "wall_s": r[5]} for r in long_runs]})
         rows[-1]["alone_wall_s"] = _alone(trace_file, start, release)
@@ -328,6 +342,22 @@ def _coverage_cell(by_seed) -> str:
             + (": not " + ", ".join(missed) if missed else ""))
 
 
+def _search_table(rows, kind) -> list:
+    """Lines of the per-set table of the ``kind`` runs (``"easy"`` or ``"twin"``)."""
+    lines = ["| job-set | hv % of reference per seed | median | worst | missing by third, "
+             "fast / middle / green (median points) | wall s | baselines covered by every "
+             "seed |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        pct = r[f"{kind}_pct"]
+        thirds = np.median(np.array(r[f"{kind}_missing_by_third"]), axis=0)
+        lines.append(f"| {r['jobset']} | " + ", ".join(f"{p:.1f}" for p in pct)
+                     + f" | {np.median(pct):.1f}% | {np.min(pct):.1f}% | "
+                     + " / ".join(f"{m:.2f}" for m in thirds) + " | "
+                     f"{np.median(r[f'{kind}_wall_s']):.1f} | "
+                     + _coverage_cell(r[f"covered_by_{kind}_seed"]) + " |")
+    return lines
+
+
 def report(conv, cov, args, abl=()) -> str:
     lines = ["# MOGA's solution quality", "",
              "`python benchmarks/quality.py` (convergence and coverage; `--part ablation` "
@@ -366,28 +396,26 @@ def report(conv, cov, args, abl=()) -> str:
                          f"{np.median(r['matched_wall_s']):.1f} | {cov_cell} |")
         easy_rows = [r for r in conv if r.get("easy_pct")]
         if easy_rows:
-            pop = easy_rows[0].get("easy_pop", 100)
+            pop, gen = easy_rows[0].get("easy_pop", 100), easy_rows[0]["easy_gen"]
             lines += ["", f"The same sets searched in EASY's space (`moga.run(..., "
-                      f"backfill=\"easy\", pop_size={pop}, "
-                      f"n_gen={easy_rows[0]['easy_gen']})`: the order is EASY's queue priority; "
-                      "population and generations chosen to take about the default run's wall "
-                      "time), the same seeds and reference fronts:", "",
-                      "| job-set | hv % of reference per seed | median | worst | missing by "
-                      "third, fast / middle / green (median points) | wall s | baselines "
-                      "covered by every seed |",
-                      "|---|---|---|---|---|---|---|"]
-            for r in easy_rows:
-                thirds = np.median(np.array(r["easy_missing_by_third"]), axis=0)
-                lines.append(f"| {r['jobset']} | "
-                             + ", ".join(f"{p:.1f}" for p in r["easy_pct"])
-                             + f" | {np.median(r['easy_pct']):.1f}% | "
-                             f"{np.min(r['easy_pct']):.1f}% | "
-                             + " / ".join(f"{m:.2f}" for m in thirds) + " | "
-                             f"{np.median(r['easy_wall_s']):.1f} | "
-                             + _coverage_cell(r["covered_by_easy_seed"]) + " |")
+                      f"backfill=\"easy\", pop_size={pop}, n_gen={gen})`: the order is EASY's "
+                      "queue priority; population and generations chosen to take about the "
+                      "default run's wall time), the same seeds and reference fronts:", ""]
+            lines += _search_table(easy_rows, "easy")
+        twin_rows = [r for r in conv if r.get("twin_pct")]
+        if twin_rows:
+            pop, gen = twin_rows[0]["easy_pop"], twin_rows[0]["easy_gen"]
+            lines += ["", "In-order runs that search through EASY (`moga.run(..., params="
+                      f"{{\"easy_search\": True, \"pop_size\": {pop}, \"n_gen\": {gen}}})`: "
+                      "the population evolves in EASY's space and the archive gathers each "
+                      "chromosome's in-order twin, its EASY start order decoded in order; the "
+                      "front is in-order, as the default run's), the same seeds and reference "
+                      "fronts:", ""]
+            lines += _search_table(twin_rows, "twin")
         allp = [p for r in conv for p in r["default_pct"]]
         allm = [p for r in conv for p in r["matched_pct"]]
         alle = [p for r in easy_rows for p in r["easy_pct"]]
+        allt = [p for r in twin_rows for p in r["twin_pct"]]
         lines += ["", f"Median over job-sets and seeds: {np.median(allp):.1f}% of the reference "
                   f"with the default {DEFAULT_GEN} generations (worst seed {np.min(allp):.1f}%), "
                   f"{np.median(allm):.1f}% with {conv[0]['matched_gen']} generations (goal: a "
@@ -396,7 +424,9 @@ def report(conv, cov, args, abl=()) -> str:
                   "(`moga.metrics.missing_hypervolume_by_range`) sums to the run's shortfall; "
                   "the first third is the fast end."
                   + (f" In EASY's space: a median of {np.median(alle):.1f}% (worst seed "
-                     f"{np.min(alle):.1f}%)." if alle else ""), ""]
+                     f"{np.min(alle):.1f}%)." if alle else "")
+                  + (f" In order, searched through EASY: a median of {np.median(allt):.1f}% "
+                     f"(worst seed {np.min(allt):.1f}%)." if allt else ""), ""]
     if abl:
         names = list(abl[0]["pct"])
         lines += ["## Ablation: what each part of the optimiser adds", "",

@@ -35,6 +35,7 @@ def _both(monkeypatch, *args, **kwargs):
     {"seed": 11, "pop_size": 12, "params": {"seeded": False}},
     {"seed": 5, "stagnation": 3, "stagnation_tol": 0.02},
     {"seed": 2, "use_blacklist": False},
+    {"seed": 4, "params": {"easy_search": True}},
 ])
 def test_array_loop_equals_pymoo(small, monkeypatch, kwargs):
     js, fed = small
@@ -113,6 +114,72 @@ def test_resequencing_is_off_under_the_easy_decoder(small, monkeypatch):
     assert not calls
     moga.run(js, fed, pop_size=10, n_gen=3)
     assert calls
+
+
+def test_easy_search_twins_are_easy_start_orders_decoded_in_order(small):
+    from moga.evolution.problem import SchedulingProblem
+    from moga.evolution.resequencing import EasySearch
+    from moga.model.schedule import evaluate
+
+    js, fed = small
+    J, K = len(js), fed.n_clusters
+    rng = np.random.default_rng(5)
+    X = np.hstack([np.array([rng.permutation(J) for _ in range(6)]),
+                   np.round(rng.random((6, J * K)) ** 3, 2)]).astype(float)
+    search = EasySearch(SchedulingProblem(js, fed))
+    F_easy, _ = search.decode(X)
+    n_easy = search.n_decoded
+    F, C = search.twins(X)
+    assert search.n_decoded == n_easy  # the decode's start orders are reused
+    assert search.in_order.n_decoded == 6
+    fresh = EasySearch(SchedulingProblem(js, fed))
+    F2, C2 = fresh.twins(X)  # no decode to reuse: EASY runs first
+    np.testing.assert_array_equal(C, C2)
+    np.testing.assert_array_equal(F, F2)
+    assert fresh.n_decoded == 6
+    np.testing.assert_array_equal(C[:, J:], X[:, J:])
+    for p in range(6):
+        s = evaluate(js, fed, X[p, :J].astype(int), X[p, J:].reshape(J, K), backfill="easy")
+        np.testing.assert_allclose(F_easy[p], [s.makespan, s.energy], rtol=1e-12)
+        pos = np.empty(J, dtype=int)
+        pos[X[p, :J].astype(int)] = np.arange(J)
+        np.testing.assert_array_equal(C[p, :J], np.lexsort((pos, s.start)))
+        t = evaluate(js, fed, C[p, :J].astype(int), C[p, J:].reshape(J, K))
+        np.testing.assert_allclose(F[p], [t.makespan, t.energy], rtol=1e-12)
+        if np.array_equal(t.start, s.start):  # the replay is EASY's schedule
+            np.testing.assert_allclose(F[p], F_easy[p], rtol=1e-9)
+    with pytest.raises(ValueError, match="in-order problem"):
+        EasySearch(SchedulingProblem(js, fed, backfill="easy"))
+
+
+def test_easy_search_returns_an_in_order_front(small, monkeypatch):
+    from moga.evolution import resequencing
+    from moga.evolution.problem import SchedulingProblem
+
+    js, fed = small
+    calls = []
+    monkeypatch.setattr(resequencing.Resequencer, "__call__",
+                        lambda self, problem, C, rs: calls.append(1) or C)
+    kw = dict(pop_size=16, n_gen=8, seed=2, params={"easy_search": True})
+    r = moga.run(js, fed, **kw)
+    assert not calls  # re-sequencing is off: the orders are queue priorities
+    assert r.backfill == "none" and r.params.easy_search
+    np.testing.assert_array_equal(SchedulingProblem(js, fed).decode(r.X)[0], r.F)
+    for x in r.X:
+        np.testing.assert_array_equal(np.sort(x[:len(js)]), np.arange(len(js)))
+    # Every EASY decode of the loop has an in-order twin, and both count.
+    assert r.n_evals >= 2 * r.history["n_evals"][-1]
+    again = moga.run(js, fed, **kw)
+    np.testing.assert_array_equal(r.X, again.X)
+    plain = moga.run(js, fed, pop_size=16, n_gen=8, seed=2)
+    assert not (plain.F.shape == r.F.shape and np.array_equal(plain.F, r.F))
+    with pytest.raises(ValueError, match="easy_search applies to the in-order decoder"):
+        moga.run(js, fed, backfill="easy", **kw)
+    with pytest.raises(ValueError, match="archive"):
+        moga.GAParams(easy_search=True, archive_size=0)
+    with pytest.raises(ValueError, match="easy_search must be true or false"):
+        moga.GAParams(easy_search="yes")
+    assert moga.GAParams.from_dict(moga.GAParams(easy_search=True).to_dict()).easy_search
 
 
 def test_resequencing_chance_falls_with_the_jobset_size():

@@ -99,9 +99,13 @@ class SchedulingProblem(Problem):
     def decode(self, X):
         """Batch-decode ``X`` (P, n_var); returns the objective matrix (P, n_obj) and counters."""
         b = self._batch(X, self.backfill)
+        return self._columns(b), b
+
+    def _columns(self, b) -> np.ndarray:
+        """The objective matrix (P, n_obj) of the batch decode ``b``."""
         cols = {"makespan": b.makespan, "energy": b.energy, "flowtime": b.flowtime,
                 "makespan+flowtime": b.makespan + b.flowtime}
-        return np.column_stack([cols[o] for o in self.objectives]), b
+        return np.column_stack([cols[o] for o in self.objectives])
 
     def start_orders(self, X, backfill: str = "easy") -> np.ndarray:
         """The start orders (P, J) of the rows of ``X`` decoded with ``backfill``.

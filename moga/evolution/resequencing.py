@@ -19,13 +19,25 @@ re-sequenced, and they count in the run's evaluations. The chance of
 re-sequencing a child is ``rate`` up to :data:`SCALE_JOBS` jobs and
 ``rate * SCALE_JOBS / J`` beyond, which keeps the share of a generation's
 time spent on it at or below its share on 1,000 jobs.
+
+:class:`EasySearch` goes the other way round (``GAParams.easy_search``): the
+population evolves in EASY's space, where a random order is already a good
+queue priority, and every chromosome it decodes is turned into its in-order
+twin, its EASY start order with the same blacklist, decoded in order for the
+run's archive. The twin's in-order schedule is EASY's, job for job, unless a
+job fits earlier in strict order than EASY let it start (EASY held it back
+for the head's reservation); it is then a different schedule, often slower.
+The twin's objectives are always the in-order decoder's own.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Resequencer", "SCALE_JOBS"]
+from .duplicates import _row_hashes
+from .problem import SchedulingProblem
+
+__all__ = ["EasySearch", "Resequencer", "SCALE_JOBS"]
 
 #: Job-set size beyond which the per-child chance falls as 1 / J.
 SCALE_JOBS = 1000
@@ -61,3 +73,54 @@ class Resequencer:
         C = np.array(C, dtype=np.float64)
         C[pick, :problem.n_jobs] = problem.start_orders(C[pick], backfill="easy")
         return C
+
+
+class EasySearch(SchedulingProblem):
+    """The EASY-space problem of an in-order run, and the in-order twins of its rows.
+
+    Parameters
+    ----------
+    in_order : SchedulingProblem
+        The run's problem (``backfill="none"``); its decoder gives the twins'
+        objectives and counts their decodes.
+
+    :meth:`decode` decodes with EASY (the order as queue priority), which is
+    what the population is ranked on, and keeps the rows' start orders;
+    :meth:`twins` turns rows into in-order chromosomes with their objectives.
+    """
+
+    def __init__(self, in_order: SchedulingProblem):
+        if in_order.backfill != "none":
+            raise ValueError(f"EasySearch needs the in-order problem (backfill='none'), got "
+                             f"backfill={in_order.backfill!r}")
+        super().__init__(in_order.jobset, in_order.federation, model=in_order.model,
+                         objectives=in_order.objectives, use_blacklist=in_order.use_blacklist,
+                         backfill="easy")
+        self.in_order = in_order
+        self._last = None  # (row hashes, start orders) of the last decode
+
+    def decode(self, X):
+        """EASY's objectives (P, n_obj) of the rows of ``X``, and the batch decode."""
+        X = np.ascontiguousarray(np.atleast_2d(X), dtype=np.float64)
+        b = self._batch(X, "easy", start_orders=True)
+        self._last = (_row_hashes(X), b.start_orders)
+        return self._columns(b), b
+
+    def twins(self, X):
+        """``(F, C)``: the in-order twins ``C`` of the rows of ``X`` and their objectives ``F``.
+
+        Row ``i`` of ``C`` is row ``i`` of ``X`` with its order replaced by the
+        row's EASY start order (jobs by start time, ties in the row's order);
+        ``F`` is ``C`` decoded in order. The start orders of the last
+        :meth:`decode` are reused when ``X`` holds the same rows.
+        """
+        X = np.ascontiguousarray(np.atleast_2d(X), dtype=np.float64)
+        last = self._last
+        if last is not None and len(last[0]) == len(X) and np.array_equal(last[0],
+                                                                          _row_hashes(X)):
+            orders = last[1]
+        else:
+            orders = self.start_orders(X, backfill="easy")
+        C = X.copy()
+        C[:, :self.n_jobs] = orders
+        return self.in_order.decode(C)[0], C

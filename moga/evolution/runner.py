@@ -25,7 +25,7 @@ from .mating import ArrayMating, NeighbourSelection
 from .operators import ScheduleSampling
 from .params import GAParams, check_seed
 from .problem import SchedulingProblem, _use_blacklist
-from .resequencing import Resequencer
+from .resequencing import EasySearch, Resequencer
 
 __all__ = ["GAParams", "RunResult", "run", "HV_FACTOR"]
 
@@ -139,16 +139,24 @@ class _Interrupt(Termination):
 class _Recorder:
     """Per-generation history (and the archive's updates) of a run, whichever loop drives it."""
 
-    def __init__(self, reference, t0, on_generation=None, archive=None):
+    def __init__(self, reference, t0, on_generation=None, archive=None, twins=None):
         self.reference = reference
         self.t0 = t0
         self.rows = []
         self.on_generation = on_generation
         self.archive = archive
+        self.twins = twins
 
     def record(self, n_gen, n_evals, off_F, off_X, front_F):
         """Record a generation: ``off_X`` (a callable giving the rows asked for) were just
-        decoded to ``off_F``; ``front_F`` is the population's front (used without archive)."""
+        decoded to ``off_F``; ``front_F`` is the population's front (used without archive).
+        With ``twins`` (:meth:`EasySearch.twins`), the archive is offered the rows' in-order
+        twins instead."""
+        if self.twins is not None:
+            off_F, twin_X = self.twins(off_X(np.arange(len(off_F))))
+
+            def off_X(rows):
+                return twin_X[rows]
         if self.archive is not None:
             # Only candidates the archive may keep: gathering every offspring's X
             # copies the whole generation (100 rows of J * (K + 1) values).
@@ -281,6 +289,12 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     if np.any(reference <= 0):
         raise ValueError(f"the submit-order objectives must be > 0 to normalise, got {reference}")
     problem.decode_seconds, problem.n_decoded = 0.0, 0
+    search = problem
+    if params.easy_search:
+        if backfill != "none":
+            raise ValueError("easy_search applies to the in-order decoder (backfill='none'); "
+                             "with backfill='easy' the run searches EASY's space already")
+        search = EasySearch(problem)
 
     crossover, mutation = params.operators(crossover_prob=MOGA_CROSSOVER_PROB,
                                             cluster_rate=MOGA_CLUSTER_RATE)
@@ -291,7 +305,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     # Re-sequencing only makes sense for the in-order decoder (under EASY the order
     # is a queue priority already).
     improve = (Resequencer(params.resequence_rate)
-               if params.resequence_rate and backfill == "none" else None)
+               if params.resequence_rate and backfill == "none" and search is problem else None)
     t0 = time.perf_counter()
     archive = None
     if params.archive_size:
@@ -320,7 +334,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
             bar.step(f"generation {n}, hv {hv:.4f}")
             if user_hook is not None:
                 user_hook(n, n_evals, hv)
-    history = _Recorder(reference, t0, on_generation, archive)
+    history = _Recorder(reference, t0, on_generation, archive,
+                        None if search is problem else search.twins)
 
     if selection is not None and not (verbose or _PYMOO_LOOP):
         # The array loop: the same run as pymoo's, without its per-individual bookkeeping.
@@ -338,14 +353,14 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
             from .fast_end import FastEndSearch
 
             extra = FastEndSearch(params.fast_end)
-        pop = evolve(problem, pop_size=params.pop_size, sampling=sampling, selection=selection,
+        pop = evolve(search, pop_size=params.pop_size, sampling=sampling, selection=selection,
                      crossover=crossover, mutation=mutation, seed=seed, stop=stop,
                      observe=observe, improve=improve, extra=extra)
         front_F, front_X = pop.F[pop.rank == 0], pop.X[pop.rank == 0]
         if bar is not None:
             bar.close()
     else:
-        front_F, front_X = _run_pymoo(problem, params, sampling, selection, crossover,
+        front_F, front_X = _run_pymoo(search, params, sampling, selection, crossover,
                                       mutation, improve, seed, history, time_limit, stagnation,
                                       stagnation_tol, verbose, progress, interrupt)
     wall = time.perf_counter() - t0
@@ -365,7 +380,9 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                      history=hist, jobset=jobset, federation=federation, model=model,
                      objectives=tuple(objectives), seed=seed, params=params,
                      reference=reference, ref_point=HV_FACTOR * reference, wall_time=wall,
-                     decode_time=problem.decode_seconds, n_evals=int(problem.n_decoded),
+                     decode_time=problem.decode_seconds + (search is not problem)
+                     * search.decode_seconds,
+                     n_evals=int(problem.n_decoded + (search is not problem) * search.n_decoded),
                      use_blacklist=use_blacklist, backfill=backfill,
                      info={"stopped_by": _stopped_by(
                          hist, params.n_gen, time_limit, wall,
