@@ -286,25 +286,25 @@ def convergence(args, pool):
                      "matched_pct": [100 * r[4] / ref_hv for r in matched],
                      "matched_wall_s": [r[5] for r in matched],
                      "easy_gen": args.easy_gen, "easy_pop": args.easy_pop,
-                     "easy_pct": [100 * r[4] / ref_hv for r in easy],
-                     "easy_missing_by_third": [
-                         missing_hypervolume_by_range(r[3], union, base).tolist()
-                         for r in easy],
-                     "easy_wall_s": [r[5] for r in easy],
-                     "covered_by_easy_seed": {a: [_covered(r[3], p) for r in easy]
-                                              for a, p in points.items()},
-                     "twin_pct": [100 * r[4] / ref_hv for r in twin],
-                     "twin_missing_by_third": [
-                         missing_hypervolume_by_range(r[3], union, base).tolist()
-                         for r in twin],
-                     "twin_wall_s": [r[5] for r in twin],
-                     "covered_by_twin_seed": {a: [_covered(r[3], p) for r in twin]
-                                              for a, p in points.items()},
+                     **_search_fields("easy", easy, union, base, points, ref_hv),
+                     **_search_fields("twin", twin, union, base, points, ref_hv),
                      "long_runs": [{"seed": r[2], "hv": r[4], "wall_s": r[5]} for r in long_runs]})
         rows[-1]["alone_wall_s"] = _alone(trace_file, start, release)
         print(f"{name}: reference hv {ref_hv:.4f}; default runs "
               f"{', '.join(f'{p:.1f}%' for p in pct)}", flush=True)
     return rows
+
+
+def _search_fields(kind, runs, union, base, points, ref_hv) -> dict:
+    """A convergence row's record of the ``kind`` runs (hv %, thirds, wall, coverage)."""
+    from moga.metrics import missing_hypervolume_by_range
+
+    return {f"{kind}_pct": [100 * r[4] / ref_hv for r in runs],
+            f"{kind}_missing_by_third": [
+                missing_hypervolume_by_range(r[3], union, base).tolist() for r in runs],
+            f"{kind}_wall_s": [r[5] for r in runs],
+            f"covered_by_{kind}_seed": {a: [_covered(r[3], p) for r in runs]
+                                        for a, p in points.items()}}
 
 
 def ablation(args, pool):
