@@ -24,10 +24,11 @@ time spent on it at or below its share on 1,000 jobs.
 population evolves in EASY's space, where a random order is already a good
 queue priority, and every chromosome it decodes is turned into its in-order
 twin, its EASY start order with the same blacklist, decoded in order for the
-run's archive. The twin's in-order schedule is EASY's, job for job, unless a
-job fits earlier in strict order than EASY let it start (EASY held it back
-for the head's reservation); it is then a different schedule, often slower.
-The twin's objectives are always the in-order decoder's own.
+run's archive. The twin's in-order schedule is EASY's, job for job, unless
+some job can start earlier in strict order than it did under EASY (where
+finish times move after a start: co-allocated jobs re-rated under the fluid
+model); it is then a different schedule, often slower. The twin's
+objectives are always the in-order decoder's own.
 """
 
 from __future__ import annotations

@@ -373,6 +373,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     _, first = np.unique(F, axis=0, return_index=True)
     idx = first[np.lexsort(F[first].T[::-1])]
     F, X = F[idx], X[idx]
+    # With easy_search, the EASY decodes and the twins' in-order ones both count.
+    decoders = (problem,) if search is problem else (problem, search)
     h = np.array(history.rows, dtype=float)
     hist = {"n_gen": h[:, 0].astype(int), "n_evals": h[:, 1].astype(int), "hv": h[:, 2],
             "front_size": h[:, 3].astype(int), "time_s": h[:, 4]}
@@ -380,9 +382,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                      history=hist, jobset=jobset, federation=federation, model=model,
                      objectives=tuple(objectives), seed=seed, params=params,
                      reference=reference, ref_point=HV_FACTOR * reference, wall_time=wall,
-                     decode_time=problem.decode_seconds + (search is not problem)
-                     * search.decode_seconds,
-                     n_evals=int(problem.n_decoded + (search is not problem) * search.n_decoded),
+                     decode_time=sum(p.decode_seconds for p in decoders),
+                     n_evals=int(sum(p.n_decoded for p in decoders)),
                      use_blacklist=use_blacklist, backfill=backfill,
                      info={"stopped_by": _stopped_by(
                          hist, params.n_gen, time_limit, wall,
