@@ -104,8 +104,9 @@ class GAParams:
         twin, its EASY start order with the same blacklist, decoded in order
         (:class:`~moga.evolution.resequencing.EasySearch`). The front returned
         is in-order, as without it. An EASY decode costs several in-order
-        ones, so pair it with a smaller budget (``pop_size=50, n_gen=240``
-        takes about the default run's time on 1,000 jobs). Needs the archive
+        ones on 1,000 jobs and tens on several thousand, so pair it with a
+        smaller budget (``pop_size=50, n_gen=240`` takes about the default
+        run's time on 1,000 jobs). Needs the archive
         (``archive_size > 0``); re-sequencing is then off. Default False.
     """
 
