@@ -138,6 +138,16 @@ def test_easy_search_twins_are_easy_start_orders_decoded_in_order(small):
     np.testing.assert_array_equal(F, F2)
     assert fresh.n_decoded == 6
     np.testing.assert_array_equal(C[:, J:], X[:, J:])
+    rows = np.array([4, 1])
+    F3, C3 = search.twins(X, rows)  # some rows only, the decode's start orders reused
+    np.testing.assert_array_equal(C3, C[rows])
+    np.testing.assert_array_equal(F3, F[rows])
+    assert search.n_decoded == n_easy and search.in_order.n_decoded == 8
+    F4, C4 = EasySearch(SchedulingProblem(js, fed)).twins(X, rows)
+    np.testing.assert_array_equal(C4, C[rows])
+    np.testing.assert_array_equal(F4, F[rows])
+    F5, C5 = search.twins(X, np.array([], dtype=int))
+    assert F5.shape == (0, 2) and C5.shape == (0, X.shape[1])
     for p in range(6):
         s = evaluate(js, fed, X[p, :J].astype(int), X[p, J:].reshape(J, K), backfill="easy")
         np.testing.assert_allclose(F_easy[p], [s.makespan, s.energy], rtol=1e-12)
@@ -167,8 +177,22 @@ def test_easy_search_returns_an_in_order_front(small, monkeypatch):
     np.testing.assert_array_equal(SchedulingProblem(js, fed).decode(r.X)[0], r.F)
     for x in r.X:
         np.testing.assert_array_equal(np.sort(x[:len(js)]), np.arange(len(js)))
-    # Every EASY decode of the loop has an in-order twin, and both count.
-    assert r.n_evals >= 2 * r.history["n_evals"][-1]
+    # The rows whose EASY point the archive admitted have an in-order twin, and both count.
+    asked = []
+    twins = resequencing.EasySearch.twins
+
+    def spy(self, X, rows=None):
+        asked.append((len(X), len(rows)))
+        return twins(self, X, rows)
+
+    monkeypatch.setattr(resequencing.EasySearch, "twins", spy)
+    again = moga.run(js, fed, **kw)
+    np.testing.assert_array_equal(r.X, again.X)
+    n_twins = sum(n for _, n in asked)
+    assert sum(n for n, _ in asked) == r.history["n_evals"][-1]
+    assert 0 < n_twins < r.history["n_evals"][-1]  # covered rows are not twinned
+    assert r.n_evals >= r.history["n_evals"][-1] + n_twins  # with the seeding's decodes
+    monkeypatch.setattr(resequencing.EasySearch, "twins", twins)
     again = moga.run(js, fed, **kw)
     np.testing.assert_array_equal(r.X, again.X)
     plain = moga.run(js, fed, pop_size=16, n_gen=8, seed=2)

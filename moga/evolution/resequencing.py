@@ -24,7 +24,11 @@ time spent on it at or below its share on 1,000 jobs.
 population evolves in EASY's space, where a random order is already a good
 queue priority, and every chromosome it decodes is turned into its in-order
 twin, its EASY start order with the same blacklist, decoded in order for the
-run's archive. The twin's in-order schedule is EASY's, job for job, unless
+run's archive. A run twins only the rows whose EASY point its archive
+admits: a twin's objectives are EASY's or worse for nearly every row, so the
+twin of a row the archive already covers is nearly never kept, and most
+rows are covered (docs/dev/experiments.md). The twin's in-order schedule is
+EASY's, job for job, unless
 some job can start earlier in strict order than it did under EASY (where
 finish times move after a start: co-allocated jobs re-rated under the fluid
 model); it is then a different schedule, often slower. The twin's
@@ -107,21 +111,25 @@ class EasySearch(SchedulingProblem):
         self._last = (_row_hashes(X), b.start_orders)
         return self._columns(b), b
 
-    def twins(self, X):
-        """``(F, C)``: the in-order twins ``C`` of the rows of ``X`` and their objectives ``F``.
+    def twins(self, X, rows=None):
+        """``(F, C)``: the in-order twins ``C`` of rows of ``X`` and their objectives ``F``.
 
-        Row ``i`` of ``C`` is row ``i`` of ``X`` with its order replaced by the
-        row's EASY start order (jobs by start time, ties in the row's order);
-        ``F`` is ``C`` decoded in order. The start orders of the last
-        :meth:`decode` are reused when ``X`` holds the same rows.
+        Row ``i`` of ``C`` is row ``rows[i]`` of ``X`` (every row when ``rows``
+        is None) with its order replaced by the row's EASY start order (jobs by
+        start time, ties in the row's order); ``F`` is ``C`` decoded in order.
+        The start orders of the last :meth:`decode` are reused when ``X`` holds
+        the same rows.
         """
         X = np.ascontiguousarray(np.atleast_2d(X), dtype=np.float64)
+        rows = np.arange(len(X)) if rows is None else np.asarray(rows, dtype=np.int64)
         last = self._last
         if last is not None and len(last[0]) == len(X) and np.array_equal(last[0],
                                                                           _row_hashes(X)):
-            orders = last[1]
+            orders = last[1][rows]
         else:
-            orders = self.start_orders(X, backfill="easy")
-        C = X.copy()
+            orders = self.start_orders(X[rows], backfill="easy")
+        C = X[rows].copy()
         C[:, :self.n_jobs] = orders
+        if len(C) == 0:
+            return np.empty((0, len(self.objectives))), C
         return self.in_order.decode(C)[0], C

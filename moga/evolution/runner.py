@@ -150,10 +150,11 @@ class _Recorder:
     def record(self, n_gen, n_evals, off_F, off_X, front_F):
         """Record a generation: ``off_X`` (a callable giving the rows asked for) were just
         decoded to ``off_F``; ``front_F`` is the population's front (used without archive).
-        With ``twins`` (:meth:`EasySearch.twins`), the archive is offered the rows' in-order
-        twins instead."""
+        With ``twins`` (:meth:`EasySearch.twins`), the archive is offered instead the in-order
+        twins of the rows whose (EASY) objectives it admits."""
         if self.twins is not None:
-            off_F, twin_X = self.twins(off_X(np.arange(len(off_F))))
+            rows = np.flatnonzero(self.archive.admits(off_F))
+            off_F, twin_X = self.twins(off_X(np.arange(len(off_F))), rows)
 
             def off_X(rows):
                 return twin_X[rows]
