@@ -407,8 +407,9 @@ def report(conv, cov, args, abl=()) -> str:
             pop, gen = twin_rows[0]["easy_pop"], twin_rows[0]["easy_gen"]
             lines += ["", "In-order runs that search through EASY (`moga.run(..., params="
                       f"{{\"easy_search\": True, \"pop_size\": {pop}, \"n_gen\": {gen}}})`: "
-                      "the population evolves in EASY's space and the archive gathers each "
-                      "chromosome's in-order twin, its EASY start order decoded in order; the "
+                      "the population evolves in EASY's space and the archive gathers the "
+                      "in-order twin of each chromosome whose EASY point it admits, its EASY "
+                      "start order decoded in order; the "
                       "front is in-order, as the default run's), the same seeds and reference "
                       "fronts:", ""]
             lines += _search_table(twin_rows, "twin")

@@ -100,8 +100,9 @@ class GAParams:
     easy_search : bool
         MOGA only, in-order decoder (``backfill="none"``): the population
         evolves in EASY's space (its orders are EASY's queue priorities) and
-        every chromosome decoded is also offered to the archive as its in-order
-        twin, its EASY start order with the same blacklist, decoded in order
+        every chromosome decoded whose EASY point the archive admits is also
+        offered to it as its in-order twin, its EASY start order with the same
+        blacklist, decoded in order
         (:class:`~moga.evolution.resequencing.EasySearch`). The front returned
         is in-order, as without it. An EASY decode costs several in-order
         ones on 1,000 jobs and tens on several thousand, so pair it with a
