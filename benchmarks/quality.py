@@ -26,7 +26,10 @@ Two parts (a benchmark, not a test; runs in parallel processes):
     EASY-space runs): in-order fronts, measured like the default run's.
     The baselines (FCFS, EASY, FCFS-greenest, EASY-greenest, GA-MF seed 1)
     run once per job-set, and the table counts the baseline points that every
-    default run's front weakly dominates.
+    default run's front weakly dominates. The second and third tables test
+    each set's percentages against the default run's (two-sided
+    Mann-Whitney U), and a figure draws each table's 50% attainment surface
+    (the front that half of the seeds reach) against the reference.
 ``coverage``
     One monthly job-set of each shared trace (30 days; 1 day of LCG, whose
     11 days hold 188,041 jobs), federation ``default@auto``: FCFS, EASY,
@@ -39,7 +42,8 @@ Two parts (a benchmark, not a test; runs in parallel processes):
     switched off one by one (:data:`ABLATION`), ``--seeds`` seeds, against
     the stored reference fronts (which it does not change).
 
-Writes ``results/quality.md`` and ``results/quality.json``::
+Writes ``results/quality.md`` and ``results/quality.json``, and with the convergence part
+``results/quality_attainment.png`` (the median runs' fronts against the references)::
 
     python benchmarks/quality.py                      # both parts, stored references
     python benchmarks/quality.py --reference          # recompute the reference fronts too
@@ -226,7 +230,12 @@ def _coverage_task(args):
 
 
 def convergence(args, pool):
-    from moga.metrics import missing_hypervolume_by_range, normalized_hypervolume, reference_front
+    from moga.metrics import (
+        attainment_surface,
+        missing_hypervolume_by_range,
+        normalized_hypervolume,
+        reference_front,
+    )
 
     STORE.mkdir(parents=True, exist_ok=True)
     tasks = []
@@ -273,6 +282,7 @@ def convergence(args, pool):
         long_runs = [r for r in mine if r[1] == "reference"]
         points = base_points[name]
         rows.append({"jobset": name, "trace": trace_file, "start": start, "release": release,
+                     "base": np.asarray(base).tolist(),
                      "reference_hv": ref_hv, "reference_points": len(union),
                      "baselines": points,
                      "covered_by_seed": {a: [_covered(r[3], p) for r in defaults]
@@ -282,6 +292,7 @@ def convergence(args, pool):
                          missing_hypervolume_by_range(r[3], union, base).tolist()
                          for r in defaults],
                      "default_wall_s": [r[5] for r in defaults],
+                     "default_eaf50": attainment_surface([r[3] / base for r in defaults]).tolist(),
                      "matched_gen": args.matched_gen,
                      "matched_pct": [100 * r[4] / ref_hv for r in matched],
                      "matched_wall_s": [r[5] for r in matched],
@@ -296,10 +307,14 @@ def convergence(args, pool):
 
 
 def _search_fields(kind, runs, union, base, points, ref_hv) -> dict:
-    """A convergence row's record of the ``kind`` runs (hv %, thirds, wall, coverage)."""
-    from moga.metrics import missing_hypervolume_by_range
+    """A convergence row's record of the ``kind`` runs (hv %, thirds, wall, coverage, and
+    their 50% attainment surface with objectives divided by ``base``)."""
+    from moga.metrics import attainment_surface, missing_hypervolume_by_range
 
+    if not runs:
+        return {}
     return {f"{kind}_pct": [100 * r[4] / ref_hv for r in runs],
+            f"{kind}_eaf50": attainment_surface([r[3] / base for r in runs]).tolist(),
             f"{kind}_missing_by_third": [
                 missing_hypervolume_by_range(r[3], union, base).tolist() for r in runs],
             f"{kind}_wall_s": [r[5] for r in runs],
@@ -344,18 +359,65 @@ def _coverage_cell(by_seed) -> str:
 
 def _search_table(rows, kind) -> list:
     """Lines of the per-set table of the ``kind`` runs (``"easy"`` or ``"twin"``)."""
+    from scipy.stats import mannwhitneyu
+
     lines = ["| job-set | hv % of reference per seed | median | worst | missing by third, "
              "fast / middle / green (median points) | wall s | baselines covered by every "
-             "seed |", "|---|---|---|---|---|---|---|"]
+             "seed | against the default run: p |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         pct = r[f"{kind}_pct"]
+        p = mannwhitneyu(pct, r["default_pct"], alternative="two-sided").pvalue
         thirds = np.median(np.array(r[f"{kind}_missing_by_third"]), axis=0)
         lines.append(f"| {r['jobset']} | " + ", ".join(f"{p:.1f}" for p in pct)
                      + f" | {np.median(pct):.1f}% | {np.min(pct):.1f}% | "
                      + " / ".join(f"{m:.2f}" for m in thirds) + " | "
                      f"{np.median(r[f'{kind}_wall_s']):.1f} | "
-                     + _coverage_cell(r[f"covered_by_{kind}_seed"]) + " |")
+                     + _coverage_cell(r[f"covered_by_{kind}_seed"]) + f" | {p:.2g} |")
     return lines
+
+
+#: The figure of the convergence part, beside ``quality.md``.
+ATTAINMENT_PNG = "quality_attainment.png"
+#: Line styles of the runs in that figure: (key prefix, label, colour, line style).
+_SURFACES = (("default", "default run, in order", "tab:blue", "-"),
+             ("twin", "EASY search, in order", "tab:green", "-"),
+             ("easy", "EASY space (EASY's schedules)", "tab:orange", "--"))
+
+
+def plot_attainment(conv, path) -> None:
+    """One panel per convergence set: the reference front, each kind's 50% attainment
+    surface and the baselines, objectives divided by the submit order's (written atomically)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(conv), figsize=(4.2 * len(conv), 4.0), squeeze=False)
+    for ax, r in zip(axes[0], conv, strict=True):
+        base = np.asarray(r["base"])
+        ref = np.loadtxt(STORE / f"reference_{r['jobset']}.csv", delimiter=",", skiprows=1,
+                         ndmin=2) / base
+        ax.step(ref[:, 0], ref[:, 1], where="post", color="0.5", lw=2.5, alpha=0.6,
+                label="reference")
+        for key, label, colour, style in _SURFACES:
+            S = np.asarray(r.get(f"{key}_eaf50") or np.empty((0, 2)))
+            if len(S):
+                ax.step(S[:, 0], S[:, 1], where="post", color=colour, ls=style, lw=1.2,
+                        label=label)
+        for name, point in r["baselines"].items():
+            q = np.asarray(point) / base
+            ax.plot(*q, "k.", ms=5)
+            ax.annotate(name, q, fontsize=6, xytext=(2, 2), textcoords="offset points")
+        ax.set_xlim(0.98 * ref[:, 0].min(), 1.12)
+        ax.set_ylim(0.98 * ref[:, 1].min(), 1.12)
+        ax.set_title(r["jobset"], fontsize=9)
+        ax.set_xlabel("makespan / submit order's")
+    axes[0][0].set_ylabel("energy / submit order's")
+    axes[0][0].legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    plt.close(fig)
 
 
 def report(conv, cov, args, abl=()) -> str:
@@ -427,7 +489,17 @@ def report(conv, cov, args, abl=()) -> str:
                   + (f" In EASY's space: a median of {np.median(alle):.1f}% (worst seed "
                      f"{np.min(alle):.1f}%)." if alle else "")
                   + (f" In order, searched through EASY: a median of {np.median(allt):.1f}% "
-                     f"(worst seed {np.min(allt):.1f}%)." if allt else ""), ""]
+                     f"(worst seed {np.min(allt):.1f}%)." if allt else "")
+                  + " The p values are two-sided Mann-Whitney U tests of a table's "
+                  f"{len(conv[0]['default_pct'])} percentages per set against the default "
+                  "run's on the same set.", ""]
+        if all(r.get("default_eaf50") for r in conv):
+            lines += [f"![The median runs' fronts]({ATTAINMENT_PNG})", "",
+                      f"`{ATTAINMENT_PNG}`: per job-set, the reference front and the 50% "
+                      "attainment surface of each table's runs (`moga.metrics."
+                      "attainment_surface`: the points that half of the seeds' fronts reach), "
+                      "with the baselines; objectives divided by the submit order's, the "
+                      "hypervolume's bounding point at (1.1, 1.1) in the corner.", ""]
     if abl:
         names = list(abl[0]["pct"])
         lines += ["## Ablation: what each part of the optimiser adds", "",
@@ -511,6 +583,8 @@ def main(argv=None):
               "ablation": abl or old.get("ablation", []),
               "wall_s": time.perf_counter() - t0}
     atomic_write(out / "quality.json", json.dumps(record, indent=1, default=float) + "\n")
+    if record["convergence"] and all(r.get("default_eaf50") for r in record["convergence"]):
+        plot_attainment(record["convergence"], out / ATTAINMENT_PNG)
     text = report(record["convergence"], record["coverage"], args, record["ablation"])
     atomic_write(out / "quality.md", text + "\n")
     print(text)

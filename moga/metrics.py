@@ -6,7 +6,7 @@ import moocore
 import numpy as np
 
 __all__ = ["hypervolume", "normalized_hypervolume", "nondominated", "knee_index", "igd_plus",
-           "spread", "reference_front", "missing_hypervolume_by_range"]
+           "spread", "reference_front", "missing_hypervolume_by_range", "attainment_surface"]
 
 
 def hypervolume(F, ref) -> float:
@@ -77,6 +77,47 @@ def reference_front(fronts) -> np.ndarray:
     F = np.vstack([np.atleast_2d(np.asarray(f, dtype=float)) for f in fronts])
     F = np.unique(F, axis=0)
     return F[nondominated(F)]
+
+
+def attainment_surface(fronts, percentile: float = 50.0) -> np.ndarray:
+    """The ``percentile``% empirical attainment surface of several runs' fronts (minimisation).
+
+    A point is attained by a run when some point of its front weakly dominates
+    it; the surface bounds the points attained by at least ``percentile``% of
+    the runs (``ceil(percentile * n / 100)`` of ``n``). The 50% surface is the
+    median run's front in the sense of López-Ibáñez, Paquete and Stützle's
+    empirical attainment function (computed by ``moocore.eaf``); 100% is what
+    every run attains.
+
+    Parameters
+    ----------
+    fronts : sequence of array_like (n_i, m)
+        One front per run, each at least one point.
+    percentile : float
+        In (0, 100].
+
+    Returns
+    -------
+    ndarray (k, m)
+        The surface's minimal points, sorted by the first objective.
+    """
+    fronts = [np.atleast_2d(np.asarray(f, dtype=float)) for f in fronts]
+    if not fronts or any(f.size == 0 for f in fronts):
+        raise ValueError("attainment_surface needs one non-empty front per run")
+    m = fronts[0].shape[1]
+    if any(f.ndim != 2 or f.shape[1] != m for f in fronts):
+        raise ValueError(f"every front must be (n, {m}), got "
+                         f"{[f.shape for f in fronts]}")
+    if not 0.0 < float(percentile) <= 100.0:
+        raise ValueError(f"percentile must lie in (0, 100], got {percentile!r}")
+    sets = np.concatenate([np.full(len(f), i + 1) for i, f in enumerate(fronts)])
+    # moocore's levels are the multiples of 100 / n; ask for the level that covers
+    # ``percentile`` (ceil(percentile * n / 100) runs).
+    n = len(fronts)
+    level = 100.0 * np.ceil(float(percentile) * n / 100.0 - 1e-9) / n
+    E = np.asarray(moocore.eaf(np.vstack(fronts), sets, percentiles=[level]), dtype=float)
+    S = E[:, :m]
+    return S[np.lexsort(S.T[::-1])]
 
 
 def _area_in_slab(F, ref, lo, hi) -> float:

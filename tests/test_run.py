@@ -346,3 +346,41 @@ def test_missing_hypervolume_by_range_by_hand_and_in_sum():
         assert np.all(parts >= -1e-9)  # R holds F: F misses, never adds
     with pytest.raises(ValueError, match="two objectives"):
         missing_hypervolume_by_range(np.ones((2, 3)), np.ones((2, 3)), np.ones(3))
+
+
+@given(seed=st.integers(0, 2**32 - 1), sizes=st.lists(st.integers(1, 8), min_size=1, max_size=5),
+       percentile=st.floats(1.0, 100.0))
+def test_attainment_surface_equals_its_twin(seed, sizes, percentile):
+    from moga.metrics import attainment_surface
+
+    rng = np.random.default_rng(seed)
+    fronts = [np.round(rng.random((n, 2)) * 6) / 6 for n in sizes]  # coarse: ties
+    k = int(np.ceil(percentile * len(fronts) / 100 - 1e-9))
+
+    def attained(z):  # runs whose front weakly dominates z
+        return sum(bool(np.any(np.all(f <= z, axis=1))) for f in fronts)
+
+    # The surface's corners lie on the grid of the fronts' coordinates.
+    xs = sorted({p[0] for f in fronts for p in f})
+    ys = sorted({p[1] for f in fronts for p in f})
+    grid = [(x, y) for x in xs for y in ys if attained(np.array([x, y])) >= k]
+    twin = {p for p in grid
+            if not any(q != p and q[0] <= p[0] and q[1] <= p[1] for q in grid)}
+    got = attainment_surface(fronts, percentile)
+    assert {tuple(p) for p in got} == twin
+    assert np.all(np.diff(got[:, 0]) > 0)
+
+
+def test_attainment_surface_refuses_bad_input():
+    from moga.metrics import attainment_surface
+
+    with pytest.raises(ValueError, match="non-empty front"):
+        attainment_surface([])
+    with pytest.raises(ValueError, match="non-empty front"):
+        attainment_surface([np.ones((2, 2)), np.empty((0, 2))])
+    with pytest.raises(ValueError, match=r"every front must be \(n, 2\)"):
+        attainment_surface([np.ones((2, 2)), np.ones((2, 3))])
+    with pytest.raises(ValueError, match="percentile"):
+        attainment_surface([np.ones((2, 2))], 0)
+    with pytest.raises(ValueError, match="percentile"):
+        attainment_surface([np.ones((2, 2))], 101)
