@@ -191,6 +191,16 @@ def _long_rows(abl) -> int:
     return len(abl) - first
 
 
+def _reference_file(name) -> Path:
+    """The stored reference front of convergence job-set ``name``."""
+    return STORE / f"reference_{name}.csv"
+
+
+def _load_reference(name) -> np.ndarray:
+    """The stored reference front of ``name`` (makespan, energy), one row per point."""
+    return np.loadtxt(_reference_file(name), delimiter=",", skiprows=1, ndmin=2)
+
+
 def _covered(front, point) -> bool:
     """Whether ``front`` weakly dominates ``point`` (relative tolerance 1e-12)."""
     return bool(np.any(np.all(np.asarray(front) <= np.asarray(point) * (1 + 1e-12), axis=1)))
@@ -240,7 +250,7 @@ def convergence(args, pool):
     STORE.mkdir(parents=True, exist_ok=True)
     tasks = []
     for name, trace_file, start, release in CONVERGENCE:
-        if args.reference or args.long_runs or not (STORE / f"reference_{name}.csv").exists():
+        if args.reference or args.long_runs or not _reference_file(name).exists():
             tasks += [(name, trace_file, start, release, 100 + s, args.ref_gen, "reference",
                        None, backfill)
                       for backfill in args.ref_backfill for s in range(args.ref_seeds)]
@@ -260,10 +270,10 @@ def convergence(args, pool):
     for name, trace_file, start, release in CONVERGENCE:
         mine = [r for r in runs if r[0] == name]
         base = mine[0][6]
-        ref_file = STORE / f"reference_{name}.csv"
+        ref_file = _reference_file(name)
         fronts = [r[3] for r in mine]
         if ref_file.exists() and not args.reference:
-            fronts.append(np.loadtxt(ref_file, delimiter=",", skiprows=1, ndmin=2))
+            fronts.append(_load_reference(name))
         # Distinct points only: the stored reference is merged again at every run of this
         # benchmark, and the default runs' points, the same each time, used to pile up.
         # Sorted by makespan, then energy, as the file has always been.
@@ -329,8 +339,7 @@ def ablation(args, pool):
              for label, params, n_gen in ABLATION
              for name, trace_file, start, release in CONVERGENCE for s in range(args.seeds)]
     runs = list(pool.map(_moga_task, tasks))
-    refs = {name: np.loadtxt(STORE / f"reference_{name}.csv", delimiter=",", skiprows=1,
-                             ndmin=2) for name, *_ in CONVERGENCE}
+    refs = {name: _load_reference(name) for name, *_ in CONVERGENCE}
     rows = []
     for label, params, _ in ABLATION:
         mine = [r for r in runs if r[1] == label]
@@ -366,13 +375,13 @@ def _search_table(rows, kind) -> list:
              "seed | against the default run: p |", "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         pct = r[f"{kind}_pct"]
-        p = mannwhitneyu(pct, r["default_pct"], alternative="two-sided").pvalue
+        p_value = mannwhitneyu(pct, r["default_pct"], alternative="two-sided").pvalue
         thirds = np.median(np.array(r[f"{kind}_missing_by_third"]), axis=0)
         lines.append(f"| {r['jobset']} | " + ", ".join(f"{p:.1f}" for p in pct)
                      + f" | {np.median(pct):.1f}% | {np.min(pct):.1f}% | "
                      + " / ".join(f"{m:.2f}" for m in thirds) + " | "
                      f"{np.median(r[f'{kind}_wall_s']):.1f} | "
-                     + _coverage_cell(r[f"covered_by_{kind}_seed"]) + f" | {p:.2g} |")
+                     + _coverage_cell(r[f"covered_by_{kind}_seed"]) + f" | {p_value:.2g} |")
     return lines
 
 
@@ -387,16 +396,14 @@ _SURFACES = (("default", "default run, in order", "tab:blue", "-"),
 def plot_attainment(conv, path) -> None:
     """One panel per convergence set: the reference front, each kind's 50% attainment
     surface and the baselines, objectives divided by the submit order's (written atomically)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from moga.plot import _save
 
     fig, axes = plt.subplots(1, len(conv), figsize=(4.2 * len(conv), 4.0), squeeze=False)
     for ax, r in zip(axes[0], conv, strict=True):
         base = np.asarray(r["base"])
-        ref = np.loadtxt(STORE / f"reference_{r['jobset']}.csv", delimiter=",", skiprows=1,
-                         ndmin=2) / base
+        ref = _load_reference(r["jobset"]) / base
         ax.step(ref[:, 0], ref[:, 1], where="post", color="0.5", lw=2.5, alpha=0.6,
                 label="reference")
         for key, label, colour, style in _SURFACES:
@@ -415,9 +422,13 @@ def plot_attainment(conv, path) -> None:
     axes[0][0].set_ylabel("energy / submit order's")
     axes[0][0].legend(fontsize=7, loc="upper right")
     fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=110, format="png")
-    plt.close(fig)
+    _save(fig, path, dpi=110)
+
+
+def _has_surfaces(conv) -> bool:
+    """Whether every convergence row holds its attainment surfaces (rows stored before
+    they were recorded do not)."""
+    return bool(conv) and all(r.get("default_eaf50") for r in conv)
 
 
 def report(conv, cov, args, abl=()) -> str:
@@ -493,7 +504,7 @@ def report(conv, cov, args, abl=()) -> str:
                   + " The p values are two-sided Mann-Whitney U tests of a table's "
                   f"{len(conv[0]['default_pct'])} percentages per set against the default "
                   "run's on the same set.", ""]
-        if all(r.get("default_eaf50") for r in conv):
+        if _has_surfaces(conv):
             lines += [f"![The median runs' fronts]({ATTAINMENT_PNG})", "",
                       f"`{ATTAINMENT_PNG}`: per job-set, the reference front and the 50% "
                       "attainment surface of each table's runs (`moga.metrics."
@@ -583,7 +594,7 @@ def main(argv=None):
               "ablation": abl or old.get("ablation", []),
               "wall_s": time.perf_counter() - t0}
     atomic_write(out / "quality.json", json.dumps(record, indent=1, default=float) + "\n")
-    if record["convergence"] and all(r.get("default_eaf50") for r in record["convergence"]):
+    if _has_surfaces(record["convergence"]):
         plot_attainment(record["convergence"], out / ATTAINMENT_PNG)
     text = report(record["convergence"], record["coverage"], args, record["ablation"])
     atomic_write(out / "quality.md", text + "\n")
