@@ -315,7 +315,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     in queue order: only the jobs that pass the cheap tests (their allowed
     clusters hold their tasks now, and they can end by the reservation at
     their fastest, a slowdown of at least ``min(1, 1 / fastest speed)``, or
-    are narrow enough, :func:`_room_bounds`, to leave the head its nodes)
+    are narrow enough, :func:`_late_width`, to leave the head its nodes)
     are visited, and the bounds of these tests only tighten as jobs start,
     so each group's next candidate is searched from where it stood. The
     allowance comes from the table of :func:`allowances`, so the full test is
@@ -382,7 +382,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             sd_min = min(sd_min, 1.0 / plat.speed[k])
         sd_min *= 1.0 - 1e-9
         need = tasks[head]
-        room0, spare0 = _room_bounds(st)
+        room0 = _room_bounds(st)
         allow_j, free_in = st.allow_j, st.free_in
         free_mask = np.int64(-1)
         if by_mask:
@@ -392,11 +392,11 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         n_act = st.evi[E_NACT]
         if free_total > 0:
             # Each group's first candidate behind the head.
-            y = spare0 - need if room0 >= need else -1
             p_head = st.pos_of[head]
             for a in range(n_act):
                 m = st.g_act[a]
                 x = free_in[m] if by_mask else free_total
+                y = _late_width(m, by_mask, free, st.slack_h, room0, need)
                 st.g_cand[m] = first_candidate(m, first_after(m, p_head, st), st, x, y, t,
                                                sd_min, shadow)
         while free_total > 0:
@@ -418,22 +418,22 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 set_leaf(j, EMPTY, np.inf, st, by_mask)
                 holes += 1
                 free_total -= tasks[j]
-                room0, spare0 = _room_bounds(st)
+                room0 = _room_bounds(st)
                 if by_mask:
                     free_by_mask(free, free_in)
                 else:
                     free_mask = cluster_mask(free)
                 # The bounds tightened: every group searches on from its candidate.
-                y = spare0 - need if room0 >= need else -1
                 for a in range(n_act):
                     m = st.g_act[a]
                     c = st.g_cand[m]
                     if c >= 0:
                         x = free_in[m] if by_mask else free_total
+                        y = _late_width(m, by_mask, free, st.slack_h, room0, need)
                         st.g_cand[m] = first_candidate(m, c, st, x, y, t, sd_min, shadow)
             else:
                 x = free_in[best] if by_mask else free_total
-                y = spare0 - need if room0 >= need else -1
+                y = _late_width(best, by_mask, free, st.slack_h, room0, need)
                 st.g_cand[best] = first_candidate(best, st.g_cand[best] + 1, st, x, y, t, sd_min,
                                                   shadow)
     st.evi[E_HOLES] = holes
@@ -499,24 +499,43 @@ def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room
 
 @helper
 def _room_bounds(st):
-    """Bounds on the head's room at the reservation if a backfilled job ran past it.
+    """The head's room at the reservation before any backfilled job runs past it.
 
     The room ``sum_k min(free_s[k] - hold[k] - x_k, allow_h[k])`` that the
     backfill rule tests for a job of allocation ``x`` is at most ``room0 =
-    sum_k min(free_s[k] - hold[k], allow_h[k])`` and at most ``spare0 - tasks``
-    with ``spare0 = sum_k (free_s[k] - hold[k])``; a job for which either bound
-    is below the head's width cannot leave the head its nodes. Both change
-    only when ``hold`` does, and so does ``st.slack_h`` (for
-    :func:`_room_left`), which this fills. Returns ``(room0, spare0)``.
+    sum_k min(free_s[k] - hold[k], allow_h[k])``. It changes only when
+    ``hold`` does, and so does ``st.slack_h`` (for :func:`_room_left` and
+    :func:`_late_width`), which this fills. Returns ``room0``.
     """
     room0 = 0
-    spare0 = 0
     for k in range(st.free.shape[0]):
         a = st.free_s[k] - st.hold[k]
         room0 += min(a, st.allow_h[k])
-        spare0 += a
         st.slack_h[k] = max(0, a - st.allow_h[k])
-    return room0, spare0
+    return room0
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _late_width(m, by_mask, free, slack_h, room0, need):
+    """The widest job of candidate group ``m`` that may run past the reservation.
+
+    By :func:`_room_left`, a job of ``n`` tasks that cannot end by the
+    reservation leaves the head room only if ``n <= room0 - need + sum_k
+    min(free[k], allow[k], slack_h[k])``; its allowance is zero outside its
+    cluster set, which is the group ``m`` when ``by_mask``, so the sum over
+    that set of ``min(free[k], slack_h[k])`` bounds it for every job of the
+    group. Returns -1 when no job of the group can (``room0 < need``). The
+    bound only falls while one scan starts jobs, as the index requires, and
+    it keeps out the many candidates whose allowed clusters hold no node the
+    head could spare.
+    """
+    if room0 < need:
+        return -1
+    y = room0 - need
+    for k in range(free.shape[0]):
+        if not by_mask or (m >> k) & 1:
+            y += min(free[k], slack_h[k])
+    return y
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)

@@ -75,3 +75,57 @@ def test_one_group_beyond_the_table():
     assert first_candidate(0, 0, st, 3, 10, 0.0, 1.0, 5.0) == 0
     assert first_candidate(0, 1, st, 3, -1, 0.0, 1.0, 5.0) == -1
     assert first_candidate(0, 1, st, 3, -1, 0.0, 1.0, 10.0) == 1
+
+
+def best_room(n, free, allow, a, h):
+    """The most room any allocation of ``n`` tasks within ``min(free, allow)`` leaves a head
+    allowed ``h`` nodes of the ``a`` free at its reservation, by enumerating allocations
+    (None when none holds the job)."""
+    import itertools
+
+    caps = np.minimum(free, allow)
+    best = None
+    for x in itertools.product(*(range(c + 1) for c in caps)):
+        if sum(x) == n:
+            room = sum(min(a[k] - x[k], h[k]) for k in range(len(x)))
+            best = room if best is None else max(best, room)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_late_width_bound_keeps_every_job_that_could_leave_the_head_room(seed):
+    # The candidate index skips a job that cannot end by the reservation when it is wider
+    # than _late_width of its cluster set; no allocation of such a job may leave the head
+    # its nodes, or the index would change schedules.
+    from decoders import federated
+
+    # The kernels' own code run as Python (the helpers have no Python entry point).
+    _late_width = federated._late_width.py_func
+    _room_bounds = federated._room_bounds.py_func
+    _room_left = federated._room_left.py_func
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 4))
+    st = new_state(4, K)
+    st.free[:] = rng.integers(0, 5, K)
+    st.free_s[:] = st.free + rng.integers(0, 4, K)  # nodes free at the reservation
+    st.hold[:] = [rng.integers(0, s + 1) for s in st.free_s]
+    st.allow_h[:] = rng.integers(0, 6, K) * (rng.random(K) < 0.7)
+    room0 = _room_bounds(st)
+    a = st.free_s - st.hold
+    need = int(rng.integers(1, max(2, room0 + 2)))
+    kept = 0
+    for _ in range(40):
+        allow = rng.integers(0, 6, K) * (rng.random(K) < 0.6)
+        mask = int(sum(1 << k for k in range(K) if allow[k] > 0))
+        n = int(rng.integers(1, 9))
+        room = best_room(n, st.free, allow, a, st.allow_h)
+        if room is None:
+            continue
+        bound = _room_left(n, st.free, allow, st.slack_h, room0)
+        assert bound >= room
+        if room >= need:
+            kept += 1
+            assert n <= _late_width(mask, True, st.free, st.slack_h, room0, need)
+            assert n <= _late_width(0, False, st.free, st.slack_h, room0, need)
+    if room0 < need:
+        assert kept == 0 and _late_width(0, False, st.free, st.slack_h, room0, need) == -1
