@@ -53,7 +53,8 @@ def main(argv=None):
     (out / "tune" / "best.toml").write_text(res.to_toml())
     plot_study(res, out / "tune")
 
-    default = moga.GAParams(n_gen=args.budget // 100)
+    pop = moga.GAParams().for_moga().pop_size
+    default = moga.GAParams(pop_size=pop, n_gen=args.budget // pop)
     tuned = res.best_params
     seeds = list(range(101, 101 + args.test_seeds))
     hv = {"default": [], "tuned": []}

@@ -184,14 +184,17 @@ def _add_workload_args(p: argparse.ArgumentParser, power: str | None = "none",
 
 
 def _add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
-    from .evolution.params import GAParams
+    from .evolution.params import BUDGET, EASY_SEARCH_BUDGET
 
     p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
                    help="execution model (default: fluid)")
+    easy, plain = EASY_SEARCH_BUDGET, BUDGET
     p.add_argument("--pop", type=_pos_int("--pop"), default=None,
-                   help="population size (default 100)")
+                   help=f"population size (default {easy[0]} with MOGA's EASY search, "
+                        f"{plain[0]} without)")
     p.add_argument("--gen", type=_pos_int("--gen"), default=None,
-                   help=f"generations (default {GAParams.n_gen})")
+                   help=f"generations (default {easy[1]} with MOGA's EASY search, "
+                        f"{plain[1]} without)")
     p.add_argument("--seed", type=_seed, default=1, help="seed of the GA (default 1)")
     p.add_argument("--params", default=None, help="GA parameters as TOML (e.g. from moga tune)")
     p.add_argument("--out", default=out_default, help=f"output folder (default: {out_default})")
@@ -251,9 +254,9 @@ def _load_ga(args, outputs):
     out = _prepare_out(args.out, outputs)
     trace, fed, js = _load(args)
     params = GAParams.from_toml(args.params) if args.params else GAParams()
-    if args.params and args.gen is None and params.n_gen != GAParams.n_gen:
-        print(f"moga: note: {params.n_gen} generations from {args.params} (not the default "
-              f"{GAParams.n_gen}); pass --gen to change", file=sys.stderr, flush=True)
+    if args.params and args.gen is None and params.n_gen is not None:
+        print(f"moga: note: {params.n_gen} generations from {args.params} (not the default); "
+              "pass --gen to change", file=sys.stderr, flush=True)
     params = params.replace(pop_size=args.pop, n_gen=args.gen)
     return trace, fed, js, params, out
 
@@ -265,9 +268,11 @@ def _cmd_run(args) -> int:
     trace, fed, js, params, out = _load_ga(
         args, ["front.csv", "run.json", "result.npz", "schedule.csv", "schedule.swf",
                "front.png", "convergence.png", "gantt_knee.png"])
-    print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II pop {params.pop_size}, "
-          f"{params.n_gen} generations, model {args.model}, seed {args.seed}"
-          + (", EASY decoder" if args.backfill == "easy" else ""), flush=True)
+    shown = params.for_moga(args.backfill)
+    print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II pop {shown.pop_size}, "
+          f"{shown.n_gen} generations, model {args.model}, seed {args.seed}"
+          + (", EASY decoder" if args.backfill == "easy" else
+             ", searched through EASY" if shown.easy_search else ""), flush=True)
     if fed.power_cap is not None:
         print(f"power cap {fed.power_cap / 1e3:.2f} kW ({fed.power_cap / fed.peak_power:.0%} of "
               "peak)", flush=True)
@@ -747,8 +752,9 @@ def _cmd_compare(args) -> int:
     from .plot import plot_front
 
     trace, fed, js, params, out = _load_ga(args, ["compare.csv", "compare.json", "compare.png"])
+    shown = params.for_moga()
     print(f"{js.name}: {len(js)} jobs on {fed!r}; model {args.model}, MOGA pop "
-          f"{params.pop_size} x {params.n_gen} generations, seed {args.seed}", flush=True)
+          f"{shown.pop_size} x {shown.n_gen} generations, seed {args.seed}", flush=True)
     c = compare(js, fed, seed=args.seed, model=args.model, params=params,
                 algorithms=args.algorithms,
                 progress=not args.no_progress)

@@ -35,7 +35,7 @@ def _both(monkeypatch, *args, **kwargs):
     {"seed": 11, "pop_size": 12, "params": {"seeded": False}},
     {"seed": 5, "stagnation": 3, "stagnation_tol": 0.02},
     {"seed": 2, "use_blacklist": False},
-    {"seed": 4, "params": {"easy_search": True}},
+    {"seed": 4, "params": {"easy_search": False}},
 ])
 def test_array_loop_equals_pymoo(small, monkeypatch, kwargs):
     js, fed = small
@@ -111,8 +111,9 @@ def test_resequencing_is_off_under_the_easy_decoder(small, monkeypatch):
     monkeypatch.setattr(resequencing.Resequencer, "__call__",
                         lambda self, problem, C, rs: calls.append(1) or C)
     moga.run(js, fed, pop_size=10, n_gen=3, backfill="easy")
+    moga.run(js, fed, pop_size=10, n_gen=3)  # the EASY search, the default
     assert not calls
-    moga.run(js, fed, pop_size=10, n_gen=3)
+    moga.run(js, fed, pop_size=10, n_gen=3, params={"easy_search": False})
     assert calls
 
 
@@ -195,7 +196,10 @@ def test_easy_search_returns_an_in_order_front(small, monkeypatch):
     monkeypatch.setattr(resequencing.EasySearch, "twins", twins)
     again = moga.run(js, fed, **kw)
     np.testing.assert_array_equal(r.X, again.X)
-    plain = moga.run(js, fed, pop_size=16, n_gen=8, seed=2)
+    default = moga.run(js, fed, pop_size=16, n_gen=8, seed=2)  # the EASY search by default
+    np.testing.assert_array_equal(default.X, r.X)
+    assert default.params.easy_search
+    plain = moga.run(js, fed, pop_size=16, n_gen=8, seed=2, params={"easy_search": False})
     assert not (plain.F.shape == r.F.shape and np.array_equal(plain.F, r.F))
     with pytest.raises(ValueError, match="easy_search applies to the in-order decoder"):
         moga.run(js, fed, backfill="easy", **kw)
@@ -204,6 +208,26 @@ def test_easy_search_returns_an_in_order_front(small, monkeypatch):
     with pytest.raises(ValueError, match="easy_search must be true or false"):
         moga.GAParams(easy_search="yes")
     assert moga.GAParams.from_dict(moga.GAParams(easy_search=True).to_dict()).easy_search
+
+
+def test_moga_resolves_the_search_and_its_budget():
+    from moga.evolution.params import BUDGET, EASY_SEARCH_BUDGET
+
+    def got(p):
+        return p.easy_search, p.pop_size, p.n_gen
+
+    p = moga.GAParams()
+    assert (p.easy_search, p.pop_size, p.n_gen) == (None, None, None)
+    assert got(p.for_moga()) == (True, *EASY_SEARCH_BUDGET) == (True, 50, 240)
+    assert got(p.for_moga("easy")) == (False, *BUDGET)  # EASY's space is searched already
+    assert got(p.resolved()) == (False, *BUDGET) == (False, 100, 700)  # GA-MF, value GA
+    assert got(moga.GAParams(easy_search=False).for_moga()) == (False, 100, 700)
+    assert got(moga.GAParams(archive_size=0).for_moga()) == (False, 100, 700)
+    assert got(moga.GAParams(n_gen=5).for_moga()) == (True, 50, 5)
+    assert got(moga.GAParams(pop_size=8, easy_search=True).resolved()) == (True, 8, 240)
+    assert moga.GAParams.from_dict(moga.GAParams().to_dict()) == moga.GAParams()
+    with pytest.raises(ValueError, match="pop_size must be an integer >= 2"):
+        moga.GAParams(pop_size=1)
 
 
 def test_resequencing_chance_falls_with_the_jobset_size():

@@ -52,7 +52,7 @@ def test_best_parameters_run_and_respect_the_budget(tmp_path, jobsets):
     path = tmp_path / "best.toml"
     path.write_text(r.to_toml())
     res = moga.run(jss[0], fed, params=path, seed=5)
-    assert res.params == moga.GAParams.from_toml(path)
+    assert res.params == moga.GAParams.from_toml(path).for_moga()  # as the run resolved it
     cfg = config_from_dict({"trace": [{"path": "bundled", "n_jobs": 10, "starts": [0]}],
                             "algorithms": {"MOGA": {"params": str(path)}}}, "t.toml")
     assert cfg.algorithms["MOGA"]["pop_size"] == p.pop_size

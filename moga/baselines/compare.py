@@ -100,8 +100,9 @@ def compare(js: JobSet, fed: Federation, pop_size: int | None = None, n_gen: int
     represented in the table by the knee of their front, and all by the
     hypervolume of their points (normalised by the submit-order FCFS
     schedule, reference point 1.1). Random search gets MOGA's evaluation
-    budget; GA-MF and the ablation get MOGA's population and generations
-    (``pop_size`` and ``n_gen``, default those of ``params``, :class:`GAParams`'s).
+    budget; GA-MF and the ablation get ``pop_size`` and ``n_gen`` (default
+    those of ``params``; left at None, each algorithm's own:
+    :meth:`GAParams.resolved`).
 
     Parameters
     ----------
@@ -116,7 +117,8 @@ def compare(js: JobSet, fed: Federation, pop_size: int | None = None, n_gen: int
     fcfs = heuristic(js, fed, "FCFS", model)
     reference = np.array([fcfs.makespan, fcfs.energy])
     rows, fronts, points, results = [], {}, {}, {}
-    n_evals = params.pop_size * params.n_gen
+    moga_params = params.for_moga()
+    n_evals = moga_params.pop_size * moga_params.n_gen
     # MOGA first, so that random search gets the evaluations MOGA really made.
     for name in sorted(names, key=lambda n: n != "MOGA"):
         r = run_algorithm(name, js, fed, model=model, seed=seed, params=params, n_evals=n_evals,

@@ -14,15 +14,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..evolution.params import GAParams
+from ..evolution.params import BUDGET, GAParams
 from ..results import SearchResult
 from .heuristics import HEURISTICS, heuristic, submit_order
 
 __all__ = ["Algorithm", "ALGORITHMS", "algorithm", "run_algorithm"]
 
-#: Evaluations random search gets when nothing else says (MOGA's default budget:
-#: GAParams' population times its generations).
-DEFAULT_RANDOM_EVALS = GAParams().pop_size * GAParams().n_gen
+#: Evaluations random search gets when nothing else says (the in-order budget,
+#: :data:`~moga.evolution.params.BUDGET`: population times generations).
+DEFAULT_RANDOM_EVALS = BUDGET[0] * BUDGET[1]
 
 
 @dataclass(frozen=True)

@@ -68,10 +68,10 @@ def ga_mf(js: JobSet, fed: Federation, pop_size: int | None = None, n_gen: int |
 
     Same decoder, empty blacklist; the initial population holds the submit
     order and random orders. ``pop_size`` and ``n_gen`` default to those of
-    ``params`` (:class:`GAParams`'s by default). Returns the best schedule as a one-point front
+    ``params`` (100 x 700 when left at None there). Returns the best schedule as a one-point front
     (makespan, energy).
     """
-    params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)
+    params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen).resolved()
     seed = check_seed(seed)
     problem = SchedulingProblem(js, fed, model=model, objectives=("makespan+flowtime",),
                                 use_blacklist=False)

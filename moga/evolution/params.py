@@ -12,7 +12,15 @@ import numpy as np
 from ..model.tomlfile import read_toml
 from .operators import ScheduleCrossover, ScheduleMutation
 
-__all__ = ["GAParams", "check_seed"]
+__all__ = ["GAParams", "check_seed", "BUDGET", "EASY_SEARCH_BUDGET"]
+
+#: ``(pop_size, n_gen)`` left at None: NSGA-II over the in-order decoder (MOGA
+#: without the EASY search, the MOGA paper's budget), GA-MF and the value GA.
+BUDGET = (100, 700)
+#: ``(pop_size, n_gen)`` left at None for MOGA's EASY search (the default of
+#: :func:`moga.run`): an EASY decode costs several in-order ones, and at this
+#: budget the run takes less time than the in-order search at :data:`BUDGET`.
+EASY_SEARCH_BUDGET = (50, 240)
 
 
 
@@ -33,8 +41,12 @@ class GAParams:
 
     Attributes
     ----------
-    pop_size, n_gen : int
-        Population size and number of generations.
+    pop_size, n_gen : int or None
+        Population size and number of generations. None (default): the
+        algorithm's own budget, 50 x 240 for MOGA's EASY search (its default,
+        :data:`EASY_SEARCH_BUDGET`) and 100 x 700 otherwise (:data:`BUDGET`:
+        MOGA with ``easy_search=False``, as in the MOGA paper, GA-MF and the
+        value GA).
     prob_order_crossover, prob_blacklist_crossover : float or None
         Probability that a mating crosses the order / blacklist parts. None
         (default): the algorithm's own value, 0.5 for MOGA (:func:`moga.run`;
@@ -97,22 +109,22 @@ class GAParams:
         MOGA only (array loop): neighbours of the fastest member added to each
         generation's children (:class:`~moga.evolution.fast_end.FastEndSearch`);
         0 (default) turns it off.
-    easy_search : bool
+    easy_search : bool or None
         MOGA only, in-order decoder (``backfill="none"``): the population
         evolves in EASY's space (its orders are EASY's queue priorities) and
         every chromosome decoded whose EASY point the archive admits is also
         offered to it as its in-order twin, its EASY start order with the same
         blacklist, decoded in order
         (:class:`~moga.evolution.resequencing.EasySearch`). The front returned
-        is in-order, as without it. An EASY decode costs several in-order
-        ones on 1,000 jobs and tens on several thousand, so pair it with a
-        smaller budget (``pop_size=50, n_gen=240`` takes about the default
-        run's time on 1,000 jobs). Needs the archive
-        (``archive_size > 0``); re-sequencing is then off. Default False.
+        is in-order, as without it. None (default): on wherever it applies
+        (the in-order decoder with the archive), with the budget of
+        :data:`EASY_SEARCH_BUDGET`; False gives the MOGA paper's search over
+        in-order chromosomes, with re-sequencing, at :data:`BUDGET`. Needs
+        the archive (``archive_size > 0``); re-sequencing is then off.
     """
 
-    pop_size: int = 100
-    n_gen: int = 700
+    pop_size: int | None = None
+    n_gen: int | None = None
     prob_order_crossover: float | None = None
     prob_blacklist_crossover: float | None = None
     blacklist_crossover: str = "uniform"
@@ -131,12 +143,14 @@ class GAParams:
     mating_neighbours: int = 10
     resequence_rate: float = 0.03
     fast_end: int = 0
-    easy_search: bool = False
+    easy_search: bool | None = None
 
     def __post_init__(self):
         for name, low in (("pop_size", 2), ("n_gen", 1), ("archive_size", 0),
                           ("mating_neighbours", 0), ("fast_end", 0)):
             v = getattr(self, name)
+            if v is None and name in ("pop_size", "n_gen"):
+                continue
             # A float (10.0 from a TOML file) is refused: pymoo needs a true int.
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
@@ -155,6 +169,8 @@ class GAParams:
             raise ValueError(f"resequence_rate must lie in [0, 1], got {r!r}")
         object.__setattr__(self, "resequence_rate", float(r))
         for name in ("seeded", "seed_heuristics", "select_seeds", "fit_seeds", "easy_search"):
+            if name == "easy_search" and self.easy_search is None:
+                continue
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if not isinstance(self.order_crossover, str):
@@ -180,6 +196,25 @@ class GAParams:
         object.__setattr__(self, "order_moves", tuple(moves))
         # The operators validate the rest; build them once to fail early with their messages.
         self.operators()
+
+    def resolved(self, easy_search: bool = False) -> GAParams:
+        """A copy with ``pop_size``, ``n_gen`` and ``easy_search`` filled in.
+
+        ``easy_search`` is what the algorithm does when the field is None
+        (MOGA: whether its EASY search applies); the budget left at None is
+        :data:`EASY_SEARCH_BUDGET` with the EASY search and :data:`BUDGET`
+        without.
+        """
+        easy = bool(easy_search if self.easy_search is None else self.easy_search)
+        pop, gen = EASY_SEARCH_BUDGET if easy else BUDGET
+        return dataclasses.replace(self, easy_search=easy,
+                                   pop_size=pop if self.pop_size is None else self.pop_size,
+                                   n_gen=gen if self.n_gen is None else self.n_gen)
+
+    def for_moga(self, backfill: str = "none") -> GAParams:
+        """Resolved as :func:`moga.run` resolves them: the EASY search on (unless
+        ``easy_search`` is False) with the in-order decoder and the archive."""
+        return self.resolved(easy_search=backfill == "none" and self.archive_size > 0)
 
     def operators(self, crossover_prob: float = 0.9, cluster_rate: float = 0.2):
         """``(crossover, mutation)`` configured by these parameters.

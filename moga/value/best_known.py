@@ -91,7 +91,7 @@ def best_known(js: JobSet, fed: Federation, pop_size: int | None = None,
     in MOGA), the rows of ``initial`` (for example the orders the online
     heuristics produced, see :func:`moga.model.chromosome.join`), and random
     individuals. ``pop_size`` and ``n_gen`` default to those of ``params``
-    (:class:`GAParams`'s by default).
+    (100 x 700 when left at None there).
     """
     from pymoo.algorithms.soo.nonconvex.ga import GA
     from pymoo.core.callback import Callback
@@ -100,7 +100,7 @@ def best_known(js: JobSet, fed: Federation, pop_size: int | None = None,
     from ..evolution.duplicates import ScheduleDuplicateElimination
     from ..evolution.operators import ScheduleSampling
 
-    params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)
+    params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen).resolved()
     seed = check_seed(seed)
     if len(js) == 0:
         raise ValueError(f"job-set {js.name!r} is empty: nothing to schedule")
