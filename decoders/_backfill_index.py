@@ -103,12 +103,28 @@ def set_leaf(j, tasks, runtime, st, by_mask):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def group_may_pass(m, st, x, y, t, sd_min, shadow):
+    """Whether some job of group ``m`` may pass the cheap tests (:func:`first_candidate`).
+
+    The tree's root holds the group's least width and least run time; when
+    they fail the tests, every job does. Most groups fail here at most
+    events (the head is blocked, so few nodes are free), and the test is one
+    look-up where a walk climbs the tree.
+    """
+    root = st.g_toff[m] + 1
+    w = st.tr_t[root]
+    return not (w > x or (w > y and t + st.tr_r[root] * sd_min > shadow))
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
     A job passes when ``tasks <= x`` and either ``tasks <= y`` or
     ``t + runtime * sd_min <= shadow``; an empty leaf never does.
     """
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow):
+        return -1
     off = st.g_toff[m]
     return _walk(st.tr_t, st.tr_r, st.dfs, off, (st.g_toff[m + 1] - off) // 2, leaf, x, y, t,
                  sd_min, shadow)
