@@ -7,9 +7,10 @@ Two parts (a benchmark, not a test; runs in parallel processes):
     two in release mode (jobs arrive at their submit times: HPC2N, CTC-SP2),
     each on the default federation sized to its trace (``default@auto``). A
     reference front per job-set is the non-dominated union of long runs
-    (``--ref-gen`` generations, ``--ref-seeds`` seeds, with each decoder of
-    ``--ref-backfill``: in order and in EASY's space) and of every run ever
-    measured against it; it is stored in ``results/quality/``,
+    (``--ref-seeds`` seeds of each kind of ``--ref-backfill``: ``--ref-gen``
+    generations in order and in EASY's space, ``--ref-search-gen`` of the EASY
+    search) and of every run ever measured against it; it is stored in
+    ``results/quality/``,
     ``--long-runs`` adds long runs of the current optimiser to it, and
     ``--reference`` starts it afresh from them.
     The in-order search (``easy_search=False``, 100 x :data:`DEFAULT_GEN`, the MOGA
@@ -212,13 +213,26 @@ def _covered(front, point) -> bool:
     return bool(np.any(np.all(np.asarray(front) <= np.asarray(point) * (1 + 1e-12), axis=1)))
 
 
-def _alone(trace_file, start, release=False) -> float:
-    """Wall time of one default run (seed 1) alone on the machine, all Numba threads."""
+def _long_run(args, kind) -> tuple:
+    """``(generations, kind, GA parameters, backfill)`` of a long run for the references:
+    ``kind`` "none" (in order, pop 100), "easy" (EASY's space, pop 100) or "search" (in
+    order searched through EASY, pop 50)."""
+    if kind == "search":
+        return args.ref_search_gen, "reference", {"easy_search": True, "pop_size": 50}, "none"
+    return args.ref_gen, "reference", None, kind
+
+
+def _alone(trace_file, start, release=False) -> tuple:
+    """Wall times of one in-order run (the tables' default run) and one ``moga.run`` with
+    its defaults (the EASY search), seed 1, each alone on the machine, all Numba threads."""
     import moga
 
     js, fed = _jobset(trace_file, start=start, release=release)
-    moga.run(js, fed, seed=1, n_gen=2)  # load the kernels
-    return moga.run(js, fed, seed=1).wall_time
+    in_order = {"easy_search": False}
+    moga.run(js, fed, seed=1, n_gen=2, params=in_order)  # load the kernels
+    moga.run(js, fed, seed=1, n_gen=2)
+    return (moga.run(js, fed, seed=1, params=in_order).wall_time,
+            moga.run(js, fed, seed=1).wall_time)
 
 
 def _coverage_task(args):
@@ -257,9 +271,8 @@ def convergence(args, pool):
     tasks = []
     for name, trace_file, start, release in CONVERGENCE:
         if args.reference or args.long_runs or not _reference_file(name).exists():
-            tasks += [(name, trace_file, start, release, 100 + s, args.ref_gen, "reference",
-                       None, backfill)
-                      for backfill in args.ref_backfill for s in range(args.ref_seeds)]
+            tasks += [(name, trace_file, start, release, 100 + s, *_long_run(args, kind))
+                      for kind in args.ref_backfill for s in range(args.ref_seeds)]
         tasks += [(name, trace_file, start, release, 1 + s, DEFAULT_GEN, "default")
                   for s in range(args.seeds)]
         tasks += [(name, trace_file, start, release, 1 + s, args.matched_gen, "matched")
@@ -316,7 +329,8 @@ def convergence(args, pool):
                      **_search_fields("easy", easy, union, base, points, ref_hv),
                      **_search_fields("twin", twin, union, base, points, ref_hv),
                      "long_runs": [{"seed": r[2], "hv": r[4], "wall_s": r[5]} for r in long_runs]})
-        rows[-1]["alone_wall_s"] = _alone(trace_file, start, release)
+        rows[-1]["alone_wall_s"], rows[-1]["alone_default_wall_s"] = _alone(
+            trace_file, start, release)
         print(f"{name}: reference hv {ref_hv:.4f}; default runs "
               f"{', '.join(f'{p:.1f}%' for p in pct)}", flush=True)
     return rows
@@ -376,9 +390,13 @@ def _search_table(rows, kind) -> list:
     """Lines of the per-set table of the ``kind`` runs (``"easy"`` or ``"twin"``)."""
     from scipy.stats import mannwhitneyu
 
+    # The EASY search at moga.run's defaults is moga.run's default run: its time alone.
+    alone = kind == "twin" and all("alone_default_wall_s" in r for r in rows)
     lines = ["| job-set | hv % of reference per seed | median | worst | missing by third, "
-             "fast / middle / green (median points) | wall s | baselines covered by every "
-             "seed | against the default run: p |", "|---|---|---|---|---|---|---|---|"]
+             "fast / middle / green (median points) | wall s | "
+             + ("alone, all cores: s | " if alone else "")
+             + "baselines covered by every seed | against the default run: p |",
+             "|---|---|---|---|---|---|---|" + ("---|" if alone else "") + "---|"]
     for r in rows:
         pct = r[f"{kind}_pct"]
         p_value = mannwhitneyu(pct, r["default_pct"], alternative="two-sided").pvalue
@@ -387,6 +405,7 @@ def _search_table(rows, kind) -> list:
                      + f" | {np.median(pct):.1f}% | {np.min(pct):.1f}% | "
                      + " / ".join(f"{m:.2f}" for m in thirds) + " | "
                      f"{np.median(r[f'{kind}_wall_s']):.1f} | "
+                     + (f"{r['alone_default_wall_s']:.1f} | " if alone else "")
                      + _coverage_cell(r[f"covered_by_{kind}_seed"]) + f" | {p_value:.2g} |")
     return lines
 
@@ -569,9 +588,12 @@ def main(argv=None):
     ap.add_argument("--ref-gen", type=int, default=3000, help="generations of a long run")
     ap.add_argument("--ref-seeds", type=int, default=2,
                     help="long runs per job-set and decoder")
-    ap.add_argument("--ref-backfill", nargs="+", choices=["none", "easy"],
-                    default=["none", "easy"],
-                    help="the decoders of the long runs (default both)")
+    ap.add_argument("--ref-backfill", nargs="+", choices=["none", "easy", "search"],
+                    default=["none", "easy", "search"],
+                    help="the long runs: in order, in EASY's space, and in order searched "
+                         "through EASY (default all three)")
+    ap.add_argument("--ref-search-gen", type=int, default=1200,
+                    help="generations of a long EASY search (population 50)")
     ap.add_argument("--easy-gen", type=int, default=240,
                     help="generations of the EASY-space runs (backfill='easy'), chosen with "
                          "--easy-pop to take about the default run's wall time; 0 skips them")
