@@ -413,8 +413,8 @@ def _search_table(rows, kind) -> list:
 #: The figure of the convergence part, beside ``quality.md``.
 ATTAINMENT_PNG = "quality_attainment.png"
 #: Line styles of the runs in that figure: (key prefix, label, colour, line style).
-_SURFACES = (("default", "default run, in order", "tab:blue", "-"),
-             ("twin", "EASY search, in order", "tab:green", "-"),
+_SURFACES = (("default", "in-order search (easy_search=False)", "tab:blue", "-"),
+             ("twin", "EASY search, in order (moga.run's default)", "tab:green", "-"),
              ("easy", "EASY space (EASY's schedules)", "tab:orange", "--"))
 
 
