@@ -219,7 +219,7 @@ def _long_run(args, kind) -> tuple:
     order searched through EASY, pop 50)."""
     if kind == "search":
         return args.ref_search_gen, "reference", {"easy_search": True, "pop_size": 50}, "none"
-    return args.ref_gen, "reference", None, kind
+    return args.ref_gen, "reference", {"pop_size": 100}, kind
 
 
 def _alone(trace_file, start, release=False) -> tuple:

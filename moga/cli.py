@@ -184,17 +184,17 @@ def _add_workload_args(p: argparse.ArgumentParser, power: str | None = "none",
 
 
 def _add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
-    from .evolution.params import BUDGET, EASY_SEARCH_BUDGET
+    from .evolution.params import BUDGET, EASY_BUDGET
 
     p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
                    help="execution model (default: fluid)")
-    easy, plain = EASY_SEARCH_BUDGET, BUDGET
+    easy, plain = EASY_BUDGET, BUDGET
     p.add_argument("--pop", type=_pos_int("--pop"), default=None,
-                   help=f"population size (default {easy[0]} with MOGA's EASY search, "
-                        f"{plain[0]} without)")
+                   help=f"population size (default {easy[0]} when MOGA decodes with EASY, "
+                        f"as by default, {plain[0]} with easy_search = false)")
     p.add_argument("--gen", type=_pos_int("--gen"), default=None,
-                   help=f"generations (default {easy[1]} with MOGA's EASY search, "
-                        f"{plain[1]} without)")
+                   help=f"generations (default {easy[1]} when MOGA decodes with EASY, "
+                        f"as by default, {plain[1]} with easy_search = false)")
     p.add_argument("--seed", type=_seed, default=1, help="seed of the GA (default 1)")
     p.add_argument("--params", default=None, help="GA parameters as TOML (e.g. from moga tune)")
     p.add_argument("--out", default=out_default, help=f"output folder (default: {out_default})")

@@ -211,15 +211,15 @@ def test_easy_search_returns_an_in_order_front(small, monkeypatch):
 
 
 def test_moga_resolves_the_search_and_its_budget():
-    from moga.evolution.params import BUDGET, EASY_SEARCH_BUDGET
+    from moga.evolution.params import BUDGET, EASY_BUDGET
 
     def got(p):
         return p.easy_search, p.pop_size, p.n_gen
 
     p = moga.GAParams()
     assert (p.easy_search, p.pop_size, p.n_gen) == (None, None, None)
-    assert got(p.for_moga()) == (True, *EASY_SEARCH_BUDGET) == (True, 50, 240)
-    assert got(p.for_moga("easy")) == (False, *BUDGET)  # EASY's space is searched already
+    assert got(p.for_moga()) == (True, *EASY_BUDGET) == (True, 50, 240)
+    assert got(p.for_moga("easy")) == (False, *EASY_BUDGET)  # EASY's space, searched already
     assert got(p.resolved()) == (False, *BUDGET) == (False, 100, 700)  # GA-MF, value GA
     assert got(moga.GAParams(easy_search=False).for_moga()) == (False, 100, 700)
     assert got(moga.GAParams(archive_size=0).for_moga()) == (False, 100, 700)

@@ -12,15 +12,16 @@ import numpy as np
 from ..model.tomlfile import read_toml
 from .operators import ScheduleCrossover, ScheduleMutation
 
-__all__ = ["GAParams", "check_seed", "BUDGET", "EASY_SEARCH_BUDGET"]
+__all__ = ["GAParams", "check_seed", "BUDGET", "EASY_BUDGET"]
 
 #: ``(pop_size, n_gen)`` left at None: NSGA-II over the in-order decoder (MOGA
 #: without the EASY search, the MOGA paper's budget), GA-MF and the value GA.
 BUDGET = (100, 700)
-#: ``(pop_size, n_gen)`` left at None for MOGA's EASY search (the default of
-#: :func:`moga.run`): an EASY decode costs several in-order ones, and at this
+#: ``(pop_size, n_gen)`` left at None for MOGA's runs that decode with EASY: the
+#: EASY search (the default of :func:`moga.run`) and the EASY-space run
+#: (``backfill="easy"``). An EASY decode costs several in-order ones, and at this
 #: budget the run takes less time than the in-order search at :data:`BUDGET`.
-EASY_SEARCH_BUDGET = (50, 240)
+EASY_BUDGET = (50, 240)
 
 
 
@@ -43,10 +44,11 @@ class GAParams:
     ----------
     pop_size, n_gen : int or None
         Population size and number of generations. None (default): the
-        algorithm's own budget, 50 x 240 for MOGA's EASY search (its default,
-        :data:`EASY_SEARCH_BUDGET`) and 100 x 700 otherwise (:data:`BUDGET`:
-        MOGA with ``easy_search=False``, as in the MOGA paper, GA-MF and the
-        value GA).
+        algorithm's own budget, 50 x 240 for MOGA's runs that decode with EASY
+        (its default EASY search and ``backfill="easy"``,
+        :data:`EASY_BUDGET`) and 100 x 700 otherwise (:data:`BUDGET`: MOGA
+        with ``easy_search=False``, as in the MOGA paper, GA-MF and the value
+        GA).
     prob_order_crossover, prob_blacklist_crossover : float or None
         Probability that a mating crosses the order / blacklist parts. None
         (default): the algorithm's own value, 0.5 for MOGA (:func:`moga.run`;
@@ -118,7 +120,7 @@ class GAParams:
         (:class:`~moga.evolution.resequencing.EasySearch`). The front returned
         is in-order, as without it. None (default): on wherever it applies
         (the in-order decoder with the archive), with the budget of
-        :data:`EASY_SEARCH_BUDGET`; False gives the MOGA paper's search over
+        :data:`EASY_BUDGET`; False gives the MOGA paper's search over
         in-order chromosomes, with re-sequencing, at :data:`BUDGET`. Needs
         the archive (``archive_size > 0``); re-sequencing is then off.
     """
@@ -197,24 +199,27 @@ class GAParams:
         # The operators validate the rest; build them once to fail early with their messages.
         self.operators()
 
-    def resolved(self, easy_search: bool = False) -> GAParams:
+    def resolved(self, easy_search: bool = False, easy_decoder: bool = False) -> GAParams:
         """A copy with ``pop_size``, ``n_gen`` and ``easy_search`` filled in.
 
         ``easy_search`` is what the algorithm does when the field is None
-        (MOGA: whether its EASY search applies); the budget left at None is
-        :data:`EASY_SEARCH_BUDGET` with the EASY search and :data:`BUDGET`
-        without.
+        (MOGA: whether its EASY search applies), ``easy_decoder`` whether it
+        decodes with EASY backfilling; the budget left at None is
+        :data:`EASY_BUDGET` when either searches through EASY decodes and
+        :data:`BUDGET` otherwise.
         """
         easy = bool(easy_search if self.easy_search is None else self.easy_search)
-        pop, gen = EASY_SEARCH_BUDGET if easy else BUDGET
+        pop, gen = EASY_BUDGET if easy or easy_decoder else BUDGET
         return dataclasses.replace(self, easy_search=easy,
                                    pop_size=pop if self.pop_size is None else self.pop_size,
                                    n_gen=gen if self.n_gen is None else self.n_gen)
 
     def for_moga(self, backfill: str = "none") -> GAParams:
         """Resolved as :func:`moga.run` resolves them: the EASY search on (unless
-        ``easy_search`` is False) with the in-order decoder and the archive."""
-        return self.resolved(easy_search=backfill == "none" and self.archive_size > 0)
+        ``easy_search`` is False) with the in-order decoder and the archive, and
+        the EASY budget with ``backfill="easy"``."""
+        return self.resolved(easy_search=backfill == "none" and self.archive_size > 0,
+                             easy_decoder=backfill == "easy")
 
     def operators(self, crossover_prob: float = 0.9, cluster_rate: float = 0.2):
         """``(crossover, mutation)`` configured by these parameters.
