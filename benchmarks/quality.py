@@ -68,7 +68,7 @@ from pathlib import Path
 
 import numpy as np
 
-from moga.evolution.params import BUDGET
+from moga.evolution.params import BUDGET, EASY_BUDGET
 from moga.evolution.runner import MOGA_CLUSTER_RATE
 from moga.outputs import atomic_path, atomic_write
 
@@ -218,8 +218,9 @@ def _long_run(args, kind) -> tuple:
     ``kind`` "none" (in order, pop 100), "easy" (EASY's space, pop 100) or "search" (in
     order searched through EASY, pop 50)."""
     if kind == "search":
-        return args.ref_search_gen, "reference", {"easy_search": True, "pop_size": 50}, "none"
-    return args.ref_gen, "reference", {"pop_size": 100}, kind
+        return (args.ref_search_gen, "reference",
+                {"easy_search": True, "pop_size": EASY_BUDGET[0]}, "none")
+    return args.ref_gen, "reference", {"pop_size": BUDGET[0]}, kind
 
 
 def _alone(trace_file, start, release=False) -> tuple:

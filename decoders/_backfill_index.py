@@ -130,6 +130,17 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow):
                  sd_min, shadow)
 
 
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow):
+    """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
+    ``position``; the position is looked up only when the group's root passes."""
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow):
+        return -1
+    off = st.g_toff[m]
+    return _walk(st.tr_t, st.tr_r, st.dfs, off, (st.g_toff[m + 1] - off) // 2,
+                 first_after(m, position, st), x, y, t, sd_min, shadow)
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _walk(tr_t, tr_r, stack, off, size, leaf, x, y, t, sd_min, shadow):
     """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves (not inlined: the

@@ -66,9 +66,8 @@ from numba import get_num_threads, njit
 from ._backfill_index import (
     EMPTY,
     build_index,
-    first_after,
     first_candidate,
-    group_may_pass,
+    first_candidate_behind,
     set_leaf,
 )
 from ._federated_core import (
@@ -404,10 +403,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 m = st.g_act[a]
                 x = free_in[m] if by_mask else free_total
                 y = _late_width(m, by_mask, free, st.slack_h, room0, need)
-                st.g_cand[m] = -1
-                if group_may_pass(m, st, x, y, t, sd_min, shadow):
-                    st.g_cand[m] = first_candidate(m, first_after(m, p_head, st), st, x, y, t,
-                                                   sd_min, shadow)
+                st.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t, sd_min, shadow)
         while free_total > 0:
             # The candidate first in queue order.
             best = -1

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from decoders._backfill_index import EMPTY, build_index, first_after, first_candidate, set_leaf
+from decoders._backfill_index import (
+    EMPTY,
+    build_index,
+    first_after,
+    first_candidate,
+    first_candidate_behind,
+    set_leaf,
+)
 from decoders._federated_core import new_state
 
 
@@ -56,6 +63,7 @@ def test_first_candidate_matches_a_scan_of_the_queue(seed):
                 continue
             leaf = first_after(m, after, st)
             got = first_candidate(m, leaf, st, x, y, t, sd, shadow)
+            assert first_candidate_behind(m, after, st, x, y, t, sd, shadow) == got
             if want is None:
                 assert got == -1
             else:

@@ -75,11 +75,16 @@ def _check_space(space: dict) -> None:
             raise ValueError(f"search space: {name}: expected (kind, ...), got {spec!r}")
 
 
+def _population(p: dict) -> int:
+    """The population of a trial's parameters ``p``: its own, else ``moga.run``'s default."""
+    return int(p["pop_size"]) if "pop_size" in p else int(GAParams(**p).for_moga().pop_size)
+
+
 def _largest_population(space: dict) -> int:
     """The largest ``pop_size`` a trial can draw from ``space`` (the default when untuned)."""
     spec = space.get("pop_size")
     if spec is None:
-        return int(GAParams().for_moga().pop_size)
+        return _population({})
     if spec[0] == "categorical":
         return int(max(spec[1]))
     return int(spec[2])
@@ -252,7 +257,7 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
 
     def objective(trial):
         p = suggest(trial, space)
-        pop = int(p.get("pop_size", GAParams(**p).for_moga().pop_size))
+        pop = _population(p)
         params = GAParams(**{**p, "n_gen": max(1, budget // pop)})
         hvs = []
         for i, (js, seed) in enumerate(runs):
@@ -294,7 +299,7 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
     if not completed:
         raise RuntimeError("no trial completed; raise n_trials or timeout")
     best = study.best_trial
-    pop = int(best.params.get("pop_size", GAParams(**best.params).for_moga().pop_size))
+    pop = _population(best.params)
     best_params = GAParams(**{**best.params, "n_gen": max(1, budget // pop)})
     return TuneResult(best_params, float(best.value), study, budget, wall)
 
