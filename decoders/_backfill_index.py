@@ -103,6 +103,35 @@ def set_leaf(j, tasks, runtime, st, by_mask):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
+    """Jobs ``by_release[first:last]`` (arrivals) join their groups' trees.
+
+    One :func:`set_leaf` each, a walk to the root; a batch of more than an
+    eighth of the jobs (a batch job-set's arrival at time 0) sets its leaves
+    and then recomputes every tree bottom up, O(J) instead of O(m log J).
+    """
+    J = by_release.shape[0]
+    if 8 * (last - first) <= J:
+        for i in range(first, last):
+            j = by_release[i]
+            set_leaf(j, tasks[j], runtime[j], st, by_mask)
+        return
+    for i in range(first, last):
+        j = by_release[i]
+        m = group_of(j, st, by_mask)
+        off = st.g_toff[m]
+        node = off + (st.g_toff[m + 1] - off) // 2 + st.g_leaf[j]
+        st.tr_t[node] = tasks[j]
+        st.tr_r[node] = runtime[j]
+    for m in range(st.g_cand.shape[0]):
+        off = st.g_toff[m]
+        for node in range((st.g_toff[m + 1] - off) // 2 - 1, 0, -1):
+            a = off + 2 * node
+            st.tr_t[off + node] = min(st.tr_t[a], st.tr_t[a + 1])
+            st.tr_r[off + node] = min(st.tr_r[a], st.tr_r[a + 1])
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def group_may_pass(m, st, x, y, t, sd_min, shadow):
     """Whether some job of group ``m`` may pass the cheap tests (:func:`first_candidate`).
 

@@ -65,6 +65,7 @@ from numba import get_num_threads, njit
 
 from ._backfill_index import (
     EMPTY,
+    add_jobs,
     build_index,
     first_candidate,
     first_candidate_behind,
@@ -233,32 +234,57 @@ def _place_or_relax(j, relaxed, jobs, plat, st, alloc):
 def _enqueue(t, jobs, st):
     """Arrivals up to ``t`` join the waiting queue ``wq`` at their place (``pos_of``).
 
-    The arrivals are heap-sorted by place (in ``sh_t``/``sh_j``, free between
-    shadow computations) and merged into the queue from its back, so a batch
-    of m arrivals into a queue of n costs O(m log m + n), not O(m n): a batch
-    job-set queues all its jobs at once.
+    The arrivals are sorted by place and merged into the queue from its back,
+    so a batch of m arrivals into a queue of n costs O(m log m + n), not
+    O(m n): a heap sort (in ``sh_t``/``sh_j``, free between shadow
+    computations) for a few arrivals, and for a batch of more than J / 8 a
+    bucket sweep over the J places (``sh_j`` indexed by place), O(J), as when
+    a batch job-set queues all its jobs at once.
     """
     J = jobs.release.shape[0]
     wq, pos_of = st.wq[st.evi[E_QH]:], st.pos_of  # the queue and the room behind it
     nq = st.evi[E_NQ]
-    arrived = st.evi[E_CURSOR]
-    m = 0
+    first = st.evi[E_CURSOR]
+    arrived = first
     while arrived < J and jobs.release[st.by_release[arrived]] <= t:
-        j = st.by_release[arrived]
-        m = heap_push(st.sh_t, st.sh_j, m, -float(pos_of[j]), j)  # latest place on top
         arrived += 1
+    m = arrived - first
     q = nq - 1
     w = nq + m - 1
-    while m > 0:
-        j = st.sh_j[0]
-        m = heap_pop(st.sh_t, st.sh_j, m)
-        while q >= 0 and pos_of[wq[q]] > pos_of[j]:
-            wq[w] = wq[q]
+    if 8 * m > J:
+        for p in range(J):
+            st.sh_j[p] = -1
+        for i in range(first, arrived):
+            j = st.by_release[i]
+            st.sh_j[pos_of[j]] = j
+        p = J - 1
+        while m > 0:  # latest place first
+            j = st.sh_j[p]
+            p -= 1
+            if j < 0:
+                continue
+            m -= 1
+            while q >= 0 and pos_of[wq[q]] > pos_of[j]:
+                wq[w] = wq[q]
+                w -= 1
+                q -= 1
+            wq[w] = j
             w -= 1
-            q -= 1
-        wq[w] = j
-        w -= 1
-    st.evi[E_NQ] = arrived - st.evi[E_CURSOR] + nq
+    else:
+        n = 0
+        for i in range(first, arrived):
+            j = st.by_release[i]
+            n = heap_push(st.sh_t, st.sh_j, n, -float(pos_of[j]), j)  # latest place on top
+        while n > 0:
+            j = st.sh_j[0]
+            n = heap_pop(st.sh_t, st.sh_j, n)
+            while q >= 0 and pos_of[wq[q]] > pos_of[j]:
+                wq[w] = wq[q]
+                w -= 1
+                q -= 1
+            wq[w] = j
+            w -= 1
+    st.evi[E_NQ] = arrived - first + nq
     st.evi[E_CURSOR] = arrived
 
 
@@ -337,9 +363,7 @@ def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     by_mask = K <= TABLE_K
     arrived = st.evi[E_CURSOR]
     _enqueue(t, jobs, st)
-    for i in range(arrived, st.evi[E_CURSOR]):
-        j = st.by_release[i]
-        set_leaf(j, tasks[j], jobs.est[j], st, by_mask)
+    add_jobs(arrived, st.evi[E_CURSOR], st.by_release, tasks, jobs.est, st, by_mask)
     wq = st.wq[st.evi[E_QH]:]
     nq = st.evi[E_NQ]
     holes = st.evi[E_HOLES]
@@ -708,14 +732,23 @@ def _init(jobs, plat, st, out, order, queued):
         for i in range(J):
             st.started[i] = 0
             st.pos_of[order[i]] = i
-        # Arrival order: a heap sort of the jobs by (release, index).
-        n = 0
-        for i in range(J):
-            n = heap_push(st.sh_t, st.sh_j, n, jobs.release[i], i)
-        for i in range(J):
-            st.by_release[i] = st.sh_j[0]
-            n = heap_pop(st.sh_t, st.sh_j, n)
     reset_events(st)
+
+
+@helper
+def _arrival_order(jobs, st):
+    """``st.by_release``: the jobs by (release, index), a heap sort.
+
+    It depends on the job set alone, so a batch decode sorts once for all its
+    rows; the rules with a queue (:func:`_init` with ``queued``) read it.
+    """
+    J = jobs.release.shape[0]
+    n = 0
+    for i in range(J):
+        n = heap_push(st.sh_t, st.sh_j, n, jobs.release[i], i)
+    for i in range(J):
+        st.by_release[i] = st.sh_j[0]
+        n = heap_pop(st.sh_t, st.sh_j, n)
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
@@ -762,6 +795,8 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
     fluid = model == 0
     want_starts = out_starts.shape[0] > 0
     plan = plans_on_estimates(jobs)
+    if mode != 0 and hi > lo:
+        _arrival_order(jobs, st)
     for p in range(lo, hi):
         order, blacklist = orders[p], blacklists[p]
         _init(jobs, plat, st, out, order, mode != 0)
@@ -851,6 +886,7 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _step_init(jobs, plat, st, out, order):
     _init(jobs, plat, st, out, order, True)
+    _arrival_order(jobs, st)
     st.evi[E_PLAN] = plans_on_estimates(jobs)
 
 
@@ -870,9 +906,8 @@ def _step_begin(t, model, jobs, plat, st, out):
     arrived = st.evi[E_CURSOR]
     _enqueue(t, jobs, st)
     if st.evi[E_INDEX] != 0:
-        for i in range(arrived, st.evi[E_CURSOR]):
-            j = st.by_release[i]
-            set_leaf(j, jobs.tasks[j], jobs.est[j], st, plat.nodes.shape[0] <= TABLE_K)
+        add_jobs(arrived, st.evi[E_CURSOR], st.by_release, jobs.tasks, jobs.est, st,
+                 plat.nodes.shape[0] <= TABLE_K)
     return t
 
 
