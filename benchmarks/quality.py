@@ -511,7 +511,7 @@ def report(conv, cov, args, abl=()) -> str:
                       f"{{\"easy_search\": True, \"pop_size\": {pop}, \"n_gen\": {gen}}})`: "
                       "the population evolves in EASY's space and the archive gathers the "
                       "in-order twin of each chromosome whose EASY point it admits, its EASY "
-                      "start order decoded in order; the "
+                      "start order decoded in order with each job pinned to its EASY nodes; the "
                       "front is in-order, as the default run's), the same seeds and reference "
                       "fronts:", ""]
             lines += _search_table(twin_rows, "twin")

@@ -115,7 +115,7 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     ties = np.empty((2, J), dtype=np.int64)
     ties[1] = np.lexsort((np.arange(J), tie))
     ties[0, ties[1]] = np.arange(J)
-    f, i, _, out = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
+    f, i, _, _, out = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
     return Dispatch(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                     float(f[0, 2]), int(i[0, 1]))
 

@@ -163,6 +163,9 @@ class BatchDecode(NamedTuple):
     #: Each job's start time (P, J), indexed like the job arrays, when
     #: ``decode_batch(starts=True)``.
     starts: np.ndarray | None = None
+    #: Each schedule's nodes per job and cluster (int32, (P, J, K)), when
+    #: ``decode_batch(allocations=True)``.
+    alloc: np.ndarray | None = None
 
 
 def allocation_ranks(speed, power_busy):
@@ -753,7 +756,7 @@ def _arrival_order(jobs, st):
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight, ties, out_f,
-            out_i, out_starts):
+            out_i, out_starts, out_alloc):
     """Decode chromosomes ``lo`` to ``hi - 1`` of a population: the event loop of every federated decode.
 
     Parameters
@@ -782,6 +785,9 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
     out_starts : float64[:, :]
         With P rows, ``out_starts[p, i]`` receives the start of job
         ``orders[p, i]``; shape (0, J) skips it.
+    out_alloc : int32[:, :, :]
+        With P rows, ``out_alloc[p]`` receives row p's allocation (J, K);
+        shape (0, J, K) skips it.
 
     At each event (a finish or an arrival) the jobs finishing by then release
     their nodes, then the rule starts what it can; time moves to the next
@@ -794,6 +800,7 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
     J = orders.shape[1]
     fluid = model == 0
     want_starts = out_starts.shape[0] > 0
+    want_alloc = out_alloc.shape[0] > 0
     plan = plans_on_estimates(jobs)
     if mode != 0 and hi > lo:
         _arrival_order(jobs, st)
@@ -826,6 +833,10 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
         if want_starts:
             for i in range(J):
                 out_starts[p, i] = out.start[order[i]]
+        if want_alloc:
+            for i in range(J):
+                for k in range(out.alloc.shape[1]):
+                    out_alloc[p, i, k] = out.alloc[i, k]
 
 
 _POOL = [None, 0, 0]  # the decode threads: executor, its size, the process that made it
@@ -843,14 +854,15 @@ def _executor(n):
 
 
 def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None, n_chunks=1,
-             starts=False):
+             starts=False, allocs=False):
     """Run :func:`_decode` over every row of ``orders`` (P, J) and ``blacklists`` (P, J, K).
 
     ``n_chunks`` contiguous chunks run in as many threads, each with its own
-    work arrays. Returns ``(out_f, out_i, out_starts, out)``: objectives (P, 3),
-    counters (P, 2), start times by order position (P, J) when ``starts``
-    (else None), and the last chunk's :data:`Out`, which holds the last row's
-    schedule.
+    work arrays. Returns ``(out_f, out_i, out_starts, out_alloc, out)``:
+    objectives (P, 3), counters (P, 2), start times by order position (P, J)
+    when ``starts`` (else None), every row's allocation (P, J, K) when
+    ``allocs`` (else None), and the last chunk's :data:`Out`, which holds the
+    last row's schedule.
     """
     P, J = orders.shape
     K = plat.nodes.shape[0]
@@ -860,19 +872,20 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
     out_f = np.empty((P, 3))
     out_i = np.empty((P, 2), dtype=np.int64)
     out_s = np.empty((P if starts else 0, J))
+    out_a = np.empty((P if allocs else 0, J, K), dtype=np.int32)
     n_chunks = max(1, min(P, n_chunks))
     outs = [new_out(J, K) for _ in range(n_chunks)]
 
     def chunk(c):
         _decode(jobs, plat, orders, blacklists, model, mode, c * P // n_chunks,
                 (c + 1) * P // n_chunks, new_state(J, K), outs[c], weight, ties, out_f, out_i,
-                out_s)
+                out_s, out_a)
 
     if n_chunks == 1:
         chunk(0)
     else:
         list(_executor(n_chunks).map(chunk, range(n_chunks)))
-    return out_f, out_i, (out_s if starts else None), outs[-1]
+    return out_f, out_i, (out_s if starts else None), (out_a if allocs else None), outs[-1]
 
 
 # Steps of the event loop for a driver outside it, in Python (the hybrid CP dispatcher
@@ -1249,7 +1262,7 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
     pick, consolidate = pick_rank(rule_code, fastest, greenest)
     jobs, plat, order, blacklist = bundles(arrs, pick, fastest, slowest, order, blacklist, pw,
                                            budget, check_estimate(estimate, J), consolidate)
-    f, i, _, out = run_rows(jobs, plat, order[None], blacklist[None], code, easy)
+    f, i, _, _, out = run_rows(jobs, plat, order[None], blacklist[None], code, easy)
     return FederatedDecode(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                            float(f[0, 2]), int(i[0, 0]), int(i[0, 1]), out.reserve)
 
@@ -1258,7 +1271,7 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
                  orders, blacklists, model: str = "fluid", check: bool = True,
                  backfill: str = "none", rule: str = "fastest", power=None, power_cap=None,
                  cluster_caps=None, start_orders: bool = False, estimate=None,
-                 starts: bool = False) -> BatchDecode:
+                 starts: bool = False, allocations: bool = False) -> BatchDecode:
     """Decode a population of chromosomes in parallel (Numba threads).
 
     Parameters
@@ -1273,6 +1286,8 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
         in the chromosome's order), shape (P, J).
     starts : bool
         Also return each job's start time, shape (P, J).
+    allocations : bool
+        Also return each schedule's nodes per job and cluster, shape (P, J, K).
 
     Other parameters are as in :func:`decode`.
 
@@ -1281,7 +1296,8 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     BatchDecode
         ``makespan``, ``energy``, ``flowtime`` (float arrays, shape (P,)) and the
         counters ``n_relaxed``, ``n_coalloc`` (int arrays, shape (P,));
-        ``start_orders`` (int64, (P, J)) when asked for, else None.
+        ``start_orders`` (int64, (P, J)), ``starts`` and ``alloc`` when asked
+        for, else None.
     """
     code, easy, rule_code = _options(model, backfill, rule)
     arrs = prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
@@ -1300,8 +1316,9 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
                                              budget, check_estimate(estimate, J), consolidate)
     # Handing rows to threads costs more than decoding a small batch in this one.
     threads = get_num_threads() if orders.size >= THREAD_MIN_SLOTS else 1
-    out_f, out_i, at, _ = run_rows(jobs, plat, orders, blacklists, code, easy,
-                                   n_chunks=threads, starts=start_orders or starts)
+    out_f, out_i, at, alloc, _ = run_rows(jobs, plat, orders, blacklists, code, easy,
+                                          n_chunks=threads, starts=start_orders or starts,
+                                          allocs=allocations)
     by_start = by_job = None
     if start_orders:  # each schedule's jobs by start time; stable, so ties keep the order
         by_start = np.take_along_axis(orders, np.argsort(at, axis=1, kind="stable"), axis=1)
@@ -1309,4 +1326,4 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
         by_job = np.empty_like(at)
         np.put_along_axis(by_job, orders, at, axis=1)
     return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
-                       out_i[:, 0].copy(), out_i[:, 1].copy(), by_start, by_job)
+                       out_i[:, 0].copy(), out_i[:, 1].copy(), by_start, by_job, alloc)

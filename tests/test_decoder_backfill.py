@@ -221,7 +221,7 @@ def naive_start_order(start, order):
 
 @given(inst=instances(release=True), model=st.sampled_from(["fluid", "at_start"]),
        backfill=st.sampled_from(["none", "easy"]), seed=st.integers(0, 2**32 - 1))
-def test_batch_start_orders_equal_sorting_each_schedule(inst, model, backfill, seed):
+def test_batch_start_orders_and_allocations_equal_each_schedules(inst, model, backfill, seed):
     js, fed, order, bl = inst
     rng = np.random.default_rng(seed)
     orders = np.array([order] + [rng.permutation(len(js)) for _ in range(3)])
@@ -229,12 +229,14 @@ def test_batch_start_orders_equal_sorting_each_schedule(inst, model, backfill, s
     from moga.model.schedule import evaluate_batch
 
     got = evaluate_batch(js, fed, orders, bls, model=model, backfill=backfill,
-                         start_orders=True)
+                         start_orders=True, allocations=True)
     for p in range(len(orders)):
         s = moga.evaluate(js, fed, orders[p], bls[p], model=model, backfill=backfill)
         assert got.start_orders[p].tolist() == naive_start_order(s.start, orders[p])
         assert got.makespan[p] == s.makespan
-    assert evaluate_batch(js, fed, orders, bls, model=model).start_orders is None
+        np.testing.assert_array_equal(got.alloc[p], s.alloc)
+    plain = evaluate_batch(js, fed, orders, bls, model=model)
+    assert plain.start_orders is None and plain.alloc is None
     if backfill == "none":
         # In order, a job never starts before the one ahead of it: the order is its own.
         np.testing.assert_array_equal(got.start_orders, orders)

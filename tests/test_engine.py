@@ -117,7 +117,7 @@ def test_resequencing_is_off_under_the_easy_decoder(small, monkeypatch):
     assert calls
 
 
-def test_easy_search_twins_are_easy_start_orders_decoded_in_order(small):
+def test_easy_search_twins_are_easy_start_orders_pinned_to_easy_nodes(small):
     from moga.evolution.problem import SchedulingProblem
     from moga.evolution.resequencing import EasySearch
     from moga.model.schedule import evaluate
@@ -138,7 +138,6 @@ def test_easy_search_twins_are_easy_start_orders_decoded_in_order(small):
     np.testing.assert_array_equal(C, C2)
     np.testing.assert_array_equal(F, F2)
     assert fresh.n_decoded == 6
-    np.testing.assert_array_equal(C[:, J:], X[:, J:])
     rows = np.array([4, 1])
     F3, C3 = search.twins(X, rows)  # some rows only, the decode's start orders reused
     np.testing.assert_array_equal(C3, C[rows])
@@ -155,12 +154,44 @@ def test_easy_search_twins_are_easy_start_orders_decoded_in_order(small):
         pos = np.empty(J, dtype=int)
         pos[X[p, :J].astype(int)] = np.arange(J)
         np.testing.assert_array_equal(C[p, :J], np.lexsort((pos, s.start)))
-        t = evaluate(js, fed, C[p, :J].astype(int), C[p, J:].reshape(J, K))
+        pinned = C[p, J:].reshape(J, K)
+        allow = fed.nodes - np.floor(pinned * fed.nodes)
+        np.testing.assert_array_equal(allow, s.alloc)  # each job on its EASY node counts
+        t = evaluate(js, fed, C[p, :J].astype(int), pinned)
         np.testing.assert_allclose(F[p], [t.makespan, t.energy], rtol=1e-12)
         if np.array_equal(t.start, s.start):  # the replay is EASY's schedule
+            np.testing.assert_array_equal(t.alloc, s.alloc)
             np.testing.assert_allclose(F[p], F_easy[p], rtol=1e-9)
+    # Without a blacklist the twin keeps its (empty) one.
+    bare = EasySearch(SchedulingProblem(js, fed, use_blacklist=False))
+    F6, C6 = bare.twins(X[:, :J])
+    assert C6.shape == (6, J)
+    for p in range(6):
+        s = evaluate(js, fed, X[p, :J].astype(int), backfill="easy")
+        pos = np.empty(J, dtype=int)
+        pos[X[p, :J].astype(int)] = np.arange(J)
+        np.testing.assert_array_equal(C6[p], np.lexsort((pos, s.start)))
+        t = evaluate(js, fed, C6[p].astype(int))
+        np.testing.assert_allclose(F6[p], [t.makespan, t.energy], rtol=1e-12)
     with pytest.raises(ValueError, match="in-order problem"):
         EasySearch(SchedulingProblem(js, fed, backfill="easy"))
+
+
+def test_pinned_blacklists_allow_exactly_the_given_node_counts():
+    from moga.model.chromosome import pinned_blacklists
+
+    rng = np.random.default_rng(3)
+    nodes = np.array([1, 3, 7, 64, 1000])
+    alloc = rng.integers(0, nodes + 1, size=(50, 5))
+    alloc[0] = 0
+    alloc[1] = nodes
+    b = pinned_blacklists(alloc, nodes)
+    assert b.min() >= 0 and b.max() <= 1
+    np.testing.assert_array_equal(nodes - np.floor(b * nodes), alloc)
+    np.testing.assert_array_equal(b[1], 0.0)
+    for bad in (alloc - 1, alloc + 1, alloc[:, :4]):
+        with pytest.raises(ValueError, match="node counts"):
+            pinned_blacklists(bad, nodes)
 
 
 def test_easy_search_returns_an_in_order_front(small, monkeypatch):

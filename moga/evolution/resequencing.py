@@ -23,22 +23,26 @@ time spent on it at or below its share on 1,000 jobs.
 :class:`EasySearch` goes the other way round (``GAParams.easy_search``): the
 population evolves in EASY's space, where a random order is already a good
 queue priority, and every chromosome it decodes is turned into its in-order
-twin, its EASY start order with the same blacklist, decoded in order for the
-run's archive. A run twins only the rows whose EASY point its archive
-admits: a twin's objectives are EASY's or worse for nearly every row, so the
-twin of a row the archive already covers is nearly never kept, and most
-rows are covered (docs/dev/experiments.md). The twin's in-order schedule is
-EASY's, job for job, unless
-some job can start earlier in strict order than it did under EASY (where
-finish times move after a start: co-allocated jobs re-rated under the fluid
-model); it is then a different schedule, often slower. The twin's
-objectives are always the in-order decoder's own.
+twin for the run's archive: its EASY start order (jobs by start time, ties in
+its order) with its EASY allocation as the blacklist
+(:func:`~moga.model.chromosome.pinned_blacklists`: each job may use the very
+node counts EASY gave it and no others), decoded in order. Pinned so, a job
+cannot start in strict order where EASY kept it waiting on other nodes (to
+keep a reservation), which with the row's own blacklist it often does, on
+slower nodes, delaying every job behind it; the twin's schedule is then
+EASY's, job for job, unless some job's pinned nodes are free earlier than
+EASY started it. The twin's objectives are always the in-order decoder's
+own. A run twins only the rows whose EASY point its archive admits: a
+twin's objectives are EASY's or worse for nearly every row, so the twin of
+a row the archive already covers is nearly never kept, and most rows are
+covered (docs/dev/experiments.md).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..model.chromosome import pinned_blacklists
 from .duplicates import _row_hashes
 from .problem import SchedulingProblem
 
@@ -90,8 +94,9 @@ class EasySearch(SchedulingProblem):
         objectives and counts their decodes.
 
     :meth:`decode` decodes with EASY (the order as queue priority), which is
-    what the population is ranked on, and keeps the rows' start orders;
-    :meth:`twins` turns rows into in-order chromosomes with their objectives.
+    what the population is ranked on, and keeps the rows' start orders and
+    allocations; :meth:`twins` turns rows into in-order chromosomes with their
+    objectives.
     """
 
     def __init__(self, in_order: SchedulingProblem):
@@ -102,13 +107,13 @@ class EasySearch(SchedulingProblem):
                          objectives=in_order.objectives, use_blacklist=in_order.use_blacklist,
                          backfill="easy")
         self.in_order = in_order
-        self._last = None  # (row hashes, start orders) of the last decode
+        self._last = None  # (row hashes, start orders, allocations) of the last decode
 
     def decode(self, X):
         """EASY's objectives (P, n_obj) of the rows of ``X``, and the batch decode."""
         X = np.ascontiguousarray(np.atleast_2d(X), dtype=np.float64)
-        b = self._batch(X, "easy", start_orders=True)
-        self._last = (_row_hashes(X), b.start_orders)
+        b = self._batch(X, "easy", start_orders=True, allocations=True)
+        self._last = (_row_hashes(X), b.start_orders, b.alloc)
         return self._columns(b), b
 
     def twins(self, X, rows=None):
@@ -116,20 +121,26 @@ class EasySearch(SchedulingProblem):
 
         Row ``i`` of ``C`` is row ``rows[i]`` of ``X`` (every row when ``rows``
         is None) with its order replaced by the row's EASY start order (jobs by
-        start time, ties in the row's order); ``F`` is ``C`` decoded in order.
-        The start orders of the last :meth:`decode` are reused when ``X`` holds
-        the same rows.
+        start time, ties in the row's order) and its blacklist by the row's
+        EASY allocation (:func:`~moga.model.chromosome.pinned_blacklists`;
+        kept as is without a blacklist); ``F`` is ``C`` decoded in order. The
+        start orders and allocations of the last :meth:`decode` are reused
+        when ``X`` holds the same rows.
         """
         X = np.ascontiguousarray(np.atleast_2d(X), dtype=np.float64)
         rows = np.arange(len(X)) if rows is None else np.asarray(rows, dtype=np.int64)
         last = self._last
         if last is not None and len(last[0]) == len(X) and np.array_equal(last[0],
                                                                           _row_hashes(X)):
-            orders = last[1][rows]
+            orders, alloc = last[1][rows], last[2][rows]
         else:
-            orders = self.start_orders(X[rows], backfill="easy")
+            b = self._batch(X[rows], "easy", start_orders=True, allocations=True)
+            orders, alloc = b.start_orders, b.alloc
         C = X[rows].copy()
         C[:, :self.n_jobs] = orders
         if len(C) == 0:
             return np.empty((0, len(self.objectives))), C
+        if self.use_blacklist:
+            C[:, self.n_jobs:] = pinned_blacklists(alloc, self.federation.nodes).reshape(
+                len(C), -1)
         return self.in_order.decode(C)[0], C

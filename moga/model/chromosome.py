@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["split", "join", "repair", "is_permutation"]
+__all__ = ["split", "join", "repair", "is_permutation", "pinned_blacklists"]
 
 
 def split(X, n_jobs: int, n_clusters: int):
@@ -43,6 +43,25 @@ def join(orders, blacklists) -> np.ndarray:
     b = blacklists.reshape(o.shape[0], -1)
     X = np.hstack([o, b])
     return X[0] if single else X
+
+
+def pinned_blacklists(alloc, nodes) -> np.ndarray:
+    """Blacklists whose allowances are the node counts ``alloc`` (..., J, K).
+
+    A job's allowance on cluster k is ``N_k - floor(beta_k N_k)``; the
+    fraction ``(N_k - a_k + 0.5) / N_k``, clipped to [0, 1], gives exactly
+    ``a_k`` nodes (0 where ``a_k`` is 0, every node where it is ``N_k``), so a
+    schedule's allocation as a blacklist lets each job run on its nodes of
+    that schedule and nowhere else. ``alloc`` must lie in ``[0, nodes]``.
+    """
+    alloc = np.asarray(alloc)
+    N = np.asarray(nodes, dtype=np.float64)
+    if alloc.shape[-1:] != N.shape or np.any(alloc < 0) or np.any(alloc > N):
+        raise ValueError(f"alloc must hold node counts in [0, nodes] per cluster "
+                         f"({N.size} clusters), got shape {alloc.shape}")
+    b = np.clip((N - alloc + 0.5) / N, 0.0, 1.0)
+    b[alloc == N] = 0.0
+    return b
 
 
 def is_permutation(orders) -> np.ndarray:

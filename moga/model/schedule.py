@@ -382,21 +382,23 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
 
 def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str = "fluid",
                    backfill: str = "none", rule: str = "fastest",
-                   start_orders: bool = False, starts: bool = False) -> federated.BatchDecode:
+                   start_orders: bool = False, starts: bool = False,
+                   allocations: bool = False) -> federated.BatchDecode:
     """Decode a population in parallel: ``orders`` (P, J), ``blacklists`` (P, J, K).
 
     Options as in :func:`evaluate`; a federation with a power cap
     (:meth:`Federation.with_cap`) is honoured. Returns the objectives and counters per
     individual (:class:`decoders.BatchDecode`), with ``start_orders`` each
-    schedule's start order (jobs by start time, ties in the chromosome's order), and
-    with ``starts`` each job's start time (P, J).
+    schedule's start order (jobs by start time, ties in the chromosome's order),
+    with ``starts`` each job's start time (P, J), and with ``allocations`` each
+    schedule's nodes per job and cluster (``alloc``, P, J, K).
     """
     _check_types(js, fed)
     try:
         return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists,
                                       model=model, check=False, backfill=backfill, rule=rule,
                                       start_orders=start_orders, starts=starts,
-                                      **power_kwargs(js, fed))
+                                      allocations=allocations, **power_kwargs(js, fed))
     except federated.CapInfeasibleError as e:
         raise cap_error(e, js, fed) from None
 
