@@ -252,41 +252,36 @@ def _enqueue(t, jobs, st):
     while arrived < J and jobs.release[st.by_release[arrived]] <= t:
         arrived += 1
     m = arrived - first
-    q = nq - 1
-    w = nq + m - 1
-    if 8 * m > J:
+    sweep = 8 * m > J
+    if sweep:  # sh_j by place: the arrival there, or -1
         for p in range(J):
             st.sh_j[p] = -1
         for i in range(first, arrived):
             j = st.by_release[i]
             st.sh_j[pos_of[j]] = j
-        p = J - 1
-        while m > 0:  # latest place first
+    else:  # a heap with the latest place on top
+        for i in range(first, arrived):
+            j = st.by_release[i]
+            heap_push(st.sh_t, st.sh_j, i - first, -float(pos_of[j]), j)
+    p = J - 1
+    q = nq - 1
+    w = nq + m - 1
+    while m > 0:  # the arrivals, latest place first, merged in from the queue's back
+        if sweep:
             j = st.sh_j[p]
             p -= 1
             if j < 0:
                 continue
-            m -= 1
-            while q >= 0 and pos_of[wq[q]] > pos_of[j]:
-                wq[w] = wq[q]
-                w -= 1
-                q -= 1
-            wq[w] = j
-            w -= 1
-    else:
-        n = 0
-        for i in range(first, arrived):
-            j = st.by_release[i]
-            n = heap_push(st.sh_t, st.sh_j, n, -float(pos_of[j]), j)  # latest place on top
-        while n > 0:
+        else:
             j = st.sh_j[0]
-            n = heap_pop(st.sh_t, st.sh_j, n)
-            while q >= 0 and pos_of[wq[q]] > pos_of[j]:
-                wq[w] = wq[q]
-                w -= 1
-                q -= 1
-            wq[w] = j
+            heap_pop(st.sh_t, st.sh_j, m)
+        m -= 1
+        while q >= 0 and pos_of[wq[q]] > pos_of[j]:
+            wq[w] = wq[q]
             w -= 1
+            q -= 1
+        wq[w] = j
+        w -= 1
     st.evi[E_NQ] = arrived - first + nq
     st.evi[E_CURSOR] = arrived
 
