@@ -18,6 +18,8 @@ from pymoo.core.crossover import Crossover
 from pymoo.core.mutation import Mutation
 from pymoo.core.sampling import Sampling
 
+from ..model.chromosome import pinned_blacklists
+
 # Duplicate elimination lives in its own module; its names stay importable from here.
 from .duplicates import ScheduleDuplicateElimination, SeenRows, _row_hashes  # noqa: F401
 from .survival import survive
@@ -111,9 +113,10 @@ def fitted_blacklists(blacklists, tasks, nodes, greenest) -> np.ndarray:
             barred = n - allow[:, k]
             whole = (short > 0) & (short >= barred) & (barred > 0)
             part = (short > 0) & (short < barred)
-            fitted[whole, k] = 0.0
-            # beta = (N - a + 1/2) / N bars exactly N - a nodes, leaving allowance a.
-            fitted[part, k] = (n - (allow[part, k] + short[part]) + 0.5) / n
+            # Whole: every node allowed; part: the allowance grows by what it lacks.
+            fit = whole | part
+            grown = np.where(whole, n, allow[:, k] + short)[fit]
+            fitted[fit, k] = pinned_blacklists(grown[:, None], nodes[k:k + 1])[:, 0]
             short = np.where(whole, short - barred, np.where(part, 0, short))
         out.append(fitted)
     return np.array(out).reshape(len(out), *blacklists.shape[1:])

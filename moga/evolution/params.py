@@ -115,8 +115,8 @@ class GAParams:
         MOGA only, in-order decoder (``backfill="none"``): the population
         evolves in EASY's space (its orders are EASY's queue priorities) and
         every chromosome decoded whose EASY point the archive admits is also
-        offered to it as its in-order twin, its EASY start order with the same
-        blacklist, decoded in order
+        offered to it as its in-order twin, its EASY start order with each job
+        pinned to its EASY nodes, decoded in order
         (:class:`~moga.evolution.resequencing.EasySearch`). The front returned
         is in-order, as without it. None (default): on wherever it applies
         (the in-order decoder with the archive), with the budget of
