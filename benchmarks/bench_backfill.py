@@ -36,6 +36,7 @@ import numba
 import numpy as np
 
 import moga
+from moga.outputs import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -145,7 +146,7 @@ def main(argv=None):
            "python": platform.python_version(), "numba": numba.__version__}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_backfill.json").write_text(json.dumps(res, indent=2) + "\n")
+    atomic_write(out / "bench_backfill.json", json.dumps(res, indent=2) + "\n")
     lines = [
         "# EASY backfilling against in-order decoding (batch job-sets)",
         "",
@@ -173,7 +174,7 @@ def main(argv=None):
                          f"{r['in_order_ms']:.3g} | {r['ratio']:.0f} |")
     if skipped:
         lines += ["", "Not found (skipped): " + ", ".join(skipped) + "."]
-    (out / "bench_backfill.md").write_text("\n".join(lines) + "\n")
+    atomic_write(out / "bench_backfill.md", "\n".join(lines) + "\n")
     print(f"wrote {out / 'bench_backfill.md'}")
 
 

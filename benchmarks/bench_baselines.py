@@ -32,6 +32,7 @@ import numpy as np
 
 import moga
 from moga.baselines import heuristic
+from moga.outputs import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = "HPC2N-2002-2.2-cln.swf.gz"  # found by moga.resolve_trace, if present
@@ -123,7 +124,7 @@ def main(argv=None):
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_baselines.json").write_text(json.dumps(res, indent=2) + "\n")
+    atomic_write(out / "bench_baselines.json", json.dumps(res, indent=2) + "\n")
     lines = ["# Baseline heuristics benchmark", "",
              f"`python benchmarks/bench_baselines.py`: the first {n} jobs of {trace.name} in "
              "release mode; median microseconds per schedule through `moga.baselines.heuristic` "
@@ -145,7 +146,7 @@ def main(argv=None):
                   f"{a['easy']:.2f} s (its simulation loop alone, output off). Its EASY is an "
                   "aggressive variant, so the schedules differ; only speed is compared."]
     lines.append("")
-    (out / "bench_baselines.md").write_text("\n".join(lines))
+    atomic_write(out / "bench_baselines.md", "\n".join(lines))
     print(f"wrote {out / 'bench_baselines.md'}")
 
 

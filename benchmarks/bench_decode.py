@@ -29,6 +29,7 @@ import numpy as np
 
 import moga
 from decoders import _validate, federated
+from moga.outputs import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -128,7 +129,7 @@ def main(argv=None):
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_decode.json").write_text(json.dumps(res, indent=2) + "\n")
+    atomic_write(out / "bench_decode.json", json.dumps(res, indent=2) + "\n")
     lines = [
         "# Federated decoder benchmark",
         "",
@@ -149,7 +150,7 @@ def main(argv=None):
     lines += ["", f"Targets: at least {TARGETS['naive_ratio_min']:.0f}× the naive reference, at "
               f"most {TARGETS['ns_per_job_max']:.0f} ns per job per decode, at least "
               f"{TARGETS['batch_speedup_min']}× batch speed-up on 2 cores.", ""]
-    (out / "bench_decode.md").write_text("\n".join(lines))
+    atomic_write(out / "bench_decode.md", "\n".join(lines))
     print(f"wrote {out / 'bench_decode.md'}")
 
 

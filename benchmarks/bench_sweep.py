@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from moga.experiments.sweep import config_from_dict, run_sweep
+from moga.outputs import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,9 +44,9 @@ def main(argv=None):
         res["workers"][workers] = {"wall_s": wall, "runs_per_minute": 60 * stats["done"] / wall}
         print(workers, res["workers"][workers], flush=True)
     out = Path(args.out)
-    (out / "bench_sweep.json").write_text(json.dumps(res, indent=2) + "\n")
+    atomic_write(out / "bench_sweep.json", json.dumps(res, indent=2) + "\n")
     w1, w2 = res["workers"][1], res["workers"][2]
-    (out / "bench_sweep.md").write_text("\n".join([
+    atomic_write(out / "bench_sweep.md", "\n".join([
         "# Sweep throughput", "",
         f"`python benchmarks/bench_sweep.py`: {res['runs']} runs (4 job-sets of 300 jobs from "
         "the bundled month x MOGA 40 x 40, FCFS, EASY, GA-MF 40 x 40 x 2 seeds), embedded Dask "

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 import moga
+from moga.outputs import atomic_write
 from moga.value import ONLINE_HEURISTICS, attach_values, evaluate_value, evaluate_value_batch, online
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,7 +74,7 @@ def main(argv=None):
                             100 * s.total_value / s.max_value}
         print(h, res["online"][h], flush=True)
     out = Path(args.out)
-    (out / "bench_value.json").write_text(json.dumps(res, indent=2) + "\n")
+    atomic_write(out / "bench_value.json", json.dumps(res, indent=2) + "\n")
     lines = ["# Value decoder and online simulator benchmark", "",
              f"`python benchmarks/bench_value.py`: {js.name}, {J} jobs, release mode, federation "
              f"`{fed.name}`.", "",
@@ -85,7 +86,7 @@ def main(argv=None):
     for h, r in res["online"].items():
         lines.append(f"| {h} | {r['events']} | {r['wall_s']:.2f} | {r['events_per_s']:.0f} | "
                      f"{r['value_pct_of_max']:.1f} |")
-    (out / "bench_value.md").write_text("\n".join(lines) + "\n")
+    atomic_write(out / "bench_value.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

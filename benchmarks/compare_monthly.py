@@ -1,9 +1,10 @@
 """Baselines against MOGA on three monthly HPC2N job-sets.
 
 For each 30-day window (batch mode, default federation, fluid model):
-FCFS, EASY, FCFS-greenest, EASY-greenest, MOGA (pop 100, 200 generations,
-seed 1), MOGA without blacklist, random search with MOGA's evaluation budget,
-and GA-MF. Writes ``results/compare_monthly.md``, ``.json`` and one front plot
+FCFS, EASY, FCFS-greenest, EASY-greenest, MOGA and MOGA without blacklist
+(:func:`moga.run`'s default search and budget unless ``--pop`` / ``--gen`` say
+otherwise), random search with MOGA's evaluations, and GA-MF (its own default
+budget, or ``--pop`` / ``--gen``), seed 1. Writes ``results/compare_monthly.md``, ``.json`` and one front plot
 per job-set with the baseline points::
 
     python benchmarks/compare_monthly.py [--trace HPC2N-2002-2.2-cln.swf.gz]
@@ -19,6 +20,7 @@ import numpy as np
 
 import moga
 from moga.baselines import Comparison, compare
+from moga.outputs import atomic_write
 from moga.plot import plot_front
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,8 +34,10 @@ def main(argv=None):
                     help="SWF trace: a path, or a file name looked up by moga.resolve_trace")
     ap.add_argument("--windows", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--model", default="fluid", choices=["fluid", "at_start"])
-    ap.add_argument("--pop", type=int, default=100)
-    ap.add_argument("--gen", type=int, default=200)
+    ap.add_argument("--pop", type=int, default=None,
+                    help="population size of MOGA and GA-MF (default: each one's own)")
+    ap.add_argument("--gen", type=int, default=None,
+                    help="generations of MOGA and GA-MF (default: each one's own)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "results"))
     ap.add_argument("--from-json", action="store_true",
@@ -45,7 +49,7 @@ def main(argv=None):
         for rec in record:
             rec.setdefault("trace", Path(args.trace).name)
             rec.setdefault("model", args.model)
-        (Path(args.out) / "compare_monthly.md").write_text(render(record))
+        atomic_write(Path(args.out) / "compare_monthly.md", render(record))
         print(f"wrote {Path(args.out) / 'compare_monthly.md'}")
         return
 
@@ -64,26 +68,55 @@ def main(argv=None):
                    path=out / f"compare_monthly_w{w}.png", title=f"{js.name} ({args.model})")
         record.append({"window": w, "jobset": js.name, "n_jobs": len(js), "rows": c.rows,
                        "reference": c.reference.tolist(), "trace": Path(args.trace).name,
-                       "model": args.model, **c.info})
+                       "model": args.model, "budgets": _budgets(c, args), **c.info})
         print(js.name, flush=True)
         print(c.table(), flush=True)
-    (out / "compare_monthly.json").write_text(json.dumps(record, indent=2) + "\n")
-    (out / "compare_monthly.md").write_text(render(record))
+    atomic_write(out / "compare_monthly.json", json.dumps(record, indent=2) + "\n")
+    atomic_write(out / "compare_monthly.md", render(record))
     print(f"wrote {out / 'compare_monthly.md'}")
+
+
+def _budgets(c, args):
+    """Per search algorithm of a comparison: its population, generations and evaluations."""
+    out = {}
+    for name, r in c.results.items():
+        if name in ("MOGA", "MOGA without blacklist"):
+            p = r.params
+        elif name == "GA-MF":
+            p = moga.GAParams(pop_size=args.pop, n_gen=args.gen).resolved()
+        else:
+            continue
+        out[name] = {"pop_size": p.pop_size, "n_gen": p.n_gen,
+                     "easy_search": bool(p.easy_search), "n_evals": int(r.n_evals)}
+    out["random search"] = {"n_evals": int(c.results["random search"].n_evals)}
+    return out
+
+
+def _budget_text(r0):
+    """How the record's search algorithms were run, in words."""
+    b = r0.get("budgets")
+    if b is None:  # records written before the budgets were kept
+        p = r0["params"]
+        return (f"MOGA, MOGA without blacklist and GA-MF with pop {p['pop_size']} x "
+                f"{p['n_gen']} generations, random search with MOGA's evaluation budget")
+    m, g = b["MOGA"], b["GA-MF"]
+    search = "EASY search (searched through EASY decodes, front in order)" if m["easy_search"] \
+        else "in-order search"
+    return (f"MOGA and MOGA without blacklist: {search}, pop {m['pop_size']} x {m['n_gen']} "
+            f"generations; GA-MF: pop {g['pop_size']} x {g['n_gen']}; random search with "
+            f"MOGA's evaluations ({b['random search']['n_evals']:,} on the first job-set)")
 
 
 def render(record):
     """The Markdown report of a comparison record."""
     r0 = record[0]
-    p = r0["params"]
     lines = ["# Baselines against MOGA on three monthly HPC2N job-sets", "",
              f"`python benchmarks/compare_monthly.py`: {r0['trace']}, 30-day windows "
              f"{[r['window'] for r in record]} (batch mode), default federation, `{r0['model']}` "
-             f"model; MOGA, MOGA without blacklist and GA-MF with pop {p['pop_size']} x "
-             f"{p['n_gen']} generations, random search with MOGA's evaluation budget, seed "
-             f"{r0['seed']}. Front algorithms show their knee; `hv` is the hypervolume of all "
-             "their points with objectives divided by FCFS's, against (1.1, 1.1) (FCFS alone: "
-             "0.0100). Mean BSLD: mean bounded slowdown, 10-minute bound.", ""]
+             f"model; {_budget_text(r0)}; seed {r0['seed']}. Front algorithms show their "
+             "knee; `hv` is the hypervolume of all their points with objectives divided by "
+             "FCFS's, against (1.1, 1.1) (FCFS alone: 0.0100). Mean BSLD: mean bounded "
+             "slowdown, 10-minute bound.", ""]
     lines += summary(record) + [""]
     for rec in record:
         c = Comparison(rec["rows"], {}, {}, np.array(rec["reference"]), None, None, rec["model"])

@@ -1,9 +1,10 @@
 """MOGA on three monthly HPC2N job-sets: the knee of the front against the submit order.
 
 For each 30-day window of the HPC2N trace (batch mode, default federation,
-the given execution model), runs NSGA-II (pop 100, 200 generations, seed 1)
-and reports the knee of the front as percent change in makespan and energy
-against the submit order with an empty blacklist, decoded on the same model.
+the given execution model), runs :func:`moga.run` (its default search and
+budget unless ``--pop`` / ``--gen`` say otherwise, seed 1) and reports the
+knee of the front as percent change in makespan and energy against the
+submit order with an empty blacklist, decoded on the same model.
 
 Writes ``results/moga_monthly.md``, ``.json`` and one front plot per job-set::
 
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 import moga
+from moga.outputs import atomic_write
 from moga.plot import plot_front
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,8 +35,10 @@ def main(argv=None):
     ap.add_argument("--windows", type=int, nargs="+", default=[1, 2, 3],
                     help="which 30-day windows of the trace (default: the 2nd to 4th)")
     ap.add_argument("--model", default="fluid", choices=["fluid", "at_start"])
-    ap.add_argument("--pop", type=int, default=100)
-    ap.add_argument("--gen", type=int, default=200)
+    ap.add_argument("--pop", type=int, default=None,
+                    help="population size (default: moga.run's)")
+    ap.add_argument("--gen", type=int, default=None,
+                    help="generations (default: moga.run's)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=str(ROOT / "results"))
     args = ap.parse_args(argv)
@@ -46,6 +50,9 @@ def main(argv=None):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
+    ga = moga.GAParams(pop_size=args.pop, n_gen=args.gen).for_moga()
+    search = ("EASY search (in-order front, searched through EASY decodes)" if ga.easy_search
+              else "in-order search")
     for w in args.windows:
         js = trace.jobset(start=starts[w], days=30, federation=fed, seed=0)
         r = moga.run(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed, model=args.model)
@@ -63,14 +70,15 @@ def main(argv=None):
                    path=out / f"moga_monthly_w{w}.png", title=f"{js.name} ({args.model})")
         print(json.dumps(row), flush=True)
 
-    (out / "moga_monthly.json").write_text(json.dumps(
-        {"trace": Path(args.trace).name, "model": args.model, "pop": args.pop, "n_gen": args.gen,
-         "seed": args.seed, "rows": rows}, indent=2) + "\n")
+    atomic_write(out / "moga_monthly.json", json.dumps(
+        {"trace": Path(args.trace).name, "model": args.model, "pop": ga.pop_size,
+         "n_gen": ga.n_gen, "easy_search": ga.easy_search, "seed": args.seed, "rows": rows}, indent=2) + "\n")
     lines = [
         "# MOGA knee against the submit order, three monthly HPC2N job-sets", "",
         f"`python benchmarks/moga_monthly.py`: {Path(args.trace).name}, 30-day windows "
-        f"{args.windows} (batch mode), default federation, `{args.model}` model, NSGA-II pop "
-        f"{args.pop}, {args.gen} generations, seed {args.seed}. Negative is better.", "",
+        f"{args.windows} (batch mode), default federation, `{args.model}` model, NSGA-II, "
+        f"{search}, pop {ga.pop_size} x {ga.n_gen} generations, seed {args.seed}. Negative is "
+        "better.", "",
         "| window | jobs | submit order: makespan h / energy MWh | knee: makespan h / energy MWh "
         "| knee Δ makespan | knee Δ energy | best Δ makespan on front | best Δ energy on front "
         "| front points | GA time s |",
@@ -86,7 +94,7 @@ def main(argv=None):
     med = np.median([[r["knee_makespan_change_pct"], r["knee_energy_change_pct"]] for r in rows],
                     axis=0)
     lines += ["", f"Median knee change: makespan {med[0]:+.1f}%, energy {med[1]:+.1f}%.", ""]
-    (out / "moga_monthly.md").write_text("\n".join(lines))
+    atomic_write(out / "moga_monthly.md", "\n".join(lines))
     print(f"wrote {out / 'moga_monthly.md'}")
 
 

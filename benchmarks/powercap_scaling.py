@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 import moga
+from moga.outputs import atomic_write
 from moga.powercap import CPOptions, Queues, solve_relaxed
 from moga.powercap.cp import serial_schedule
 
@@ -68,7 +69,7 @@ def main(argv=None):
             f"deterministic s; default: {CPOptions().time_limit}.\n\n" + "\n".join(lines) + "\n")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "powercap_scaling.md").write_text(text)
+    atomic_write(out / "powercap_scaling.md", text)
     print(text)
 
 

@@ -44,6 +44,12 @@ Two parts (a benchmark, not a test; runs in parallel processes):
     The default run on the convergence job-sets with this optimiser's parts
     switched off one by one (:data:`ABLATION`), ``--seeds`` seeds, against
     the stored reference fronts (which it does not change).
+``budget``
+    ``moga.run``'s default search (the EASY search, population 50) on the
+    convergence job-sets at ``--budget-gen`` generations (default: the
+    default budget's, twice and four times as many), ``--budget-seeds``
+    seeds, against the stored reference fronts (which it does not change):
+    how the quality grows with the budget.
 
 Writes ``results/quality.md`` and ``results/quality.json``, and with the convergence part
 ``results/quality_attainment.png`` (the median runs' fronts against the references)::
@@ -53,6 +59,7 @@ Writes ``results/quality.md`` and ``results/quality.json``, and with the converg
     python benchmarks/quality.py --part convergence --long-runs --seeds 0   # raise them
     python benchmarks/quality.py --part convergence --seeds 10
     python benchmarks/quality.py --part ablation
+    python benchmarks/quality.py --part budget
 
 Traces are found through ``moga.resolve_trace`` (``MOGA_TRACES``).
 """
@@ -374,6 +381,32 @@ def ablation(args, pool):
     return rows
 
 
+def budget(args, pool):
+    """``moga.run``'s default search at each of ``args.budget_gen`` generations."""
+    from moga.metrics import normalized_hypervolume
+
+    params = {"easy_search": True, "pop_size": EASY_BUDGET[0]}
+    tasks = [(name, trace_file, start, release, 1 + s, g, f"budget {g}", params)
+             for g in args.budget_gen
+             for name, trace_file, start, release in CONVERGENCE
+             for s in range(args.budget_seeds)]
+    runs = list(pool.map(_moga_task, tasks))
+    refs = {name: _load_reference(name) for name, *_ in CONVERGENCE}
+    rows = []
+    for g in args.budget_gen:
+        mine = [r for r in runs if r[1] == f"budget {g}"]
+        pct = {name: [100 * r[4] / normalized_hypervolume(refs[name], r[6])
+                      for r in mine if r[0] == name] for name, *_ in CONVERGENCE}
+        every = [p for v in pct.values() for p in v]
+        rows.append({"pop_size": EASY_BUDGET[0], "n_gen": g, "pct": pct,
+                     "median": float(np.median(every)), "worst": float(min(every)),
+                     "mean": float(np.mean(every)),
+                     "wall_s": float(np.median([r[5] for r in mine]))})
+        print(f"budget {g} generations: median {rows[-1]['median']:.1f}%, worst "
+              f"{rows[-1]['worst']:.1f}%", flush=True)
+    return rows
+
+
 def coverage(args, pool):
     return list(pool.map(_coverage_task, COVERAGE))
 
@@ -457,7 +490,29 @@ def _has_surfaces(conv) -> bool:
     return bool(conv) and all(r.get("default_eaf50") for r in conv)
 
 
-def report(conv, cov, args, abl=()) -> str:
+def _budget_lines(bud) -> list:
+    """The budget part's section of the report."""
+    names = list(bud[0]["pct"])
+    n_seeds = len(bud[0]["pct"][names[0]])
+    lines = ["## Budget: the default search with more generations", "",
+             f"`moga.run`'s default search (the EASY search, population {bud[0]['pop_size']}) "
+             f"at its default {EASY_BUDGET[1]} generations and at more, seeds "
+             f"{'1' if n_seeds == 1 else f'1-{n_seeds}'} of each convergence job-set; hv % of "
+             "the reference fronts as they stood when `--part budget` last ran (these runs "
+             "do not join them); wall time: the median run, two side by side, one Numba "
+             "thread each.", "",
+             "| generations | " + " | ".join(f"{n}: median" for n in names)
+             + " | median | worst | mean | wall s |",
+             "|---|" + "---|" * len(names) + "---|---|---|---|"]
+    for r in bud:
+        lines.append(f"| {r['n_gen']} | "
+                     + " | ".join(f"{np.median(r['pct'][n]):.1f}%" for n in names)
+                     + f" | {r['median']:.1f}% | {r['worst']:.1f}% | {r['mean']:.2f}% | "
+                     f"{r['wall_s']:.1f} |")
+    return lines + [""]
+
+
+def report(conv, cov, args, abl=(), bud=()) -> str:
     lines = ["# MOGA's solution quality", "",
              "`python benchmarks/quality.py` (convergence and coverage; `--part ablation` "
              "adds the ablation; reference fronts in `results/quality/`, restarted from long "
@@ -556,6 +611,8 @@ def report(conv, cov, args, abl=()) -> str:
                          + " | ".join(f"{np.median(r['pct'][n]):.1f}%" for n in names)
                          + f" | {r['median']:.1f}% | {r['wall_s']:.1f} |")
         lines.append("")
+    if bud:
+        lines += _budget_lines(bud)
     if cov:
         lines += ["## Coverage: baseline points MOGA's front weakly dominates", "",
                   "One monthly job-set per trace (LCG: one day), MOGA and the ablation pop 100 x "
@@ -580,7 +637,7 @@ def report(conv, cov, args, abl=()) -> str:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["convergence", "coverage", "ablation", "both"],
+    ap.add_argument("--part", choices=["convergence", "coverage", "ablation", "budget", "both"],
                     default="both", help="both: convergence and coverage")
     ap.add_argument("--reference", action="store_true",
                     help="recompute the reference fronts from long runs")
@@ -603,6 +660,11 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=10, help="default runs per job-set")
     ap.add_argument("--matched-gen", type=int, default=200,
                     help="generations of the second column (default: the previous default, 200)")
+    ap.add_argument("--budget-gen", type=int, nargs="+",
+                    default=[EASY_BUDGET[1], 2 * EASY_BUDGET[1], 4 * EASY_BUDGET[1]],
+                    help="generations of the budget part's runs")
+    ap.add_argument("--budget-seeds", type=int, default=4,
+                    help="runs per job-set and generation count of the budget part")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default=str(ROOT / "results"))
     args = ap.parse_args(argv)
@@ -616,6 +678,7 @@ def main(argv=None):
         conv = convergence(args, pool) if args.part in ("convergence", "both") else []
         cov = coverage(args, pool) if args.part in ("coverage", "both") else []
         abl = ablation(args, pool) if args.part == "ablation" else []
+        bud = budget(args, pool) if args.part == "budget" else []
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     old = {}
@@ -624,11 +687,13 @@ def main(argv=None):
     record = {"convergence": conv or old.get("convergence", []),
               "coverage": cov or old.get("coverage", []),
               "ablation": abl or old.get("ablation", []),
+              "budget": bud or old.get("budget", []),
               "wall_s": time.perf_counter() - t0}
     atomic_write(out / "quality.json", json.dumps(record, indent=1, default=float) + "\n")
     if _has_surfaces(record["convergence"]):
         plot_attainment(record["convergence"], out / ATTAINMENT_PNG)
-    text = report(record["convergence"], record["coverage"], args, record["ablation"])
+    text = report(record["convergence"], record["coverage"], args, record["ablation"],
+                  record["budget"])
     atomic_write(out / "quality.md", text + "\n")
     print(text)
 

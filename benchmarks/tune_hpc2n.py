@@ -23,6 +23,7 @@ from scipy.stats import wilcoxon
 
 import moga
 from moga.experiments.tuning import plot_study
+from moga.outputs import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Resolved by moga.model.traces: MOGA_TRACES, then ../shared/traces, then the current folder.
@@ -50,7 +51,7 @@ def main(argv=None):
     res = moga.tune(train, fed, n_trials=args.trials, seeds=args.seeds, budget=args.budget)
     out = Path(args.out)
     (out / "tune").mkdir(parents=True, exist_ok=True)
-    (out / "tune" / "best.toml").write_text(res.to_toml())
+    atomic_write(out / "tune" / "best.toml", res.to_toml())
     plot_study(res, out / "tune")
 
     pop = moga.GAParams().for_moga().pop_size
@@ -69,7 +70,7 @@ def main(argv=None):
               "best_train_hv": res.best_value, "tuned": tuned.to_dict(),
               "default": default.to_dict(), "test_seeds": seeds, "hv": hv,
               "wilcoxon_p": p, "tuning_wall_s": res.wall_time}
-    (out / "tune_hpc2n.json").write_text(json.dumps(record, indent=2) + "\n")
+    atomic_write(out / "tune_hpc2n.json", json.dumps(record, indent=2) + "\n")
     better = int(np.sum(t > d))
     verdict = ("The tuned parameters beat the defaults" if np.median(t - d) > 0 and p is not None
                and p < 0.05 else "The tuned parameters did not beat the defaults significantly")
@@ -89,7 +90,7 @@ def main(argv=None):
         f"{'n/a' if p is None else f'{p:.3g}'}. {verdict} on the unseen job-set.", "",
         "Tuned parameters (`results/tune/best.toml`):", "", "```toml", tuned.to_toml().strip(),
         "```", "", "![history](tune/history.png)", "![importances](tune/importances.png)", ""]
-    (out / "tune_hpc2n.md").write_text("\n".join(lines))
+    atomic_write(out / "tune_hpc2n.md", "\n".join(lines))
     print("\n".join(lines))
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 import moga
+from moga.outputs import atomic_write
 from moga.plot import plot_value_by_class, plot_value_over_time
 from moga.value import DEFAULT_CLASSES, attach_values, compare_value
 
@@ -68,7 +69,7 @@ def main(argv=None):
                        "ga_wall_s": r.best_known.wall_time, "ga_evals": r.best_known.n_evals})
         print(js.name, [(row["algorithm"], round(row["pct_of_best_known"], 1),
                          round(row["pct_of_upper_bound"], 1)) for row in r.rows], flush=True)
-    (out / "value_curie.json").write_text(json.dumps(record, indent=2) + "\n")
+    atomic_write(out / "value_curie.json", json.dumps(record, indent=2) + "\n")
     algos = [row["algorithm"] for row in record[0]["rows"]]
     lines = ["# Value earned on CEA-Curie: online heuristics against the best known value and "
              "an upper bound", "",
@@ -96,7 +97,7 @@ def main(argv=None):
               + ", ".join(f"{a} {v:.1f}% ({u:.1f}%)" for a, (v, u) in med.items()) + ".", ""]
     lines += [f"![value over time](value_curie_{rec['start']}_time.png) "
               f"![by class](value_curie_{rec['start']}_class.png)" for rec in record]
-    (out / "value_curie.md").write_text("\n".join(lines) + "\n")
+    atomic_write(out / "value_curie.md", "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
