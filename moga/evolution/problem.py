@@ -116,14 +116,14 @@ class SchedulingProblem(Problem):
         """
         return self._batch(X, backfill, start_orders=True).start_orders
 
-    def _batch(self, X, backfill, start_orders=False, allocations=False):
+    def _batch(self, X, backfill, start_orders=False, allocations=False, starts=False):
         """One timed, counted batch decode of the rows of ``X``."""
         orders, bls = self.split(np.atleast_2d(X))
         t0 = time.perf_counter()
         try:
             b = evaluate_batch(self.jobset, self.federation, orders, bls, model=self.model,
                                backfill=backfill, start_orders=start_orders,
-                               allocations=allocations)
+                               allocations=allocations, starts=starts)
         except ValueError as e:
             if "not a permutation" not in str(e):
                 raise

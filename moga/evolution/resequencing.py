@@ -84,6 +84,12 @@ class Resequencer:
         return C
 
 
+def _by_start(orders, starts):
+    """Each row's jobs by start time, ties in the row's order (``starts`` indexed by job)."""
+    at = np.take_along_axis(starts, orders, axis=1)  # start times by order position
+    return np.take_along_axis(orders, np.argsort(at, axis=1, kind="stable"), axis=1)
+
+
 class EasySearch(SchedulingProblem):
     """The EASY-space problem of an in-order run, and the in-order twins of its rows.
 
@@ -107,13 +113,15 @@ class EasySearch(SchedulingProblem):
                          objectives=in_order.objectives, use_blacklist=in_order.use_blacklist,
                          backfill="easy")
         self.in_order = in_order
-        self._last = None  # (row hashes, start orders, allocations) of the last decode
+        self._last = None  # (row hashes, start times by job, allocations) of the last decode
 
     def decode(self, X):
         """EASY's objectives (P, n_obj) of the rows of ``X``, and the batch decode."""
         X = np.ascontiguousarray(np.atleast_2d(X), dtype=np.float64)
-        b = self._batch(X, "easy", start_orders=True, allocations=True)
-        self._last = (_row_hashes(X), b.start_orders, b.alloc)
+        # Start times, not start orders: only the rows the archive admits are twinned, so
+        # the sort by start time waits for :meth:`twins`.
+        b = self._batch(X, "easy", starts=True, allocations=True)
+        self._last = (_row_hashes(X), b.starts, b.alloc)
         return self._columns(b), b
 
     def twins(self, X, rows=None):
@@ -132,7 +140,8 @@ class EasySearch(SchedulingProblem):
         last = self._last
         if last is not None and len(last[0]) == len(X) and np.array_equal(last[0],
                                                                           _row_hashes(X)):
-            orders, alloc = last[1][rows], last[2][rows]
+            orders = _by_start(np.rint(X[rows, :self.n_jobs]).astype(np.int64), last[1][rows])
+            alloc = last[2][rows]
         else:
             b = self._batch(X[rows], "easy", start_orders=True, allocations=True)
             orders, alloc = b.start_orders, b.alloc
