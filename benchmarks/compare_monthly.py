@@ -4,8 +4,8 @@ For each 30-day window (batch mode, default federation, fluid model):
 FCFS, EASY, FCFS-greenest, EASY-greenest, MOGA and MOGA without blacklist
 (:func:`moga.run`'s default search and budget unless ``--pop`` / ``--gen`` say
 otherwise), random search with MOGA's evaluations, and GA-MF (its own default
-budget, or ``--pop`` / ``--gen``), seed 1. Writes ``results/compare_monthly.md``, ``.json`` and one front plot
-per job-set with the baseline points::
+budget, or ``--pop`` / ``--gen``), seed 1. Writes ``results/compare_monthly.md``,
+``.json`` and one front plot per job-set with the baseline points::
 
     python benchmarks/compare_monthly.py [--trace HPC2N-2002-2.2-cln.swf.gz]
 """

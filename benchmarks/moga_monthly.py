@@ -50,9 +50,6 @@ def main(argv=None):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
-    ga = moga.GAParams(pop_size=args.pop, n_gen=args.gen).for_moga()
-    search = ("EASY search (in-order front, searched through EASY decodes)" if ga.easy_search
-              else "in-order search")
     for w in args.windows:
         js = trace.jobset(start=starts[w], days=30, federation=fed, seed=0)
         r = moga.run(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed, model=args.model)
@@ -70,9 +67,13 @@ def main(argv=None):
                    path=out / f"moga_monthly_w{w}.png", title=f"{js.name} ({args.model})")
         print(json.dumps(row), flush=True)
 
+    ga = r.params  # the resolved search and budget of the runs
+    search = ("EASY search (in-order front, searched through EASY decodes)" if ga.easy_search
+              else "in-order search")
     atomic_write(out / "moga_monthly.json", json.dumps(
         {"trace": Path(args.trace).name, "model": args.model, "pop": ga.pop_size,
-         "n_gen": ga.n_gen, "easy_search": ga.easy_search, "seed": args.seed, "rows": rows}, indent=2) + "\n")
+         "n_gen": ga.n_gen, "easy_search": ga.easy_search, "seed": args.seed, "rows": rows},
+        indent=2) + "\n")
     lines = [
         "# MOGA knee against the submit order, three monthly HPC2N job-sets", "",
         f"`python benchmarks/moga_monthly.py`: {Path(args.trace).name}, 30-day windows "

@@ -252,7 +252,7 @@ def _coverage_task(args):
     js, fed = _jobset(trace_file, days=days, window=window, max_procs=max_procs)
     t0 = time.perf_counter()
     # COVERAGE_GEN generations for MOGA, the ablation and GA-MF (each at its own
-    # population), which bounds the time of the 55,103-job RICC month.
+    # population), fewer than their defaults, to bound the time of the largest months.
     params = {"n_gen": COVERAGE_GEN}
     res = {a: run_algorithm(a, js, fed, seed=1, params=params)
            for a in (*BASELINES, "MOGA", "MOGA without blacklist")}
