@@ -72,8 +72,11 @@ def main(argv=None):
               "wilcoxon_p": p, "tuning_wall_s": res.wall_time}
     atomic_write(out / "tune_hpc2n.json", json.dumps(record, indent=2) + "\n")
     better = int(np.sum(t > d))
-    verdict = ("The tuned parameters beat the defaults" if np.median(t - d) > 0 and p is not None
-               and p < 0.05 else "The tuned parameters did not beat the defaults significantly")
+    if p is not None and p < 0.05:
+        verdict = ("The tuned parameters beat the defaults" if np.median(t - d) > 0
+                   else "The defaults beat the tuned parameters")
+    else:
+        verdict = "Neither beat the other significantly"
     lines = [
         "# Tuning MOGA on HPC2N", "",
         f"`python benchmarks/tune_hpc2n.py`: tuned on {', '.join(record['train'])} "
