@@ -72,11 +72,34 @@ def drop_stale_cache() -> int:
     return removed
 
 
+def _kernel_cache_dir(module: str, kernel: str):
+    """The folder this process's Numba reads the cache of ``kernel`` of ``module`` from.
+
+    Numba takes the first usable of its locators (``NUMBA_CACHE_DIR``, then the
+    source's ``__pycache__``, then a user-wide folder) when it decorates the
+    function, so the kernel's own cache object knows. None when the module or
+    kernel is not found, or Numba's private attribute has moved.
+    """
+    import importlib
+
+    try:
+        (path,) = _PACKAGE.rglob(f"{module}.py")
+        parts = path.relative_to(_PACKAGE).with_suffix("").parts
+        dispatcher = getattr(importlib.import_module(".".join((__package__, *parts))), kernel)
+        return Path(dispatcher._cache._cache_path)
+    except Exception:  # noqa: BLE001 - a private Numba API, or no such kernel
+        return None
+
+
 def is_cached(module: str, kernel: str) -> bool:
     """True when Numba's cache holds an index of ``kernel`` of the package's ``module``
-    (``"federated"``, ``"_decode"``), so that this process loads it instead of compiling."""
+    (``"federated"``, ``"_decode"``), so that this process loads it instead of compiling.
+
+    Only the folder Numba reads in this process counts: with ``NUMBA_CACHE_DIR``
+    set, kernels cached beside the sources are not loaded."""
     pattern = f"{module}.{kernel}-*.nbi"
-    for d in _cache_dirs():
+    own = _kernel_cache_dir(module, kernel)
+    for d in ([own] if own is not None else _cache_dirs()):
         try:
             if d.is_dir() and any(d.glob(pattern)):
                 return True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -143,6 +145,40 @@ def test_a_fresh_cache_folder_is_stamped_so_the_next_process_keeps_its_kernels(t
         (d / "federated._decode-1.py311.nbi").write_text("compiled by the first process")
     assert _cache.drop_stale_cache() == 0  # the second process keeps them
     assert all(list(d.glob("*.nbi")) for d in dirs)
+
+
+def test_is_cached_looks_where_numba_loads_from(tmp_path):
+    """With NUMBA_CACHE_DIR set, Numba reads only that folder: kernels cached beside the
+    sources (an editable install) do not count, or the compile notice would stay silent."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; from pathlib import Path; from decoders import _cache\n"
+            "d = _cache._kernel_cache_dir('federated', '_decode')\n"
+            "print(d); print(_cache.is_cached('federated', '_decode'))\n"
+            "d.mkdir(parents=True, exist_ok=True)\n"
+            "(d / 'federated._decode-1.py311.nbi').write_text('index')\n"
+            "print(_cache.is_cached('federated', '_decode'))\n"
+            "print(_cache._kernel_cache_dir('loop', '_simulate'))\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    # An index beside the sources, as an editable install leaves it (a line number that
+    # no kernel has, so that no process reads it), where the folder is writable.
+    beside = Path(decoders.__file__).parent / "__pycache__" / "federated._decode-1.py311.nbi"
+    try:
+        beside.parent.mkdir(exist_ok=True)
+        beside.write_text("index")
+    except OSError:
+        beside = None
+    try:
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout.split("\n")
+    finally:
+        if beside is not None:
+            beside.unlink(missing_ok=True)
+    assert out[0].startswith(str(tmp_path / "cache"))
+    assert out[1:3] == ["False", "True"]
+    assert out[3].startswith(str(tmp_path / "cache"))  # a kernel of a subpackage
 
 
 def _naive_order_problem(row, J):
