@@ -1262,6 +1262,12 @@ def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_i
                            float(f[0, 2]), int(i[0, 0]), int(i[0, 1]), out.reserve)
 
 
+def start_orders_of(orders, at):
+    """Each row's jobs by start time, ties in the row's order: ``at`` (P, J) holds the
+    start times by order position of ``orders`` (P, J). A stable sort keeps the ties."""
+    return np.take_along_axis(orders, np.argsort(at, axis=1, kind="stable"), axis=1)
+
+
 def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
                  orders, blacklists, model: str = "fluid", check: bool = True,
                  backfill: str = "none", rule: str = "fastest", power=None, power_cap=None,
@@ -1315,8 +1321,8 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
                                           n_chunks=threads, starts=start_orders or starts,
                                           allocs=allocations)
     by_start = by_job = None
-    if start_orders:  # each schedule's jobs by start time; stable, so ties keep the order
-        by_start = np.take_along_axis(orders, np.argsort(at, axis=1, kind="stable"), axis=1)
+    if start_orders:
+        by_start = start_orders_of(orders, at)
     if starts:  # ``at`` is by order position
         by_job = np.empty_like(at)
         np.put_along_axis(by_job, orders, at, axis=1)

@@ -42,6 +42,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from decoders.federated import start_orders_of
+
 from ..model.chromosome import pinned_blacklists
 from .duplicates import _row_hashes
 from .problem import SchedulingProblem
@@ -82,12 +84,6 @@ class Resequencer:
         C = np.array(C, dtype=np.float64)
         C[pick, :problem.n_jobs] = problem.start_orders(C[pick], backfill="easy")
         return C
-
-
-def _by_start(orders, starts):
-    """Each row's jobs by start time, ties in the row's order (``starts`` indexed by job)."""
-    at = np.take_along_axis(starts, orders, axis=1)  # start times by order position
-    return np.take_along_axis(orders, np.argsort(at, axis=1, kind="stable"), axis=1)
 
 
 class EasySearch(SchedulingProblem):
@@ -140,7 +136,9 @@ class EasySearch(SchedulingProblem):
         last = self._last
         if last is not None and len(last[0]) == len(X) and np.array_equal(last[0],
                                                                           _row_hashes(X)):
-            orders = _by_start(np.rint(X[rows, :self.n_jobs]).astype(np.int64), last[1][rows])
+            order = np.rint(X[rows, :self.n_jobs]).astype(np.int64)
+            # The decode kept start times by job; by order position they give the start order.
+            orders = start_orders_of(order, np.take_along_axis(last[1][rows], order, axis=1))
             alloc = last[2][rows]
         else:
             b = self._batch(X[rows], "easy", start_orders=True, allocations=True)

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.chromosome import pinned_blacklists
 from ..model.heuristics import heuristic
 from ..model.jobset import JobSet
 from ..model.platform import Federation
@@ -76,7 +77,9 @@ def allocation_blacklist(alloc, nodes) -> np.ndarray:
 
     ``floor(beta * N_k)`` nodes are barred (docs/design.md §5), so
     ``beta = (N_k - x + 1/2) / N_k`` bars ``N_k - x`` of them whatever the
-    rounding of the division; an unused cluster gets 1 (all barred).
+    rounding of the division; an unused cluster gets 1 (all barred), a wholly
+    used one 0. One schedule's
+    :func:`~moga.model.chromosome.pinned_blacklists`.
 
     Parameters
     ----------
@@ -94,7 +97,7 @@ def allocation_blacklist(alloc, nodes) -> np.ndarray:
         raise ValueError(f"alloc must be (J, {nodes.size}), got shape {alloc.shape}")
     if np.any(alloc < 0) or np.any(alloc > nodes):
         raise ValueError("alloc entries must lie in [0, nodes of their cluster]")
-    return np.where(alloc > 0, np.minimum(1.0, (nodes - alloc + 0.5) / nodes), 1.0)
+    return pinned_blacklists(alloc, nodes)
 
 
 def heuristic_seeds(js: JobSet, fed: Federation, model: str = "fluid",
