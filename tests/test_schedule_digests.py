@@ -4,7 +4,6 @@
 import json
 
 import pytest
-
 from schedule_digests import STORE, TRACES, cases, digest
 
 pytestmark = pytest.mark.skipif(not TRACES.is_dir(), reason="needs ../shared/traces")
