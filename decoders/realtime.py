@@ -6,15 +6,15 @@ One machine of ``N`` identical nodes whose jobs take whole partitions
 (:mod:`decoders.federated`) as one cluster of ``N`` nodes at speed 1, with
 the queue in rank order: the driver here starts the front of the queue
 (and the real-time jobs' preemptions) there, and the core's EASY
-(``_step_easy``, the one EASY of the project) backfills behind the head.
+(``steps.easy``, the one EASY of the project) backfills behind the head.
 Each execution runs for its restart read, computation and periodic writes,
-is stopped with ``_step_stop`` (and queued again with ``_step_requeue``),
+is stopped with ``steps.stop`` (and queued again with ``steps.requeue``),
 and its end comes from the loop. Under JIT the victims leave the core when
 preempted and write their checkpoints outside it, while the real-time job
 they make room for runs on the core from then on, on its nodes, until its
 planned end (its wait for the writes included), so that EASY's
 reservations see its nodes come back then; the writers' nodes beyond its
-need are claimed (``_step_claim``) until it starts. Jobs arrive at their
+need are claimed (``steps.claim``) until it starts. Jobs arrive at their
 submit times; an event is the earliest of the driver's timers
 (arrivals, JIT write ends, held starts, triggers) and the core's next
 finish (finishes within the core's relative tolerance end together); at
@@ -63,20 +63,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from . import steps
 from ._federated_core import E_NH, E_STARTED, next_finish
 from ._kernels import FINISH_RTOL, heap_pop, heap_push
 from ._validate import check_vector, choice_code
-from .dispatch import driver_core
-from .federated import (
-    _step_begin,
-    _step_claim,
-    _step_easy,
-    _step_end,
-    _step_init_easy,
-    _step_map,
-    _step_requeue,
-    _step_stop,
-)
 
 __all__ = ["SCHEME_CODES", "CHECKPOINT_CODES", "READING_CODES", "RealtimeRun",
            "simulate_realtime"]
@@ -518,7 +508,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
 
     for j in range(J):  # what EASY plans each queued job's execution to take
         run_w[j] = _duration(jobs, saved, j)
-    _step_init_easy(cjobs, cplat, st, cout, by_rank, bl)
+    steps.init_easy(cjobs, cplat, st, cout, by_rank, bl)
     n_start = 0  # jobs to start on the core at the end of this event (in ``listed``)
     mismatch = 0
     for j in arrival:  # in submit order (ties: lower index), the first sequence numbers
@@ -535,7 +525,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
         n_events += 1
         # The core releases the jobs finishing by t (finishes within its tolerance end
         # together, at the earliest of them; the event may move there).
-        t = _step_begin(t, 0, cjobs, cplat, st, cout)
+        t = steps.begin(t, 0, cjobs, cplat, st, cout)
         # The running jobs the core released (NaN finish until then): from the front of
         # the list by planned end, which is the core's projected finish.
         i = 0
@@ -578,13 +568,13 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     held[claim[j]] += jobs.nodes[j]
                     claim[j] = -1
                     run_w[j] = _duration(jobs, saved, j)
-                    _step_requeue(cjobs, cplat, st, j)
+                    steps.requeue(cjobs, cplat, st, j)
                 status[j] = _WAITING
                 _tree_set(tn, size, rank[j], jobs.nodes[j])
                 n_wait += 1
             else:  # a real-time job's JIT wait is over (it runs on the core already)
                 busy -= held[j]
-                _step_claim(st, 0, jobs.nodes[j] - held[j])  # the surplus back
+                steps.claim(st, 0, jobs.nodes[j] - held[j])  # the surplus back
                 held[j] = 0
                 na = _act_remove(ae, aj, na, end[j], j)
                 na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
@@ -650,7 +640,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         n_pre += 1
                         wait = max(wait, jit)
                         na = _act_remove(ae, aj, na, end[b], b)
-                        _step_stop(t, 0, cjobs, cplat, st, cout, b)
+                        steps.stop(t, 0, cjobs, cplat, st, cout, b)
                         if jit > 0:
                             # It keeps its nodes while it writes, then hands them over (on
                             # the core, the real-time job takes them now: see below).
@@ -680,7 +670,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         run_w[j] = wait + jobs.run[j]
                         listed[n_start] = j
                         n_start += 1
-                        _step_claim(st, 0, max(0, writing - jobs.nodes[j]))
+                        steps.claim(st, 0, max(0, writing - jobs.nodes[j]))
                         end[j] = t + wait + jobs.run[j]
                         na = _act_insert(ae, aj, na, end[j], j)
                         ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, t + wait, _RTJ_START,
@@ -712,7 +702,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
 
         # Start on the core what this event started: they fit, as the loop counts nodes.
         if n_start > 0:
-            _step_map(t, 0, cjobs, cplat, st, cout, bl, listed, n_start)
+            steps.map(t, 0, cjobs, cplat, st, cout, bl, listed, n_start)
             for a in range(n_start):
                 mismatch += st.started[listed[a]] == 0
             n_start = 0
@@ -721,7 +711,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
         # core's event heap.
         if head >= 0 and busy < N and _tree_first(tn, size, head + 1, N - busy, stack) >= 0:
             before = st.evi[E_STARTED]
-            _step_easy(t, 0, cjobs, cplat, st, cout, by_rank, bl)
+            steps.easy(t, 0, cjobs, cplat, st, cout, by_rank, bl)
             if st.evi[E_STARTED] > before:
                 for i in range(st.evi[E_NH]):
                     j = st.hj[i]
@@ -736,11 +726,11 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
         for a in range(n_def):
             b = deferred[a]
             run_w[b] = _duration(jobs, saved, b)
-            _step_requeue(cjobs, cplat, st, b)
+            steps.requeue(cjobs, cplat, st, b)
             _tree_set(tn, size, rank[b], jobs.nodes[b])
             n_wait += 1
 
-    _step_end(t if n_events > 0 else 0.0, 0, cjobs, cplat, st, cout)
+    steps.end(t if n_events > 0 else 0.0, 0, cjobs, cplat, st, cout)
     ok = n_wait == 0 and mismatch == 0
     for j in range(J):
         if status[j] != _DONE:
@@ -833,7 +823,7 @@ def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", che
     rank = np.empty(J, np.int64)
     rank[by_rank] = idx
     # The simulation core: one cluster of N nodes at speed 1, no communication or power cap.
-    c = driver_core(jobs.sub, jobs.nodes, run, np.array([N]), np.ones(1))
+    c = steps.driver_core(jobs.sub, jobs.nodes, run, np.array([N]), np.ones(1))
     ok, start, finish, npre, s_job, s_f, s_pre, n_ev, n_pre = _simulate(
         jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival, c.jobs, c.plat,
         c.st, c.out, c.bl, c.run_w, np.empty(J, dtype=np.int64))

@@ -10,7 +10,7 @@ jobs finishing by ``t`` and queue the arrivals, (2) queues the arrivals for
 the heuristic, (3) retires the place-holders whose start has come, (4)
 trims the profiles' past, (5) drops the waiting jobs that cannot earn
 anything any more, even at their best slot (the core takes them out of its
-queue: :func:`decoders.federated._step_drop`), then (6) lets the heuristic
+queue: :func:`decoders.steps.drop`), then (6) lets the heuristic
 map jobs (:mod:`decoders.online.rules`), (7) keeps the unplaced jobs
 waiting, and (8) starts on the core, each on its cluster alone, every job
 whose planned start has come: those mapped now and the place-holders
@@ -33,12 +33,11 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .. import steps
 from .._federated_core import E_STARTED
 from .._kernels import FINISH_RTOL, heap_pop, heap_push
 from .._profiles import init_profiles, job_value, occupy, trim_before
 from .._validate import choice_code, readonly
-from ..dispatch import driver_core
-from ..federated import _step_begin, _step_drop, _step_end, _step_init, _step_map
 from ..value import _prepare_value
 from ._state import (
     DROPPED,
@@ -152,14 +151,14 @@ def _simulate(cjobs, cplat, st, cout, bl_rows, bl, listed, jobs, plat, prof, out
     J = jobs.release.shape[0]
     K = plat.nodes.shape[0]
     _init(jobs, plat, prof, out, q)
-    _step_init(cjobs, cplat, st, cout, jobs.by_release)
+    steps.init(cjobs, cplat, st, cout, jobs.by_release)
     n_events = 0
     n_dropped = 0
     refused = 0
     t = jobs.release[jobs.by_release[0]] if J > 0 else 0.0
     while J > 0:
         n_events += 1
-        t = _step_begin(t, 0, cjobs, cplat, st, cout)
+        t = steps.begin(t, 0, cjobs, cplat, st, cout)
         # The core ends together the jobs whose finishes agree to its tolerance, at the
         # earliest of them: free their nodes in the plans from then on too.
         nf = q.evi[Q_NF]
@@ -174,7 +173,7 @@ def _simulate(cjobs, cplat, st, cout, bl_rows, bl, listed, jobs, plat, prof, out
         q.evi[Q_NF] = nf
         n = _advance(t, jobs, plat, prof, out, q, listed)
         for i in range(n):
-            _step_drop(cjobs, st, cout, listed[i])
+            steps.drop(cjobs, st, cout, listed[i])
         n_dropped += n
         if heuristic == 0:
             map_easy(t, jobs, plat, prof, out, q)
@@ -201,7 +200,7 @@ def _simulate(cjobs, cplat, st, cout, bl_rows, bl, listed, jobs, plat, prof, out
             listed[n] = j
             n += 1
         q.evi[Q_NH] = nh
-        nxt = _step_map(t, 0, cjobs, cplat, st, cout, bl, listed, n)
+        nxt = steps.map(t, 0, cjobs, cplat, st, cout, bl, listed, n)
         nf = q.evi[Q_NF]
         for i in range(n):
             j = listed[i]
@@ -227,7 +226,7 @@ def _simulate(cjobs, cplat, st, cout, bl_rows, bl, listed, jobs, plat, prof, out
             refused += J - st.evi[E_STARTED]
             break
         t = max(t, nxt)
-    _step_end(t, 0, cjobs, cplat, st, cout)
+    steps.end(t, 0, cjobs, cplat, st, cout)
     for i in range(q.evi[Q_NW]):
         out.status[q.waiting[i]] = DROPPED  # cannot happen: an idle federation takes every job
     total = 0.0
@@ -284,7 +283,7 @@ def simulate(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed
     q = Queues(np.empty(J, dtype=np.int64), np.empty(J, dtype=np.int64), np.empty(J),
                np.empty(J, dtype=np.int64), np.empty(J), np.empty(J, dtype=np.int64),
                np.empty(6, dtype=np.int64))
-    c = driver_core(a[0], a[1], a[2], a[7], a[8])
+    c = steps.driver_core(a[0], a[1], a[2], a[7], a[8])
     tot, n_run, n_drop, n_ev, refused = _simulate(c.jobs, c.plat, c.st, c.out, c.bl_rows, c.bl,
                                                   np.empty(J, dtype=np.int64), jobs, plat, prof,
                                                   out, q, code, int(small), int(medium))
