@@ -1,15 +1,19 @@
 """The online simulator's bundled state (named tuples of arrays; nothing is copied).
 
-``jobs`` (:data:`Jobs`)
+These bundles sit beside the simulation core's own (:mod:`decoders._federated_core`:
+``Jobs``, ``Platform``, ``Out``), which the driver passes to the steps, and have
+names of their own.
+
+``jobs`` (:data:`ValueJobs`)
     Per job, shape (J,): ``release``, ``tasks``, ``runtime`` (s on a speed-1.0
     node), the value function ``v_start``, ``v_final``, ``soft``, ``hard``,
     and ``by_release`` (jobs by arrival, ties by index).
-``plat`` (:data:`Platform`)
+``plat`` (:data:`ProfilePlatform`)
     Per cluster, shape (K,): ``nodes`` and ``speed``.
 ``prof`` (:data:`Profiles`)
     The availability profiles, one per cluster: breakpoints ``times`` (K, 2J+1),
     free nodes ``free`` on each step, and the step counts ``m`` (K,).
-``out`` (:data:`Out`)
+``out`` (:data:`ProfileOut`)
     What the simulation writes, per job: ``start``, ``finish`` (NaN if not
     run), ``cluster`` (-1), ``value`` earned, ``reserved`` (the reservation or
     place-holder start, NaN if the job started when first mapped), and
@@ -26,10 +30,10 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-Jobs = namedtuple("Jobs", "release tasks runtime v_start v_final soft hard by_release")
-Platform = namedtuple("Platform", "nodes speed")
+ValueJobs = namedtuple("ValueJobs", "release tasks runtime v_start v_final soft hard by_release")
+ProfilePlatform = namedtuple("ProfilePlatform", "nodes speed")
 Profiles = namedtuple("Profiles", "times free m")
-Out = namedtuple("Out", "start finish cluster value reserved status")
+ProfileOut = namedtuple("ProfileOut", "start finish cluster value reserved status")
 Queues = namedtuple("Queues", "waiting phs ht hj ft fj evi")
 
 #: Job status codes.

@@ -49,18 +49,19 @@ from ._state import (
     Q_NW,
     Q_RES_JOB,
     WAITING,
-    Jobs,
-    Out,
-    Platform,
+    ProfileOut,
+    ProfilePlatform,
     Profiles,
     Queues,
+    ValueJobs,
 )
 from .rules import best_choice, duration, map_easy, map_fcfs_multi, map_max_max
 
-__all__ = ["HEURISTICS", "OnlineResult", "simulate"]
+__all__ = ["RULE_CODES", "OnlineResult", "simulate"]
 
-#: Online heuristics by their simulator code, with the integer the kernel uses.
-HEURISTICS = {"easy": 0, "fcfs-multi": 1, "max-max-value": 2, "max-max-vpr": 3}
+#: The rules of the online kernel by name, with the integer code the kernel uses (the
+#: catalogue of named heuristics is :data:`moga.value.ONLINE_HEURISTICS`).
+RULE_CODES = {"easy": 0, "fcfs-multi": 1, "max-max-value": 2, "max-max-vpr": 3}
 
 
 class OnlineResult(NamedTuple):
@@ -265,20 +266,20 @@ def simulate(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed
         start, NaN if the job started when first mapped); ``total_value``,
         ``n_run``, ``n_dropped`` and ``n_events`` (mapping events).
     """
-    code = choice_code("online heuristic", heuristic, HEURISTICS)
+    code = choice_code("online heuristic", heuristic, RULE_CODES)
     if not 0 < small <= medium:
         raise ValueError(f"queue thresholds must satisfy 0 < small <= medium, got {small}, {medium}")
     arrs = _prepare_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed)
     J, K = arrs[0].shape[0], arrs[7].shape[0]
     by_release = np.lexsort((np.arange(J), arrs[0])).astype(np.int64)
     a = readonly(*arrs, by_release)
-    jobs = Jobs(*a[0:7], a[9])
-    plat = Platform(a[7], a[8])
+    jobs = ValueJobs(*a[0:7], a[9])
+    plat = ProfilePlatform(a[7], a[8])
     # Two breakpoints per placement, two where a place-holder starts early, two where the core
     # ends a job early.
     prof = Profiles(np.empty((K, 6 * J + 1)), np.empty((K, 6 * J + 1), dtype=np.int64),
                     np.empty(K, dtype=np.int64))
-    out = Out(np.empty(J), np.empty(J), np.empty(J, dtype=np.int64), np.empty(J), np.empty(J),
+    out = ProfileOut(np.empty(J), np.empty(J), np.empty(J, dtype=np.int64), np.empty(J), np.empty(J),
               np.empty(J, dtype=np.int64))
     q = Queues(np.empty(J, dtype=np.int64), np.empty(J, dtype=np.int64), np.empty(J),
                np.empty(J, dtype=np.int64), np.empty(J), np.empty(J, dtype=np.int64),
