@@ -391,8 +391,8 @@ def test_the_schedule_record_holds_every_execution(tmp_path):
 
 
 def test_rt_schemes_are_registered_policies(tmp_path):
-    from moga.sim import POLICIES
-    from moga.sim import simulate as run
+    from moga import POLICIES
+    from moga import simulate as run
 
     fed = moga.Federation.preset("machine").scaled(64)
     js = moga.load_default().jobset(n_jobs=200, federation=64, batch=False)

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import moga
+from moga import POLICIES, simulate
 from moga.cli import main
 from moga.errors import InputError
-from moga.sim import POLICIES, OnlinePolicy, PolicyStalled, Session, load_policy, simulate
+from moga.sim import OnlinePolicy, PolicyStalled, Session, load_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "guide" / "examples" / "saf_easy.py"

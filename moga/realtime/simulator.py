@@ -16,10 +16,11 @@ from decoders.realtime import simulate_realtime
 
 from ..errors import InputError
 from ..validation import check_number
+from .machine import Machine
 from .workload import CLASS_NAMES, RealtimeJobs
 
 __all__ = ["SCHEMES", "CHECKPOINTS", "Checkpointing", "Thresholds", "Segment", "RealtimeResult",
-           "simulate"]
+           "simulate", "run_scheme"]
 
 #: Scheduling schemes.
 SCHEMES = ("baseline", "highpq", "preempt")
@@ -287,3 +288,29 @@ def simulate(rj: RealtimeJobs, scheme: str = "preempt", checkpointing=None,
     return RealtimeResult(rj, scheme, ck.kind, reading is not None, run.start, run.finish,
                           run.n_preempted, run, {"events": run.n_events,
                                                  "preemptions": run.n_preemptions}, reading)
+
+
+def run_scheme(js, federation, *, scheme: str, checkpointing: str, improved: bool | str = False,
+               name: str | None = None, **_common):
+    """A scheme on a job-set with real-time tags (``js.realtime``) on a one-cluster federation,
+    with the default checkpoint model: the one schedule record (:class:`moga.Schedule`).
+
+    ``name`` (the catalogue's, default the scheme's label) names the policy in
+    errors. The execution model, allocation rule and estimates of the catalogue's
+    other policies (``_common``) do not apply: one machine, every job's duration
+    known (:func:`simulate`).
+
+    Raises
+    ------
+    InputError
+        If the federation has more than one cluster or a power cap.
+    """
+    name = name or scheme
+    if federation.n_clusters != 1:
+        raise InputError(f"policy {name!r} runs on one machine of identical nodes; got "
+                         f"{federation.n_clusters} clusters (use a one-cluster federation, e.g. "
+                         "the preset machine@N)")
+    if federation.capped:
+        raise InputError(f"policy {name!r} has no power cap; drop the cap")
+    rj = RealtimeJobs.from_jobset(js, Machine.from_cluster(federation, 0))
+    return simulate(rj, scheme, checkpointing, improved).schedule(federation)

@@ -15,7 +15,7 @@ from ..model.jobset import JobSet
 from ..model.platform import Federation
 from .schedule import ValueSchedule, value_arrays
 
-__all__ = ["ONLINE_HEURISTICS", "online"]
+__all__ = ["ONLINE_HEURISTICS", "online", "run_heuristic"]
 
 #: Online heuristic name -> the simulator's code.
 ONLINE_HEURISTICS = {"online-EASY": "easy", "online-FCFS-multi": "fcfs-multi",
@@ -44,3 +44,14 @@ def online(js: JobSet, fed: Federation, heuristic: str = "online-EASY", small: i
     r = simulate(*value_arrays(js, fed), heuristic=code, small=small, medium=medium)
     return ValueSchedule(js, fed, r.start, r.finish, r.cluster, r.value, r.total_value, r.n_run,
                          0, r.n_dropped, r.reserved, r.n_events)
+
+
+def run_heuristic(js: JobSet, fed: Federation, *, heuristic: str, **_common):
+    """An online heuristic as the one schedule record (:class:`moga.Schedule`) of the jobs it
+    ran (:meth:`ValueSchedule.schedule`).
+
+    The execution model, allocation rule and estimates of the catalogue's other
+    policies (``_common``) do not apply: each job runs inside one cluster, its
+    duration known.
+    """
+    return online(js, fed, heuristic).schedule()
