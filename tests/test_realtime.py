@@ -74,13 +74,13 @@ def test_sys_ckpt_keeps_the_last_checkpoint():
     ck = Checkpointing("sys", sys_interval=4.0, data_fraction=0.5)  # w = 2 s every 4 s
     r = simulate(_two_jobs(), "preempt", ck)
     # BJ: 10 s = 4 compute + 2 write + 4 compute (lost, the second write had not begun).
-    first = [s for s in r.segments if s.job == 0][0]
+    first = [s for s in r.executions() if s.job == 0][0]
     assert (first.compute, first.lost, first.write) == (4.0, 4.0, 2.0)
     rem = 96.0  # then resumes at 30: read 2 s, 96 s in 24 stretches, 23 writes of 2 s
     assert r.finish[0] == 30.0 + 2.0 + rem + 23 * 2.0
-    last = [s for s in r.segments if s.job == 0][-1]
+    last = [s for s in r.executions() if s.job == 0][-1]
     assert (last.read, last.compute, last.write) == (2.0, 96.0, 46.0)
-    assert [s.write for s in r.segments if s.job == 1] == [0.0]  # the RTJ writes nothing
+    assert [s.write for s in r.executions() if s.job == 1] == [0.0]  # the RTJ writes nothing
 
 
 def test_improved_heuristic_spares_a_protected_batch_job():
