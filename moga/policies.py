@@ -36,8 +36,8 @@ from .realtime.simulator import run_scheme
 from .realtime.study import SCHEME_SET
 from .sim.policies import RealtimeFirst, RealtimePreempt, ValueDensity
 from .sim.registry import PolicyInfo, load_policy
+from .sim.run import run_policy
 from .sim.session import ESTIMATES
-from .sim.simulate import run_policy
 from .value.online import run_heuristic
 
 __all__ = ["POLICIES", "SESSION_KERNELS", "policy_info", "simulate"]

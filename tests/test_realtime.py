@@ -70,6 +70,15 @@ def test_jit_ckpt_writes_then_resumes():
     assert naive_check_realtime(r) == []
 
 
+def test_a_run_is_the_one_schedule_record():
+    r = simulate(_two_jobs(), "preempt", Checkpointing("jit", data_fraction=0.5))
+    assert isinstance(r, moga.Schedule) and r.policy == "preempt-jit"
+    assert r.schedule() is r and r.federation.n_clusters == 1
+    np.testing.assert_array_equal(r.segments.job, [e.job for e in r.executions()])
+    assert r.segments.preempted.sum() == r.info["preemptions"] == 1
+    assert r.flowtime == pytest.approx(float(np.sum(r.finish - r.jobs.submit)))
+
+
 def test_sys_ckpt_keeps_the_last_checkpoint():
     ck = Checkpointing("sys", sys_interval=4.0, data_fraction=0.5)  # w = 2 s every 4 s
     r = simulate(_two_jobs(), "preempt", ck)

@@ -80,7 +80,7 @@ class Schedule:
         Under EASY, each job's first reservation as the blocked head of the
         queue (NaN for jobs that never waited at the head); all NaN otherwise.
     policy : str or None
-        The online policy that made it (:func:`moga.sim.simulate`), None for
+        The online policy that made it (:func:`moga.simulate`), None for
         a decoded chromosome.
     info : dict
         What the policy reports: ``estimates`` (what it planned with),

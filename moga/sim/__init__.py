@@ -15,8 +15,18 @@ the studies' policies, which the seam does not know. See docs/guide/policies.md
 """
 
 from .registry import OnlinePolicy, PolicyInfo, load_policy
+from .run import run_policy
 from .session import ESTIMATES, PolicyStalled, Session
-from .simulate import run_policy
 
 __all__ = ["ESTIMATES", "OnlinePolicy", "PolicyInfo", "PolicyStalled", "Session",
            "load_policy", "run_policy"]
+
+#: Names that moved above the seam, to :mod:`moga.policies` (exported as ``moga.<name>``).
+_MOVED = ("POLICIES", "policy_info", "simulate")
+
+
+def __getattr__(name):
+    if name in _MOVED:
+        raise AttributeError(f"moga.sim.{name} moved to moga.{name} (moga/policies.py, the "
+                             "catalogue above the seam): use moga." + name)
+    raise AttributeError(f"module 'moga.sim' has no attribute {name!r}")
