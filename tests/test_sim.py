@@ -114,6 +114,15 @@ def test_the_catalogue_runs_what_it_lists():
         assert command_groups("simulate", name) == p.kernels
     direct = POLICIES["easy"].run(js, fed, model="fluid", rule="fastest", estimates="requested")
     np.testing.assert_array_equal(direct.start, simulate(js, fed, "easy").start)
+    from moga.powercap import DISPATCHERS
+    from moga.realtime.study import SCHEME_SET
+    from moga.value import ONLINE_HEURISTICS
+
+    # the studies' tables are the catalogue's entries, bound by name
+    assert {n for n in POLICIES if n.startswith("rt-")} == {f"rt-{s}" for s in SCHEME_SET}
+    assert {n for n, p in POLICIES.items() if p.kind == "kernel" and "values" in p.supports} \
+        == set(ONLINE_HEURISTICS)
+    assert set(DISPATCHERS) <= set(POLICIES)
     assert POLICIES["online-moga"].options[:2] == ("preference", "objectives")
     assert POLICIES["realtime-preempt"].options == ("checkpoint", "restart")
     with pytest.raises(ValueError, match="takes no options"):
