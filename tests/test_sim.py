@@ -103,6 +103,19 @@ def test_every_policy_plans_on_the_requested_times_by_default_where_it_can():
     assert not np.array_equal(simulate(js, fed, "easy").start, exact.start)
 
 
+def test_the_guide_table_states_what_each_policy_plans_with():
+    rows = [line for line in (ROOT / "docs" / "guide" / "policies.md").read_text().splitlines()
+            if line.startswith("| `")]
+    for name, p in POLICIES.items():
+        row = [r for r in rows if f"`{name}`" in r.split("|")[1]]
+        assert len(row) == 1, name
+        plans = row[0].rstrip(" |").rsplit("|", 1)[1]
+        if p.estimates == ("exact",):
+            assert "exact run times only" in plans, name
+        else:
+            assert "requested times by default" in plans or "plans nothing" in plans, name
+
+
 def test_the_catalogue_runs_what_it_lists():
     """Each entry's run is what simulate calls; its kernels are compile groups; its options are
     what it takes."""
