@@ -24,8 +24,7 @@ KERNEL_GROUPS = {
                 "population)", [("federated", "_decode")]),
     "batch decoder": ("the decoder's kernel, which decodes populations too (the same kernel as "
                       "'decoder')", [("federated", "_decode")]),
-    "dispatch steps": ("moga powercap (the hybrid dispatcher), moga simulate with a Python "
-                       "policy (the Session)",
+    "dispatch steps": ("moga powercap (the hybrid dispatcher)",
                        [("federated", "_step_map"), ("federated", "_step_end")]),
     "value decoders": ("moga value", [("value", "_decode_value"),
                                       ("value", "_decode_value_batch")]),
