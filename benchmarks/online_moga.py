@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 
 import moga
+from moga import simulate
 from moga.evolution import OnlineMOGA
 from moga.outputs import atomic_write
-from moga.sim import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Trace file (resolved by moga.resolve_trace) -> federation spec.

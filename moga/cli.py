@@ -532,7 +532,7 @@ def _search_options(args, entry) -> dict | None:
 
 def _cmd_simulate(args) -> int:
     from .plot import plot_gantt
-    from .sim import POLICIES, simulate
+    from .policies import POLICIES, simulate
 
     entry = POLICIES.get(args.policy)
     if entry is not None and entry.extra == "cp":  # before any work

@@ -19,7 +19,7 @@ from .model.jobset import JobSet
 from .model.platform import Federation
 from .model.schedule import Schedule, evaluate
 
-__all__ = ["SearchResult", "load_result"]
+__all__ = ["RESULT_CLASSES", "SearchResult", "load_result"]
 
 #: Format stamp of the files written by :meth:`SearchResult.save`.
 _RESULT_FORMAT = "moga-result-1"
@@ -70,6 +70,16 @@ class SearchResult:
     backfill: str = "none"
     rule: str = "fastest"
     info: dict = field(default_factory=dict)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        RESULT_CLASSES[cls.__name__] = cls  # load_result rebuilds it from its file
+
+    @classmethod
+    def _from_state(cls, common: dict, meta: dict, arrays: dict) -> SearchResult:
+        """The result of a file: ``common`` holds the fields :meth:`save` writes for every
+        result, ``meta`` and ``arrays`` what a subclass's :meth:`_state` adds."""
+        return cls(**common)
 
     def __len__(self) -> int:
         return len(self.F)
@@ -126,6 +136,12 @@ class SearchResult:
                         backfill=self.backfill, rule=self.rule)
 
 
+#: Result classes by the name a file records: :class:`SearchResult` and each subclass
+#: (:class:`moga.RunResult` adds itself when defined), so :func:`load_result` rebuilds a
+#: result of any of them without knowing the runners.
+RESULT_CLASSES: dict[str, type] = {"SearchResult": SearchResult}
+
+
 def _json_default(v):
     if isinstance(v, np.generic):
         return v.item()
@@ -135,7 +151,8 @@ def _json_default(v):
 
 
 def load_result(path):
-    """A result written by :meth:`SearchResult.save` (a :class:`RunResult` for ``moga.run``'s).
+    """A result written by :meth:`SearchResult.save`, of the class it was saved from
+    (:data:`RESULT_CLASSES`: a :class:`~moga.RunResult` for ``moga.run``'s).
 
     Raises
     ------
@@ -159,11 +176,8 @@ def load_result(path):
                   "seed": meta["seed"], "n_evals": meta["n_evals"],
                   "wall_time": meta["wall_time"], "use_blacklist": meta["use_blacklist"],
                   "backfill": meta["backfill"], "rule": meta["rule"], "info": meta["info"]}
-        if meta["class"] == "RunResult":
-            from .evolution.runner import RunResult
-
-            return RunResult._from_state(common, meta, arrays)
-        return SearchResult(**common)
+        cls = RESULT_CLASSES.get(meta["class"], SearchResult)
+        return cls._from_state(common, meta, arrays)
     except InputError:
         raise
     except (KeyError, TypeError, ValueError) as e:

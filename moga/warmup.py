@@ -14,6 +14,8 @@ import time
 
 import numpy as np
 
+from .policies import POLICIES, SESSION_KERNELS
+
 __all__ = ["KERNEL_GROUPS", "COMMAND_GROUPS", "cold_groups", "command_groups", "warmup"]
 
 #: Kernel groups: name -> (what uses them, [(module, kernel) the cache must hold]).
@@ -46,20 +48,12 @@ COMMAND_GROUPS = {
 
 
 def command_groups(command: str, policy: str | None = None) -> tuple[str, ...]:
-    """The kernel groups ``command`` uses; for ``simulate``, those of its ``policy``."""
+    """The kernel groups ``command`` uses; for ``simulate``, those of its ``policy`` (its
+    catalogue entry's ``kernels``; a user's policy runs on the Session's)."""
     if command != "simulate" or policy is None:
         return COMMAND_GROUPS.get(command, ())
-    if policy.startswith("rt-"):
-        return ("real-time loop",)
-    from .value.online import ONLINE_HEURISTICS
-
-    if policy in ONLINE_HEURISTICS:
-        return ("online value heuristics",)
-    if policy in ("fcfs", "easy", "prb"):
-        return ("decoder",)
-    if policy == "online-moga":  # the Session's steps, and the decoder for its windows
-        return ("dispatch steps", "decoder")
-    return ("dispatch steps",)  # the Python policies drive the loop one event at a time
+    entry = POLICIES.get(policy)
+    return SESSION_KERNELS if entry is None else entry.kernels
 
 
 def cold_groups(groups=None) -> list[str]:

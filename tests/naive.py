@@ -965,7 +965,7 @@ def naive_check_realtime(result, interval=None, write=None, read=None, rtol=1e-9
     """
     rj = result.jobs
     bad = []
-    segs = sorted(result.segments, key=lambda s: (s.start, s.job))
+    segs = sorted(result.executions(), key=lambda s: (s.start, s.job))
     edges = sorted([(s.start, 1, int(rj.nodes[s.job])) for s in segs if s.end > s.start]
                    + [(s.end, 0, -int(rj.nodes[s.job])) for s in segs if s.end > s.start])
     used = 0

@@ -49,8 +49,8 @@ def digest(s) -> str:
 def cases():
     """Yield ``(key, jobset, federation, policy, estimates)`` for every case of the table."""
     import moga
+    from moga import POLICIES
     from moga.realtime import Machine, tag_realtime
-    from moga.sim import POLICIES
     from moga.value import attach_values
 
     for fname, start, n in SETS:
@@ -81,7 +81,7 @@ def cases():
 
 
 def compute() -> dict:
-    from moga.sim import simulate
+    from moga import simulate
 
     return {key: digest(simulate(js, fed, name, estimates=est))
             for key, js, fed, name, est in cases()}

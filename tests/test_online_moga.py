@@ -10,6 +10,7 @@ import pytest
 from naive import naive_online_moga
 
 import moga
+from moga import simulate
 from moga.cli import main
 from moga.evolution.online import (
     OnlineMOGA,
@@ -18,7 +19,7 @@ from moga.evolution.online import (
     pinned_blocks,
     window_problem,
 )
-from moga.sim import Session, simulate
+from moga.sim import Session
 
 FED = moga.Federation(names=["fast", "mid", "slow"], nodes=[4, 6, 8], speed=[1.6, 1.2, 0.8],
                       power_busy=[290.0, 120.0, 40.0], power_idle=[10.0, 10.0, 10.0],

@@ -223,6 +223,29 @@ def test_hybrid_is_reproducible_and_reports_its_solves():
     assert 0 <= a.info["fallbacks"] <= a.info["solves"]
 
 
+def test_a_dispatch_is_the_one_schedule_and_the_hybrid_an_online_policy():
+    """run_dispatcher returns a Schedule with the metrics beside it; the hybrid is an
+    OnlinePolicy that run_policy drives on a Session, its statistics from summary()."""
+    from moga.powercap import HybridCP
+    from moga.sim import OnlinePolicy, run_policy
+
+    js, fed = _real(120)
+    fed = fed.with_cap(fraction=0.4)
+    opts = CPOptions(window=8, time_limit=0.02)
+    r = run_dispatcher(js, fed, "hybrid", cp=opts)
+    assert isinstance(r, moga.Schedule) and r.policy == "hybrid" == r.dispatcher
+    assert r.metrics.makespan == r.makespan and r.info["wall_s"] == r.wall_time
+    own = run_policy(HybridCP(cp=opts), js, fed, estimates="exact")
+    assert isinstance(HybridCP(), OnlinePolicy)
+    np.testing.assert_array_equal(own.start, r.start)
+    np.testing.assert_array_equal(own.alloc, r.alloc)
+    assert own.info["solves"] == r.info["solves"] and own.info["events"] == r.info["events"]
+    prb = run_dispatcher(js, fed, "prb")
+    assert isinstance(prb, moga.Schedule) and prb.metrics.time_above_cap == 0
+    with pytest.warns(DeprecationWarning, match="Schedule"):
+        assert prb.schedule() is prb
+
+
 def test_hybrid_feeds_conflict_sets_back_to_the_solver():
     js, fed = _real(150)
     fed = fed.with_cap(fraction=0.4)

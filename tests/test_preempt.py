@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import moga
+from moga import simulate
 from moga.model.schedule import schedule_energy
-from moga.sim import OnlinePolicy, Session, simulate
+from moga.sim import OnlinePolicy, Session
 
 
 def one_cluster(nodes=4, speed=1.0):

@@ -70,17 +70,26 @@ def test_jit_ckpt_writes_then_resumes():
     assert naive_check_realtime(r) == []
 
 
+def test_a_run_is_the_one_schedule_record():
+    r = simulate(_two_jobs(), "preempt", Checkpointing("jit", data_fraction=0.5))
+    assert isinstance(r, moga.Schedule) and r.policy == "preempt-jit"
+    assert r.schedule() is r and r.federation.n_clusters == 1
+    np.testing.assert_array_equal(r.segments.job, [e.job for e in r.executions()])
+    assert r.segments.preempted.sum() == r.info["preemptions"] == 1
+    assert r.flowtime == pytest.approx(float(np.sum(r.finish - r.jobs.submit)))
+
+
 def test_sys_ckpt_keeps_the_last_checkpoint():
     ck = Checkpointing("sys", sys_interval=4.0, data_fraction=0.5)  # w = 2 s every 4 s
     r = simulate(_two_jobs(), "preempt", ck)
     # BJ: 10 s = 4 compute + 2 write + 4 compute (lost, the second write had not begun).
-    first = [s for s in r.segments if s.job == 0][0]
+    first = [s for s in r.executions() if s.job == 0][0]
     assert (first.compute, first.lost, first.write) == (4.0, 4.0, 2.0)
     rem = 96.0  # then resumes at 30: read 2 s, 96 s in 24 stretches, 23 writes of 2 s
     assert r.finish[0] == 30.0 + 2.0 + rem + 23 * 2.0
-    last = [s for s in r.segments if s.job == 0][-1]
+    last = [s for s in r.executions() if s.job == 0][-1]
     assert (last.read, last.compute, last.write) == (2.0, 96.0, 46.0)
-    assert [s.write for s in r.segments if s.job == 1] == [0.0]  # the RTJ writes nothing
+    assert [s.write for s in r.executions() if s.job == 1] == [0.0]  # the RTJ writes nothing
 
 
 def test_improved_heuristic_spares_a_protected_batch_job():
@@ -391,8 +400,8 @@ def test_the_schedule_record_holds_every_execution(tmp_path):
 
 
 def test_rt_schemes_are_registered_policies(tmp_path):
-    from moga.sim import POLICIES
-    from moga.sim import simulate as run
+    from moga import POLICIES
+    from moga import simulate as run
 
     fed = moga.Federation.preset("machine").scaled(64)
     js = moga.load_default().jobset(n_jobs=200, federation=64, batch=False)

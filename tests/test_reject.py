@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import moga
-from moga.sim import OnlinePolicy, Session, simulate
+from moga import simulate
+from moga.sim import OnlinePolicy, Session
 
 
 def workload(n=80, release=True):
@@ -142,7 +143,7 @@ def test_value_density_rejects_the_jobs_that_can_earn_nothing():
     js, fed = workload(n=150, release=False)  # one release: a long queue, values run out
     js = attach_values(js, seed=3)
     keep = simulate(js, fed, "value-density")
-    drop = moga.sim.simulate(js, fed, ValueDensity(reject=True))
+    drop = moga.simulate(js, fed, ValueDensity(reject=True))
     assert drop.info["rejected_jobs"] == drop.info["rejected"] > 0
     assert keep.summary()["n_rejected"] == 0
     # A rejected job could earn nothing, and rejecting frees nodes for jobs that still can.

@@ -16,7 +16,7 @@ def test_the_stored_digests_cover_every_case():
 
 @pytest.mark.slow
 def test_every_catalogue_schedule_is_unchanged():
-    from moga.sim import simulate
+    from moga import simulate
 
     stored = json.loads(STORE.read_text())
     moved = [key for key, js, fed, name, est in cases()

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import moga
+from moga import POLICIES, simulate
 from moga.cli import main
 from moga.errors import InputError
-from moga.sim import POLICIES, OnlinePolicy, PolicyStalled, Session, load_policy, simulate
+from moga.sim import OnlinePolicy, PolicyStalled, Session, load_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "guide" / "examples" / "saf_easy.py"
@@ -65,22 +66,82 @@ def test_a_python_fcfs_on_the_session_equals_the_fcfs_kernel(release):
 
 def test_kernel_policies_are_the_kernels():
     js, fed = workload()
-    easy = simulate(js, fed, "easy")
+    easy = simulate(js, fed, "easy", estimates="exact")
     ref = moga.evaluate(js, fed, js.submit_order, backfill="easy")
     np.testing.assert_array_equal(easy.start, ref.start)
     from moga.powercap import run_dispatcher
 
-    prb = simulate(js, fed, "prb")
+    prb = simulate(js, fed, "prb", estimates="exact")
     np.testing.assert_array_equal(prb.start, run_dispatcher(js, fed, "prb").start)
     assert easy.info["estimates"] == "exact" and easy.info["wall_s"] >= 0
-    planned = simulate(js, fed, "easy", estimates="requested")
+    planned = simulate(js, fed, "easy")
     np.testing.assert_array_equal(planned.start, moga.evaluate(
         js, fed, js.submit_order, backfill="easy", estimates="requested").start)
     assert planned.info["estimates"] == "requested"
+    # fcfs plans nothing: either estimate gives the same schedule
+    np.testing.assert_array_equal(simulate(js, fed, "fcfs").start,
+                                  simulate(js, fed, "fcfs", estimates="exact").start)
     with pytest.raises(ValueError, match="plans on exact run times only"):
-        simulate(js, fed, "fcfs", estimates="requested")
+        simulate(js, fed, "rt-baseline", estimates="requested")
     with pytest.raises(ValueError, match="unknown policy 'nope'"):
         simulate(js, fed, "nope")
+
+
+def test_every_policy_plans_on_the_requested_times_by_default_where_it_can():
+    """A fair comparison: each policy that can plan on requested times does by default, as a
+    user's policy does; the others say they plan on exact times only."""
+    exact_only = {n for n, p in POLICIES.items() if p.estimates == ("exact",)}
+    assert exact_only == {n for n in POLICIES if n.startswith("rt-")} | {
+        "online-EASY", "online-FCFS-multi", "Max-Max-Value", "Max-Max-VPR"}
+    for p in POLICIES.values():
+        assert p.estimates[0] == "requested" or p.estimates == ("exact",), p.name
+        assert "exact run times" in p.summary or p.name not in exact_only, p.name
+    js, fed = workload(300)
+    for name in ("easy", "prb", "realtime-first", f"{EXAMPLE}:SmallestAreaFirst"):
+        assert simulate(js, fed, name).info["estimates"] == "requested", name
+    exact = simulate(js, fed, "easy", estimates="exact")
+    assert not np.array_equal(simulate(js, fed, "easy").start, exact.start)
+
+
+def test_the_guide_table_states_what_each_policy_plans_with():
+    rows = [line for line in (ROOT / "docs" / "guide" / "policies.md").read_text().splitlines()
+            if line.startswith("| `")]
+    for name, p in POLICIES.items():
+        row = [r for r in rows if f"`{name}`" in r.split("|")[1]]
+        assert len(row) == 1, name
+        plans = row[0].rstrip(" |").rsplit("|", 1)[1]
+        if p.estimates == ("exact",):
+            assert "exact run times only" in plans, name
+        else:
+            assert "requested times by default" in plans or "plans nothing" in plans, name
+
+
+def test_the_catalogue_runs_what_it_lists():
+    """Each entry's run is what simulate calls; its kernels are compile groups; its options are
+    what it takes."""
+    from moga.warmup import KERNEL_GROUPS, command_groups
+
+    js, fed = workload(60)
+    for name, p in POLICIES.items():
+        assert callable(p.run) and p.kernels and set(p.kernels) <= set(KERNEL_GROUPS), name
+        assert command_groups("simulate", name) == p.kernels
+    direct = POLICIES["easy"].run(js, fed, model="fluid", rule="fastest", estimates="requested")
+    np.testing.assert_array_equal(direct.start, simulate(js, fed, "easy").start)
+    from moga.powercap import DISPATCHERS
+    from moga.realtime.study import SCHEME_SET
+    from moga.value import ONLINE_HEURISTICS
+
+    # the studies' tables are the catalogue's entries, bound by name
+    assert {n for n in POLICIES if n.startswith("rt-")} == {f"rt-{s}" for s in SCHEME_SET}
+    assert {n for n, p in POLICIES.items() if p.kind == "kernel" and "values" in p.supports} \
+        == set(ONLINE_HEURISTICS)
+    assert set(DISPATCHERS) <= set(POLICIES)
+    assert POLICIES["online-moga"].options[:2] == ("preference", "objectives")
+    assert POLICIES["realtime-preempt"].options == ("checkpoint", "restart")
+    with pytest.raises(ValueError, match="takes no options"):
+        simulate(js, fed, "easy", options={"reject": True})
+    with pytest.raises(ValueError, match="unknown option"):
+        simulate(js, fed, "realtime-preempt", options={"reject": True})
 
 
 def test_the_registry_names_code_and_twin():
@@ -92,8 +153,7 @@ def test_the_registry_names_code_and_twin():
         assert p.kind in ("kernel", "python") and p.estimates
         assert hasattr(naive, p.twin), p.twin
         module, func = p.code.rsplit(".", 1)
-        if p.kind == "kernel":
-            assert hasattr(importlib.import_module(module), func), p.code
+        assert hasattr(importlib.import_module(module), func), p.code
     assert {"fcfs", "easy", "prb", "online-EASY", "Max-Max-VPR"} <= set(POLICIES)
 
 
@@ -211,11 +271,14 @@ def test_moga_simulate_writes_schedule_and_metrics(tmp_path, capsys):
     assert doc["metrics"]["n_jobs"] == 150 and doc["info"]["decision_s"] >= 0
     assert (out / "schedule.csv").read_text().count("\n") == 151
     assert "planned on requested times" in capsys.readouterr().out
-    assert main(["simulate", "--policy", "easy", "--estimates", "requested", "--n-jobs", "20",
+    assert main(["simulate", "--policy", "easy", "--n-jobs", "20",
                  "--no-gantt", "--out", str(tmp_path / "e")]) == 0
-    assert "planned on requested times" in capsys.readouterr().out
-    assert main(["simulate", "--policy", "fcfs", "--estimates", "requested", "--n-jobs", "20",
-                 "--no-gantt", "--out", str(tmp_path / "f")]) == 2
+    assert "planned on requested times" in capsys.readouterr().out  # the default, as saf-easy's
+    assert main(["simulate", "--policy", "easy", "--estimates", "exact", "--n-jobs", "20",
+                 "--no-gantt", "--out", str(tmp_path / "x")]) == 0
+    assert "planned on exact times" in capsys.readouterr().out
+    assert main(["simulate", "--policy", "Max-Max-Value", "--estimates", "requested",
+                 "--n-jobs", "20", "--no-gantt", "--out", str(tmp_path / "f")]) == 2
     assert main(["simulate", "--policy", "prb", "--batch", "--n-jobs", "40", "--power-cap", "70%",
                  "--no-gantt", "--out", str(tmp_path / "p")]) == 0
 

@@ -184,6 +184,24 @@ def test_online_schedules_are_valid(inst, h):
     assert s.total_value == pytest.approx(s.value.sum())
 
 
+@given(inst=value_instances(max_jobs=25), h=st.sampled_from(HEURISTIC_NAMES))
+def test_an_online_run_is_the_one_schedule_record(inst, h):
+    """A heuristic's result is a Schedule of every job: those not run count as rejected, the
+    objectives those of the jobs run, and schedule() the record of the jobs run."""
+    js, fed, _, _ = inst
+    s = moga.value.online(js, fed, h, small=1, medium=3)
+    assert isinstance(s, moga.Schedule) and s.policy == h
+    run = s.cluster >= 0
+    np.testing.assert_array_equal(s.rejected, ~run)
+    np.testing.assert_array_equal(s.alloc.sum(axis=1), np.where(run, js.tasks, 0))
+    ran = s.schedule()
+    assert len(ran.jobset) == s.n_run and ran.makespan == s.makespan
+    assert ran.energy == pytest.approx(s.energy) and ran.flowtime == pytest.approx(s.flowtime)
+    summary = s.summary()
+    assert summary["n_rejected"] == s.n_dropped
+    assert summary["value_earned"] == pytest.approx(s.total_value)
+
+
 def test_easy_backfills_without_delaying_the_reservation():
     fed = _fed(4)
     js = _jobs([0.0, 1.0, 2.0, 3.0], [3, 4, 1, 1], [10.0, 10.0, 5.0, 50.0], [1.0] * 4,

@@ -80,7 +80,7 @@ class Schedule:
         Under EASY, each job's first reservation as the blocked head of the
         queue (NaN for jobs that never waited at the head); all NaN otherwise.
     policy : str or None
-        The online policy that made it (:func:`moga.sim.simulate`), None for
+        The online policy that made it (:func:`moga.simulate`), None for
         a decoded chromosome.
     info : dict
         What the policy reports: ``estimates`` (what it planned with),
@@ -376,8 +376,11 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
     blacklist = np.array(blacklist, dtype=np.float64)
     for a in (order, blacklist, r.start, r.finish, r.alloc, r.reservation):
         a.setflags(write=False)
-    return Schedule(js, fed, order, blacklist, model, r.start, r.finish, r.alloc, r.makespan,
-                    r.energy, r.flowtime, r.n_relaxed, r.n_coalloc, backfill, rule, r.reservation)
+    return Schedule(jobset=js, federation=fed, order=order, blacklist=blacklist, model=model,
+                    start=r.start, finish=r.finish, alloc=r.alloc, makespan=r.makespan,
+                    energy=r.energy, flowtime=r.flowtime, n_relaxed=r.n_relaxed,
+                    n_coalloc=r.n_coalloc, backfill=backfill, rule=rule,
+                    reservation=r.reservation)
 
 
 def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str = "fluid",

@@ -1,7 +1,7 @@
 """Power-capped online dispatchers: EASY, PRB and the hybrid CP dispatcher.
 
 docs/design.md §11. All three run on the federated event loop
-(:mod:`decoders.dispatch`) in release mode: jobs arrive at their release,
+(:func:`decoders.federated.dispatch`) in release mode: jobs arrive at their release,
 and at every arrival or finish the dispatcher starts what it chooses. No
 instant draws more than the federation's power cap.
 """
@@ -9,79 +9,74 @@ instant draws more than the federation's power cap.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import time
-from dataclasses import dataclass, field
+import warnings
+from dataclasses import dataclass
 
 import numpy as np
 
-from decoders.dispatch import dispatch
+from decoders.federated import dispatch
 from decoders.federated import CapInfeasibleError, _idle_least_power
 
 from ..model.jobset import POWER_RANGE, JobSet
 from ..model.platform import Federation
 from ..model.schedule import Schedule, cap_error, schedule_energy, start_order
+from ..sim import OnlinePolicy, run_policy
 from ..validation import check_number
 from .cp import CPOptions, serial_schedule, solve_relaxed
 from .metrics import PowercapMetrics, powercap_metrics
 from .queues import Queues
 
-__all__ = ["DISPATCHERS", "PREDICTED_RANGE", "PowercapResult", "predict_power", "run_dispatcher"]
-
-#: The dispatchers by name.
-DISPATCHERS = ("easy", "prb", "hybrid")
+__all__ = ["DISPATCHERS", "HybridCP", "PREDICTED_RANGE", "PowercapResult", "predict_power",
+           "run_dispatcher"]
 
 
 @dataclass(frozen=True, eq=False)
-class PowercapResult:
-    """One dispatcher's schedule under a power cap.
+class PowercapResult(Schedule):
+    """One dispatcher's schedule under a power cap: the one schedule record
+    (:class:`~moga.model.schedule.Schedule`) with the cap study's metrics beside it.
 
     Attributes
     ----------
-    dispatcher : str
-    jobset : JobSet
+    policy : str
+        The dispatcher (``"easy"``, ``"prb"`` or ``"hybrid"``).
     federation : Federation
         With its cap (``federation.power_cap``).
-    start, finish : ndarray, shape (J,)
-    alloc : ndarray, shape (J, K)
     metrics : PowercapMetrics
-    wall_time : float
-        Seconds the dispatch took.
     info : dict
-        Hybrid: ``events`` (mapping events), ``solves`` (CP-SAT calls),
-        ``fallbacks`` (events where no solution came in time and PRB's order
-        was used), ``skipped`` (events where nothing could start, or all
-        waiting jobs together fit the pooled nodes and power now, so the
-        relaxed optimum is known without a solve), ``cuts`` (conflict sets fed
-        back to the solver, ``CPOptions.passes``), ``solve_seconds``
-        (each solve's wall time), and the options.
+        ``wall_s`` (seconds the dispatch took), ``estimates``, ``power_error``,
+        ``power_margin`` (and ``power_seed`` with an error); the hybrid adds
+        ``events`` (mapping events), ``solves`` (CP-SAT calls), ``fallbacks``
+        (events where no solution came in time and PRB's order was used),
+        ``skipped`` (events where nothing could start, or all waiting jobs
+        together fit the pooled nodes and power now, so the relaxed optimum is
+        known without a solve), ``cuts`` (conflict sets fed back to the solver,
+        ``CPOptions.passes``), ``solve_seconds`` (each solve's wall time),
+        ``decision_s`` and its options.
+
+    The other attributes are :class:`~moga.model.schedule.Schedule`'s; ``order``
+    is the start order.
     """
 
-    dispatcher: str
-    jobset: JobSet
-    federation: Federation
-    start: np.ndarray
-    finish: np.ndarray
-    alloc: np.ndarray
-    metrics: PowercapMetrics
-    wall_time: float
-    info: dict = field(default_factory=dict)
-    model: str = "fluid"
+    metrics: PowercapMetrics | None = None
+
+    @property
+    def dispatcher(self) -> str:
+        """The dispatcher's name (:attr:`policy`)."""
+        return self.policy
+
+    @property
+    def wall_time(self) -> float:
+        """Seconds the dispatch took (``info["wall_s"]``)."""
+        return self.info["wall_s"]
 
     def schedule(self) -> Schedule:
-        """The dispatch as a :class:`~moga.model.schedule.Schedule` (the one schedule record):
-        its per-job table, SWF export and Gantt chart. ``order`` is the start order."""
-        js = self.jobset
-        order = start_order(self.start)
-        flow = float(np.sum(self.finish - js.release))
-        return Schedule(js, self.federation, order, np.zeros_like(self.alloc, dtype=float),
-                        self.model, self.start, self.finish, self.alloc, self.metrics.makespan,
-                        self.metrics.energy, flow, 0, int(np.sum((self.alloc > 0).sum(axis=1) > 1)),
-                        "easy" if self.dispatcher == "easy" else "none")
-
-
-def _arrays(js: JobSet, fed: Federation):
-    return (*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link)
+        """The result itself (it is a :class:`~moga.model.schedule.Schedule`); deprecated."""
+        warnings.warn("PowercapResult is a Schedule now: use it directly instead of "
+                      ".schedule()", DeprecationWarning, stacklevel=2)
+        return self
 
 
 #: Range the predicted power factors are clipped to (that of the drawn factors).
@@ -153,12 +148,14 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
     Returns
     -------
     PowercapResult
+        A :class:`~moga.model.schedule.Schedule` with the study's metrics beside it.
     """
     if estimates not in ("exact", "requested"):
         raise ValueError(f"estimates must be 'exact' or 'requested', got {estimates!r}")
     queues = Queues() if queues is None else queues
     cp = CPOptions() if cp is None else cp
-    if dispatcher not in DISPATCHERS:
+    run = DISPATCHERS.get(dispatcher) if isinstance(dispatcher, str) else None
+    if run is None:
         raise ValueError(f"unknown dispatcher {dispatcher!r}; choose one of {list(DISPATCHERS)}")
     if not isinstance(js, JobSet) or not isinstance(fed, Federation):
         raise TypeError("run_dispatcher takes a moga.JobSet and a moga.Federation")
@@ -169,35 +166,28 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
         js = dataclasses.replace(js, power=predict_power(js.power, power_error, power_seed))
     if power_margin and fed.capped:
         fed = _with_margin(js, fed, power_margin)
-    kw = {"power": js.power, "power_cap": fed.power_cap, "cluster_caps": fed.cluster_caps,
-          "model": model, "rule": rule, "check": False}
-    weight = queues.weights(js.requested)
     t0 = time.perf_counter()
-    info: dict = {}
     try:
-        planned = js.requested if estimates == "requested" else js.runtime
-        if dispatcher == "hybrid":
-            d, info = _hybrid(js, fed, weight, kw, cp, estimates)
-        else:
-            d = dispatch(*_arrays(js, fed), method=dispatcher, weight=weight,
-                         tie=js.tasks * planned,
-                         estimate=planned if estimates == "requested" else None, **kw)
+        d = run(js, fed, queues=queues, cp=cp, model=model, rule=rule, estimates=estimates)
     except CapInfeasibleError as e:  # the kernels' check, named by the job's id here
         what = ("predicted power: " if power_error else "") + (
             f"caps less a {power_margin:g} margin: " if power_margin else "")
         raise cap_error(e, js, fed, what) from None
-    wall = time.perf_counter() - t0
-    info["estimates"] = estimates
-    info["power_error"] = float(power_error)
-    info["power_margin"] = float(power_margin)
-    fed = judged
+    info = {**d.info, "wall_s": time.perf_counter() - t0, "estimates": estimates,
+            "power_error": float(power_error), "power_margin": float(power_margin)}
     energy = d.energy
     if power_error:
         info["power_seed"] = int(power_seed)
-        energy = schedule_energy(real.release, d.start, d.finish, d.alloc, real.power, fed)
-    metrics = powercap_metrics(real, fed, d.start, d.finish, d.alloc, energy, queues)
-    return PowercapResult(dispatcher, real, fed, d.start, d.finish, d.alloc, metrics, wall, info,
-                          model)
+        energy = schedule_energy(real.release, d.start, d.finish, d.alloc, real.power, judged)
+    metrics = powercap_metrics(real, judged, d.start, d.finish, d.alloc, energy, queues)
+    return PowercapResult(
+        jobset=real, federation=judged, order=start_order(d.start),
+        blacklist=np.zeros_like(d.alloc, dtype=float), model=model, start=d.start,
+        finish=d.finish, alloc=d.alloc, makespan=metrics.makespan, energy=metrics.energy,
+        flowtime=float(np.sum(d.finish - real.release)), n_relaxed=0,
+        n_coalloc=int(np.sum((d.alloc > 0).sum(axis=1) > 1)),
+        backfill="easy" if dispatcher == "easy" else "none", rule=rule, policy=dispatcher,
+        info=info, segments=d.segments, metrics=metrics)
 
 
 def _with_margin(js: JobSet, fed: Federation, margin: float) -> Federation:
@@ -218,40 +208,93 @@ def _prb_rank(queued, t, js, weight, tierank):
     return queued[np.lexsort((tierank[queued], -key))]
 
 
-def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions,
-            estimates: str = "exact") -> tuple[Schedule, dict]:
+def _kernel_dispatch(method: str, js: JobSet, fed: Federation, *, queues: Queues, cp: CPOptions,
+                     model: str, rule: str, estimates: str) -> Schedule:
+    """EASY or PRB (``method``) in one call of the federated loop's dispatch kernel."""
+    planned = js.requested if estimates == "requested" else js.runtime
+    d = dispatch(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link,
+                 method=method, weight=queues.weights(js.requested), tie=js.tasks * planned,
+                 estimate=planned if estimates == "requested" else None, power=js.power,
+                 power_cap=fed.power_cap, cluster_caps=fed.cluster_caps, model=model,
+                 rule=rule, check=False)
+    return Schedule(jobset=js, federation=fed, order=start_order(d.start),
+                    blacklist=np.zeros_like(d.alloc, dtype=float), model=model, start=d.start,
+                    finish=d.finish, alloc=d.alloc, makespan=d.makespan, energy=d.energy,
+                    flowtime=d.flowtime, n_relaxed=0, n_coalloc=d.n_coalloc,
+                    backfill="easy" if method == "easy" else "none", rule=rule)
+
+
+def _hybrid_dispatch(js: JobSet, fed: Federation, *, queues: Queues, cp: CPOptions, model: str,
+                     rule: str, estimates: str) -> Schedule:
+    """The hybrid CP dispatcher (:class:`HybridCP`) on a :class:`~moga.sim.Session`."""
+    return run_policy(HybridCP(queues, cp), js, fed, model=model, rule=rule, estimates=estimates)
+
+
+#: The dispatchers by name: ``run(js, fed, *, queues, cp, model, rule, estimates) ->
+#: Schedule`` of each.
+DISPATCHERS = {
+    "easy": functools.partial(_kernel_dispatch, "easy"),
+    "prb": functools.partial(_kernel_dispatch, "prb"),
+    "hybrid": _hybrid_dispatch,
+}
+
+
+class HybridCP(OnlinePolicy):
     """The hybrid dispatcher: at each event CP-SAT schedules the waiting jobs (relaxed model),
     and the PRB mapper starts, in PRB's rank order, those it schedules now and that fit.
 
     Events are the arrivals and finishes only: a job the solver starts later
     waits for the next one, where the model is solved afresh (a start the
     solver places between events would rest on its optimistic durations). It
-    runs on the simulation core's Python seam (:class:`moga.sim.Session`),
-    planning on ``estimates`` (exact or requested run times).
-    """
-    from ..sim.session import Session
+    plans on the session's estimates (:attr:`moga.sim.Session.estimate`: exact
+    or requested run times).
 
-    s = Session(js, fed, model=kw["model"], rule=kw["rule"], estimates=estimates)
-    J = len(js)
-    tie = js.tasks * s.estimate
-    tierank = np.empty(J, dtype=np.int64)
-    tierank[np.lexsort((np.arange(J), tie))] = np.arange(J)
-    # Relaxed durations: on the fastest cluster; relaxed power: the least increment per node.
-    dur = s.estimate * ((1.0 - js.sigma) / fed.speed.max() + js.sigma)
-    inc = np.maximum(js.power[:, None] * fed.power_busy[None, :] - fed.power_idle[None, :], 0.0)
-    least = js.tasks * inc.min(axis=1)
-    budget = math.inf if fed.power_cap is None else fed.power_cap - fed.idle_power
-    total = fed.total_nodes
-    stats = {"events": 0, "solves": 0, "fallbacks": 0, "skipped": 0, "cuts": 0,
-             "solve_seconds": [], "window": cp.window, "time_limit": cp.time_limit,
-             "passes": cp.passes}
-    while not s.done:
+    Parameters
+    ----------
+    queues : Queues, optional
+        PRB's queue weights; default :class:`Queues` ().
+    cp : CPOptions, optional
+        The use of CP-SAT; default :class:`CPOptions` ().
+
+    Its :meth:`summary` counts ``events``, ``solves``, ``fallbacks``,
+    ``skipped`` and ``cuts``, lists ``solve_seconds`` and gives the options
+    (see :class:`PowercapResult`).
+    """
+
+    name = "hybrid"
+
+    def __init__(self, queues: Queues | None = None, cp: CPOptions | None = None):
+        self.queues = Queues() if queues is None else queues
+        self.cp = CPOptions() if cp is None else cp
+        self._stats: dict = {}
+
+    def reset(self, session) -> None:
+        js, fed = session.jobset, session.federation
+        J = len(js)
+        self._weight = self.queues.weights(js.requested)
+        tie = js.tasks * session.estimate
+        self._tierank = np.empty(J, dtype=np.int64)
+        self._tierank[np.lexsort((np.arange(J), tie))] = np.arange(J)
+        # Relaxed durations: on the fastest cluster; relaxed power: the least increment per node.
+        self._dur = session.estimate * ((1.0 - js.sigma) / fed.speed.max() + js.sigma)
+        self._inc = np.maximum(js.power[:, None] * fed.power_busy[None, :]
+                               - fed.power_idle[None, :], 0.0)
+        self._least = js.tasks * self._inc.min(axis=1)
+        self._budget = math.inf if fed.power_cap is None else fed.power_cap - fed.idle_power
+        cp = self.cp
+        self._stats = {"events": 0, "solves": 0, "fallbacks": 0, "skipped": 0, "cuts": 0,
+                       "solve_seconds": [], "window": cp.window, "time_limit": cp.time_limit,
+                       "passes": cp.passes}
+
+    def decide(self, session) -> None:
+        s, js, cp, stats = session, session.jobset, self.cp, self._stats
+        weight, least, inc, budget = self._weight, self._least, self._inc, self._budget
         t = s.now
         stats["events"] += 1
         queued = s.queued()
         listed = queued
         if queued.size >= 2:
-            ranked = _prb_rank(queued, t, js, weight, tierank)
+            ranked = _prb_rank(queued, t, js, weight, self._tierank)
             cand = ranked[: cp.window]
             free = int(s.free.sum())
             room = budget - float(s.power_used[-1])
@@ -264,8 +307,9 @@ def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions,
             else:
                 run, fin = s.running()
                 run_inc = (s.allocation[run] * inc[run]).sum(axis=1)
-                args = (dur[cand], js.tasks[cand], least[cand])
+                args = (self._dur[cand], js.tasks[cand], least[cand])
                 running = (fin - t, js.tasks[run], run_inc)
+                total = s.federation.total_nodes
                 hint = serial_schedule(range(cand.size), *args, total, budget, *running)
                 cuts, good = [], None
                 for p in range(cp.passes):
@@ -290,6 +334,6 @@ def _hybrid(js: JobSet, fed: Federation, weight, kw, cp: CPOptions,
                     # reconsidered at the next arrival or finish, with a fresh solve.
                     listed = cand[good.start == 0]
         s.start(listed)
-        s.advance()
-    stats["solve_seconds"] = np.array(stats["solve_seconds"])
-    return s.result("hybrid"), stats
+
+    def summary(self) -> dict:
+        return {**self._stats, "solve_seconds": np.array(self._stats.get("solve_seconds", []))}

@@ -16,7 +16,8 @@ from .queues import Queues
 __all__ = ["cap_study", "moved_by_cap", "study_table", "plot_power", "plot_wqt"]
 
 
-def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4), dispatchers=DISPATCHERS,
+def cap_study(js: JobSet, fed: Federation, caps=(1.0, 0.8, 0.6, 0.4),
+              dispatchers=tuple(DISPATCHERS),
               queues: Queues | None = None, model: str = "fluid", cp: CPOptions | None = None,
               progress=None, estimates: str = "exact",
               uncapped: bool = True, power_error: float = 0.0,

@@ -4,10 +4,18 @@ queue, preemption with NO/SYS/APP/JIT checkpointing, metrics, an exact integer p
 from .machine import MIRA_PARTITIONS, Machine
 from .metrics import BSLD_BOUND, realtime_metrics
 from .milp import MilpSolution, min_threshold, solve_milp
-from .simulator import CHECKPOINTS, SCHEMES, Checkpointing, RealtimeResult, Thresholds, simulate
+from .simulator import (
+    CHECKPOINTS,
+    SCHEMES,
+    Checkpointing,
+    RealtimeResult,
+    Thresholds,
+    run_scheme,
+    simulate,
+)
 from .workload import CLASS_NAMES, JobClasses, RealtimeJobs, tag_realtime
 
 __all__ = ["MIRA_PARTITIONS", "Machine", "BSLD_BOUND", "realtime_metrics", "MilpSolution",
            "min_threshold", "solve_milp", "CHECKPOINTS", "SCHEMES", "Checkpointing",
-           "RealtimeResult", "Thresholds", "simulate", "CLASS_NAMES", "JobClasses",
+           "RealtimeResult", "Thresholds", "run_scheme", "simulate", "CLASS_NAMES", "JobClasses",
            "RealtimeJobs", "tag_realtime"]

@@ -7,19 +7,20 @@ Numba kernel whose plain-Python twin is ``tests/naive.py:naive_realtime``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 
 import numpy as np
 
 from decoders.realtime import simulate_realtime
 
 from ..errors import InputError
+from ..model.schedule import Schedule, Segments, start_order
 from ..validation import check_number
+from .machine import Machine
 from .workload import CLASS_NAMES, RealtimeJobs
 
 __all__ = ["SCHEMES", "CHECKPOINTS", "Checkpointing", "Thresholds", "Segment", "RealtimeResult",
-           "simulate"]
+           "simulate", "run_scheme"]
 
 #: Scheduling schemes.
 SCHEMES = ("baseline", "highpq", "preempt")
@@ -145,8 +146,10 @@ class Segment:
 
 
 @dataclass(frozen=True, eq=False)
-class RealtimeResult:
-    """A simulation's schedule.
+class RealtimeResult(Schedule):
+    """A simulation's schedule: the one schedule record (:class:`moga.Schedule`, on the
+    machine's one-cluster federation, :meth:`Machine.federation`), every execution in
+    :attr:`segments`, with the scheme's own record beside it.
 
     Attributes
     ----------
@@ -165,62 +168,60 @@ class RealtimeResult:
         ``events`` and ``preemptions`` counts.
     reading : {"project", "qsim"} or None
         The improved heuristic's reading (None when not improved).
+
+    The other attributes are :class:`~moga.model.schedule.Schedule`'s.
     """
 
-    jobs: RealtimeJobs
-    scheme: str
-    checkpointing: str
-    improved: bool
-    start: np.ndarray
-    finish: np.ndarray
-    n_preempted: np.ndarray
-    run: object
-    info: dict = field(default_factory=dict)
+    jobs: RealtimeJobs | None = None
+    scheme: str = "preempt"
+    checkpointing: str = "jit"
+    improved: bool = False
+    n_preempted: np.ndarray | None = None
+    run: object = None
     reading: str | None = None
 
-    @cached_property
-    def segments(self) -> list:
-        """Every execution as a :class:`Segment`, in the order they ended."""
-        r = self.run
+    def executions(self) -> list:
+        """Every execution as a :class:`Segment`, in the order they ended (the rows of
+        :attr:`segments`)."""
+        g = self.segments
         return [Segment(int(j), float(s), float(e), float(rd), float(c), float(lo), float(w),
                         bool(p))
-                for j, s, e, rd, c, lo, w, p in zip(r.seg_job, r.seg_start, r.seg_end,
-                                                     r.seg_read, r.seg_compute, r.seg_lost,
-                                                     r.seg_write, r.seg_preempted, strict=True)]
+                for j, s, e, rd, c, lo, w, p in zip(g.job, g.start, g.end, g.read, g.compute,
+                                                     g.lost, g.write, g.preempted, strict=True)]
 
-    def schedule(self, federation=None):
-        """The one schedule record (:class:`moga.Schedule`) of this run, its executions in
-        :attr:`moga.Schedule.segments`.
+    def schedule(self, federation=None) -> Schedule:
+        """This schedule, or the same run priced on ``federation``: one cluster of the
+        machine's nodes whose powers price the energy.
 
-        Parameters
-        ----------
-        federation : Federation, optional
-            One cluster of the machine's nodes whose powers price the energy
-            (default: :meth:`Machine.federation`).
+        Raises
+        ------
+        InputError
+            If ``federation`` is not one cluster of the machine's nodes.
         """
-        from ..model.schedule import Schedule, Segments, start_order
+        if federation is None:
+            return self
+        return Schedule(**_record(self.jobs, self.start, self.finish, self.run, federation,
+                                  self.policy, self.info))
 
-        rj = self.jobs
-        fed = rj.machine.federation() if federation is None else federation
-        if fed.n_clusters != 1 or int(fed.nodes[0]) != rj.machine.nodes:
-            raise InputError(f"a real-time schedule needs a one-cluster federation of "
-                             f"{rj.machine.nodes} nodes, got {fed!r}")
-        r = self.run
-        js = rj.jobset
-        alloc = rj.nodes.astype(np.int64)[:, None].copy()
-        segs = Segments(r.seg_job, r.seg_start, r.seg_end, r.seg_read, r.seg_compute,
-                        r.seg_lost, r.seg_write, r.seg_preempted)
-        makespan = float(self.finish.max() - js.release.min()) if len(js) else 0.0
-        inc = np.maximum(js.power[r.seg_job] * fed.power_busy[0] - fed.power_idle[0], 0.0)
-        energy = fed.idle_power * makespan + float(np.sum(inc * rj.nodes[r.seg_job]
-                                                          * (r.seg_end - r.seg_start)))
-        order = start_order(self.start)
-        label = f"{self.scheme}" + (f"-{self.checkpointing}" if self.scheme == "preempt" else "") \
-            + ("-improved" if self.reading == "project" else "-qsim" if self.reading else "")
-        return Schedule(js, fed, order, np.zeros(alloc.shape), "at_start", self.start.copy(),
-                        self.finish.copy(), alloc, makespan, energy,
-                        float(np.sum(self.finish - js.release)), 0, 0, backfill="easy",
-                        policy=label, info=dict(self.info), segments=segs)
+
+def _record(rj: RealtimeJobs, start, finish, run, fed, policy: str, info: dict) -> dict:
+    """The :class:`~moga.model.schedule.Schedule` fields of a run on ``fed``."""
+    if fed.n_clusters != 1 or int(fed.nodes[0]) != rj.machine.nodes:
+        raise InputError(f"a real-time schedule needs a one-cluster federation of "
+                         f"{rj.machine.nodes} nodes, got {fed!r}")
+    js = rj.jobset
+    alloc = rj.nodes.astype(np.int64)[:, None].copy()
+    segs = Segments(run.seg_job, run.seg_start, run.seg_end, run.seg_read, run.seg_compute,
+                    run.seg_lost, run.seg_write, run.seg_preempted)
+    makespan = float(finish.max() - js.release.min()) if len(js) else 0.0
+    inc = np.maximum(js.power[run.seg_job] * fed.power_busy[0] - fed.power_idle[0], 0.0)
+    energy = fed.idle_power * makespan + float(np.sum(inc * rj.nodes[run.seg_job]
+                                                      * (run.seg_end - run.seg_start)))
+    return {"jobset": js, "federation": fed, "order": start_order(start),
+            "blacklist": np.zeros(alloc.shape), "model": "at_start", "start": start.copy(),
+            "finish": finish.copy(), "alloc": alloc, "makespan": makespan, "energy": energy,
+            "flowtime": float(np.sum(finish - js.release)), "n_relaxed": 0, "n_coalloc": 0,
+            "backfill": "easy", "policy": policy, "info": dict(info), "segments": segs}
 
 
 def simulate(rj: RealtimeJobs, scheme: str = "preempt", checkpointing=None,
@@ -262,6 +263,8 @@ def simulate(rj: RealtimeJobs, scheme: str = "preempt", checkpointing=None,
     Returns
     -------
     RealtimeResult
+        The one schedule record, on the machine's federation, with the scheme's
+        record beside it.
 
     Durations are known (the run time, plus restart reads and checkpoint
     writes), and EASY's reservations use them.
@@ -281,9 +284,43 @@ def simulate(rj: RealtimeJobs, scheme: str = "preempt", checkpointing=None,
     th = thresholds or Thresholds()
     write, read, interval = ck.costs(rj)
     run = simulate_realtime(rj.submit, rj.runtime, rj.nodes, rj.rtj, rj.cls, rj.machine.nodes,
-                            scheme, ck.kind, write, read, interval, reading is not None,
-                            th.rtj, th.batch, reading or "project", rj.requested, th.trigger)
+                            scheme=scheme, checkpointing=ck.kind, write=write, read=read,
+                            interval=interval, improved=reading is not None,
+                            rtj_threshold=th.rtj, batch_thresholds=th.batch,
+                            reading=reading or "project", requested=rj.requested,
+                            trigger=th.trigger)
     reading = reading if scheme == "preempt" else None   # no preemption to limit
-    return RealtimeResult(rj, scheme, ck.kind, reading is not None, run.start, run.finish,
-                          run.n_preempted, run, {"events": run.n_events,
-                                                 "preemptions": run.n_preemptions}, reading)
+    label = scheme + (f"-{ck.kind}" if scheme == "preempt" else "") \
+        + ("-improved" if reading == "project" else "-qsim" if reading else "")
+    info = {"events": run.n_events, "preemptions": run.n_preemptions}
+    return RealtimeResult(**_record(rj, run.start, run.finish, run, rj.machine.federation(),
+                                    label, info),
+                          jobs=rj, scheme=scheme, checkpointing=ck.kind,
+                          improved=reading is not None, n_preempted=run.n_preempted, run=run,
+                          reading=reading)
+
+
+def run_scheme(js, federation, *, scheme: str, checkpointing: str, improved: bool | str = False,
+               name: str | None = None, **_common):
+    """A scheme on a job-set with real-time tags (``js.realtime``) on a one-cluster federation,
+    with the default checkpoint model: the one schedule record (:class:`moga.Schedule`).
+
+    ``name`` (the catalogue's, default the scheme's label) names the policy in
+    errors. The execution model, allocation rule and estimates of the catalogue's
+    other policies (``_common``) do not apply: one machine, every job's duration
+    known (:func:`simulate`).
+
+    Raises
+    ------
+    InputError
+        If the federation has more than one cluster or a power cap.
+    """
+    name = name or scheme
+    if federation.n_clusters != 1:
+        raise InputError(f"policy {name!r} runs on one machine of identical nodes; got "
+                         f"{federation.n_clusters} clusters (use a one-cluster federation, e.g. "
+                         "the preset machine@N)")
+    if federation.capped:
+        raise InputError(f"policy {name!r} has no power cap; drop the cap")
+    rj = RealtimeJobs.from_jobset(js, Machine.from_cluster(federation, 0))
+    return simulate(rj, scheme, checkpointing, improved).schedule(federation)

@@ -1,20 +1,32 @@
-"""The simulation core's seams: online policies on the federated event loop.
+"""The simulation core's seam: online policies on the federated event loop.
 
 * :class:`Session`: the event loop one event at a time, for a policy written
   in Python (begin, the queued and running jobs, start, advance);
-* :data:`POLICIES`: the one registry of online policies, kernel and Python,
-  with where each one's code and twin live (:class:`PolicyInfo`);
 * :class:`OnlinePolicy`: the base class of a user's policy, loaded by
-  :func:`simulate` or ``moga simulate --policy path.py:Class``;
-* :func:`simulate`: any policy on a job-set, returning the one schedule
-  record (:class:`moga.Schedule`).
+  :func:`load_policy` from ``path.py:Class``;
+* :func:`run_policy`: a Python policy on a Session, returning the one
+  schedule record (:class:`moga.Schedule`);
+* :class:`PolicyInfo`: what an entry of the catalogue holds.
 
-See docs/guide/policies.md ("Write your own online policy").
+The catalogue of named policies, kernel and Python, and :func:`moga.simulate`,
+which runs any of them, live above the seam in :mod:`moga.policies`: they name
+the studies' policies, which the seam does not know. See docs/guide/policies.md
+("Write your own online policy").
 """
 
-from .registry import POLICIES, OnlinePolicy, PolicyInfo, load_policy, policy_info
+from .registry import OnlinePolicy, PolicyInfo, load_policy
+from .run import run_policy
 from .session import ESTIMATES, PolicyStalled, Session
-from .simulate import run_policy, simulate
 
-__all__ = ["ESTIMATES", "POLICIES", "OnlinePolicy", "PolicyInfo", "PolicyStalled", "Session",
-           "load_policy", "policy_info", "run_policy", "simulate"]
+__all__ = ["ESTIMATES", "OnlinePolicy", "PolicyInfo", "PolicyStalled", "Session",
+           "load_policy", "run_policy"]
+
+#: Names that moved above the seam, to :mod:`moga.policies` (exported as ``moga.<name>``).
+_MOVED = ("POLICIES", "policy_info", "simulate")
+
+
+def __getattr__(name):
+    if name in _MOVED:
+        raise AttributeError(f"moga.sim.{name} moved to moga.{name} (moga/policies.py, the "
+                             "catalogue above the seam): use moga." + name)
+    raise AttributeError(f"module 'moga.sim' has no attribute {name!r}")

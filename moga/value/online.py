@@ -13,9 +13,9 @@ from decoders.online import simulate
 
 from ..model.jobset import JobSet
 from ..model.platform import Federation
-from .schedule import ValueSchedule, value_arrays
+from .schedule import ValueSchedule, value_arrays, value_schedule
 
-__all__ = ["ONLINE_HEURISTICS", "online"]
+__all__ = ["ONLINE_HEURISTICS", "online", "run_heuristic"]
 
 #: Online heuristic name -> the simulator's code.
 ONLINE_HEURISTICS = {"online-EASY": "easy", "online-FCFS-multi": "fcfs-multi",
@@ -34,13 +34,27 @@ def canonical(name: str) -> str:
 
 def online(js: JobSet, fed: Federation, heuristic: str = "online-EASY", small: int = 16,
            medium: int = 256) -> ValueSchedule:
-    """Simulate an online heuristic (:data:`ONLINE_HEURISTICS`) on a value-function job-set.
+    """Simulate an online heuristic (:data:`ONLINE_HEURISTICS`) on a value-function job-set:
+    the one schedule record with the values beside it (:class:`ValueSchedule`, a
+    :class:`moga.Schedule` whose jobs not run count as rejected).
 
     ``reserved`` holds each job's reservation or place-holder start (NaN if it
     started when first mapped); ``n_dropped`` counts the jobs dropped because
     they could earn nothing any more. See :mod:`decoders.online` for the rules.
     """
-    code = ONLINE_HEURISTICS[canonical(heuristic)]
+    name = canonical(heuristic)
+    code = ONLINE_HEURISTICS[name]
     r = simulate(*value_arrays(js, fed), heuristic=code, small=small, medium=medium)
-    return ValueSchedule(js, fed, r.start, r.finish, r.cluster, r.value, r.total_value, r.n_run,
-                         0, r.n_dropped, r.reserved, r.n_events)
+    return value_schedule(js, fed, r, n_dropped=r.n_dropped, reserved=r.reserved,
+                          n_events=r.n_events, policy=name)
+
+
+def run_heuristic(js: JobSet, fed: Federation, *, heuristic: str, **_common):
+    """An online heuristic as the one schedule record (:class:`moga.Schedule`) of the jobs it
+    ran (:meth:`ValueSchedule.schedule`).
+
+    The execution model, allocation rule and estimates of the catalogue's other
+    policies (``_common``) do not apply: each job runs inside one cluster, its
+    duration known.
+    """
+    return online(js, fed, heuristic).schedule()

@@ -11,21 +11,25 @@ from decoders.value import decode_value, decode_value_batch, value_at
 from ..errors import InputError
 from ..model.jobset import JobSet
 from ..model.platform import Federation
-from ..model.schedule import check_chromosome, start_order
+from ..model.schedule import Schedule, check_chromosome, start_order
 
 __all__ = ["ValueSchedule", "evaluate_value", "evaluate_value_batch", "value_at",
-           "heuristic_order", "value_arrays"]
+           "heuristic_order", "value_arrays", "value_schedule"]
 
 
 @dataclass(frozen=True, eq=False)
-class ValueSchedule:
-    """A schedule of a value-function workload.
+class ValueSchedule(Schedule):
+    """A schedule of a value-function workload: the one schedule record
+    (:class:`~moga.model.schedule.Schedule`) of every job, with the value each earned.
+
+    A job that was not run (dropped because it could earn nothing any more)
+    counts as rejected: NaN ``start`` and ``finish``, no allocation, no part
+    in the objectives (``makespan``, ``energy`` and ``flowtime`` are those of
+    the jobs run; ``energy`` counts the busy increments at a power factor of
+    1).
 
     Attributes
     ----------
-    jobset, federation
-    start, finish : ndarray (J,)
-        NaN for a job that was not run.
     cluster : ndarray of int (J,)
         -1 for a job that was not run.
     value : ndarray (J,)
@@ -33,8 +37,6 @@ class ValueSchedule:
     total_value : float
     n_run : int
         Jobs run.
-    n_relaxed : int
-        Jobs whose blacklist was void (offline decoder; 0 for online heuristics).
     n_dropped : int
         Jobs not run because they could earn nothing any more.
     reserved : ndarray (J,) or None
@@ -42,17 +44,16 @@ class ValueSchedule:
         it started when first mapped).
     n_events : int
         Online heuristics: mapping events.
+
+    ``n_relaxed`` counts the jobs whose blacklist was void (offline decoder; 0
+    for online heuristics); the other attributes are
+    :class:`~moga.model.schedule.Schedule`'s.
     """
 
-    jobset: JobSet
-    federation: Federation
-    start: np.ndarray
-    finish: np.ndarray
-    cluster: np.ndarray
-    value: np.ndarray
-    total_value: float
-    n_run: int
-    n_relaxed: int = 0
+    cluster: np.ndarray | None = None
+    value: np.ndarray | None = None
+    total_value: float = 0.0
+    n_run: int = 0
     n_dropped: int = 0
     reserved: np.ndarray | None = None
     n_events: int = 0
@@ -62,9 +63,9 @@ class ValueSchedule:
         """Sum of every job's ``v_start``: what a schedule could earn at most."""
         return float(self.jobset.v_start.sum())
 
-    def schedule(self):
-        """The jobs that ran, as the one schedule record (:class:`moga.Schedule`), for its
-        exports (``to_csv``, ``to_swf``) and Gantt chart.
+    def schedule(self) -> Schedule:
+        """The jobs that ran, as a schedule record of their own (:class:`moga.Schedule`), for
+        exports (``to_csv``, ``to_swf``) and Gantt charts without the jobs not run.
 
         Jobs not run (:attr:`n_dropped` of them, and their count in ``info``)
         are left out: the record's job-set is ``jobset.take(ran)``, named
@@ -72,22 +73,15 @@ class ValueSchedule:
         federation's idle power over the makespan plus the run jobs' busy
         increments.
         """
-        from ..model.schedule import Schedule
-
         ran = self.cluster >= 0
         js = self.jobset.take(ran, name=f"{self.jobset.name}, jobs run")
-        fed = self.federation
-        start, finish = self.start[ran], self.finish[ran]
-        alloc = np.zeros((len(js), fed.n_clusters), dtype=np.int64)
-        alloc[np.arange(len(js)), self.cluster[ran]] = js.tasks
-        makespan = float(finish.max() - js.release.min()) if len(js) else 0.0
-        inc = np.maximum(fed.power_busy - fed.power_idle, 0.0)
-        energy = fed.idle_power * makespan + float(((alloc * inc).sum(axis=1)
-                                                    * (finish - start)).sum())
-        order = start_order(start)
-        return Schedule(js, fed, order, np.zeros(alloc.shape), "at_start", start, finish, alloc,
-                        makespan, energy, float(np.sum(finish - js.release)), self.n_relaxed, 0,
-                        info={"n_not_run": int((~ran).sum())})
+        start, finish, alloc = self.start[ran], self.finish[ran], self.alloc[ran]
+        makespan, energy = _totals(js, self.federation, start, finish, alloc)
+        return Schedule(jobset=js, federation=self.federation, order=start_order(start),
+                        blacklist=np.zeros(alloc.shape), model="at_start", start=start,
+                        finish=finish, alloc=alloc, makespan=makespan, energy=energy,
+                        flowtime=float(np.sum(finish - js.release)), n_relaxed=self.n_relaxed,
+                        n_coalloc=0, info={"n_not_run": int((~ran).sum())})
 
     def value_by_class(self) -> dict:
         """Value earned and jobs completed per priority class."""
@@ -98,6 +92,40 @@ class ValueSchedule:
                            "value": float(self.value[sel].sum()),
                            "max_value": float(self.jobset.v_start[sel].sum())}
         return out
+
+
+def _totals(js: JobSet, fed: Federation, start, finish, alloc) -> tuple[float, float]:
+    """``(makespan, energy)`` of jobs that each ran inside one cluster: the federation's idle
+    power over the makespan plus the jobs' busy increments."""
+    makespan = float(finish.max() - js.release.min()) if len(js) else 0.0
+    inc = np.maximum(fed.power_busy - fed.power_idle, 0.0)
+    return makespan, fed.idle_power * makespan + float(((alloc * inc).sum(axis=1)
+                                                        * (finish - start)).sum())
+
+
+def value_schedule(js: JobSet, fed: Federation, r, *, order=None, blacklist=None,
+                   n_relaxed: int = 0, n_dropped: int | None = None, reserved=None,
+                   n_events: int = 0, policy: str | None = None) -> ValueSchedule:
+    """The :class:`ValueSchedule` of a value kernel's result ``r`` (its ``start``, ``finish``,
+    ``cluster``, ``value``, ``total_value`` and ``n_run``); ``order`` and ``blacklist`` are
+    the decoded chromosome's (default: the start order, no blacklist); ``n_dropped``
+    defaults to the jobs not run."""
+    ran = r.cluster >= 0
+    alloc = np.zeros((len(js), fed.n_clusters), dtype=np.int64)
+    alloc[np.flatnonzero(ran), r.cluster[ran]] = js.tasks[ran]
+    done = js.take(ran) if not ran.all() else js
+    makespan, energy = _totals(done, fed, r.start[ran], r.finish[ran], alloc[ran])
+    return ValueSchedule(
+        jobset=js, federation=fed,
+        order=start_order(r.start) if order is None else np.asarray(order, dtype=np.int64),
+        blacklist=np.zeros(alloc.shape) if blacklist is None else np.asarray(blacklist, float),
+        model="at_start", start=r.start, finish=r.finish, alloc=alloc, makespan=makespan,
+        energy=energy, flowtime=float(np.sum(r.finish[ran] - js.release[ran])),
+        n_relaxed=int(n_relaxed), n_coalloc=0, policy=policy,
+        info={"n_not_run": int((~ran).sum())},
+        cluster=r.cluster, value=r.value, total_value=r.total_value, n_run=r.n_run,
+        n_dropped=int(len(js) - r.n_run if n_dropped is None else n_dropped),
+        reserved=reserved, n_events=n_events)
 
 
 def value_arrays(js: JobSet, fed: Federation):
@@ -123,9 +151,7 @@ def evaluate_value(js: JobSet, fed: Federation, order=None, blacklist=None) -> V
     blacklist = np.zeros((J, K)) if blacklist is None else blacklist
     check_chromosome(order, blacklist, J, K)
     r = decode_value(*value_arrays(js, fed), order, blacklist)
-    n_dropped = int(len(js) - r.n_run)
-    return ValueSchedule(js, fed, r.start, r.finish, r.cluster, r.value, r.total_value, r.n_run,
-                         r.n_relaxed, n_dropped)
+    return value_schedule(js, fed, r, order=order, blacklist=blacklist, n_relaxed=r.n_relaxed)
 
 
 def evaluate_value_batch(js: JobSet, fed: Federation, orders, blacklists):

@@ -1,0 +1,226 @@
+"""The catalogue of online policies: what each is, and the callable that runs it.
+
+Every entry of :data:`POLICIES` is a :class:`~moga.sim.PolicyInfo` whose
+``run(jobset, federation, *, model, rule, estimates, **options)`` returns the
+one schedule record (:class:`moga.Schedule`), and whose ``kernels`` name the
+compile groups it uses (:data:`moga.warmup.KERNEL_GROUPS`). :func:`simulate`
+runs an entry by name, or a user's :class:`~moga.sim.OnlinePolicy` on a
+:class:`~moga.sim.Session`; ``moga simulate``, ``moga warmup`` and the docs'
+policy table read the entries.
+
+The catalogue sits above the seam (:mod:`moga.sim`) and the studies whose
+policies it lists (:mod:`moga.powercap`, :mod:`moga.realtime`,
+:mod:`moga.value`, :mod:`moga.evolution`): a study's tables, such as
+:data:`moga.realtime.study.SCHEME_SET`, become arguments bound in its entries.
+
+What a policy plans with (``estimates``): by default the requested times
+(``JobSet.requested``), as Slurm, AccaSim and Batsim plan, for every policy
+that can; ``"exact"`` shows the real run times. The value heuristics and the
+real-time schemes plan on exact run times only (their entries say
+``estimates=("exact",)``); fcfs needs no plan and takes either.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import time
+
+from .evolution.online import OnlineMOGA
+from .model.jobset import JobSet
+from .model.platform import Federation
+from .model.schedule import Schedule, evaluate
+from .powercap.dispatchers import run_dispatcher
+from .realtime.simulator import run_scheme
+from .realtime.study import SCHEME_SET
+from .sim.policies import RealtimeFirst, RealtimePreempt, ValueDensity
+from .sim.registry import PolicyInfo, load_policy
+from .sim.run import run_policy
+from .sim.session import ESTIMATES
+from .value.online import run_heuristic
+
+__all__ = ["POLICIES", "SESSION_KERNELS", "policy_info", "simulate"]
+
+#: The compile groups a Python policy on a :class:`~moga.sim.Session` runs (a user's too).
+SESSION_KERNELS = ("dispatch steps",)
+#: Both ways of planning, the default first.
+_BOTH = ("requested", "exact")
+
+
+def _run_decoder(js: JobSet, fed: Federation, *, backfill: str, model: str = "fluid",
+                 rule: str = "fastest", estimates: str = "requested") -> Schedule:
+    """FCFS or EASY (``backfill``): the decoder on the submit order, empty blacklist."""
+    return evaluate(js, fed, js.submit_order, None, model=model, backfill=backfill, rule=rule,
+                    estimates=estimates)
+
+
+def _run_dispatcher(js: JobSet, fed: Federation, *, dispatcher: str, model: str = "fluid",
+                    rule: str = "fastest", estimates: str = "requested", **options) -> Schedule:
+    """A power-capped dispatcher of :data:`moga.powercap.DISPATCHERS` (its metrics beside the
+    schedule)."""
+    return run_dispatcher(js, fed, dispatcher, model=model, rule=rule, estimates=estimates,
+                          **options)
+
+
+def _run_session(js: JobSet, fed: Federation, *, cls: type, name: str, model: str = "fluid",
+                 rule: str = "fastest", estimates: str = "requested", **options) -> Schedule:
+    """A built-in Python policy, made with ``options``, on a Session."""
+    return run_policy(cls(**options), js, fed, model=model, rule=rule, estimates=estimates,
+                      name=name)
+
+
+def _options(cls: type) -> tuple:
+    """The keyword options of a Python policy's class."""
+    return tuple(inspect.signature(cls).parameters)
+
+
+def _python(name: str, cls: type, summary: str, twin: str, supports: set) -> PolicyInfo:
+    kernels = SESSION_KERNELS + (("decoder",) if "search" in supports else ())
+    return PolicyInfo(name, "python", summary, f"{cls.__module__}.{cls.__qualname__}", twin,
+                      frozenset(supports), _BOTH,
+                      functools.partial(_run_session, cls=cls, name=name), kernels,
+                      _options(cls))
+
+
+_VALUE = (("online-EASY", "EASY per cluster", "map_easy"),
+          ("online-FCFS-multi", "FCFS with small, medium and large queues", "map_fcfs_multi"),
+          ("Max-Max-Value", "the most value first", "map_max_max"),
+          ("Max-Max-VPR", "the most value per resource first", "map_max_max"))
+
+#: Every policy of the catalogue by name.
+POLICIES = {p.name: p for p in (
+    PolicyInfo("fcfs", "kernel", "first come, first served: start in arrival order, never "
+               "out of it (plans nothing: either estimate gives the same schedule)",
+               "decoders.federated._start_in_order", "naive_decode",
+               frozenset({"power_cap"}), _BOTH,
+               functools.partial(_run_decoder, backfill="none"), ("decoder",)),
+    PolicyInfo("easy", "kernel", "EASY backfilling in arrival order (one reservation for "
+               "the head)", "decoders.easy.start_easy", "naive_easy_federated",
+               frozenset({"power_cap", "reservation"}), _BOTH,
+               functools.partial(_run_decoder, backfill="easy"), ("decoder",)),
+    PolicyInfo("prb", "kernel", "priority-rule-based: queue weight x (wait + 1), every "
+               "ranked job that fits", "decoders.federated._start_prb", "naive_prb",
+               frozenset({"power_cap", "queues"}), _BOTH,
+               functools.partial(_run_dispatcher, dispatcher="prb"), ("decoder",),
+               ("queues",)),
+    PolicyInfo("hybrid", "python", "CP-SAT schedules the waiting jobs at each event, PRB's "
+               "mapper starts those it starts now", "moga.powercap.dispatchers.HybridCP",
+               "naive_serial_schedule", frozenset({"power_cap", "queues"}), _BOTH,
+               functools.partial(_run_dispatcher, dispatcher="hybrid"), SESSION_KERNELS,
+               ("queues", "cp"), "cp"),
+    *(PolicyInfo(name, "kernel", f"value-function heuristic of the value paper ({what}), on "
+                 "the core's event loop, planning on availability profiles of exact run times "
+                 "(no power cap); the schedule holds the jobs it ran",
+                 f"decoders.online.rules.{rule}", "naive_online", frozenset({"values"}),
+                 ("exact",), functools.partial(run_heuristic, heuristic=name),
+                 ("online value heuristics",))
+      for name, what, rule in _VALUE),
+    *(PolicyInfo(f"rt-{label}", "kernel", f"real-time scheme of the checkpointing paper: "
+                 f"{s.summary}; one machine (a one-cluster federation, no power cap), on the "
+                 "core's event loop, planning on exact run times",
+                 "decoders.realtime._simulate", "naive_realtime",
+                 frozenset({"realtime", "reservation", "one_machine"}
+                           | ({"preemption"} if s.scheme == "preempt" else set())), ("exact",),
+                 functools.partial(run_scheme, scheme=s.scheme, checkpointing=s.checkpointing,
+                                   improved=s.improved, name=f"rt-{label}"),
+                 ("real-time loop",))
+      for label, s in SCHEME_SET.items()),
+    _python("realtime-first", RealtimeFirst, "real-time jobs first, then batch jobs, each in "
+            "arrival order; every job that fits", "naive_greedy", {"power_cap", "realtime"}),
+    _python("realtime-preempt", RealtimePreempt, "realtime-first, and a real-time job that "
+            "does not fit preempts the most recently started batch jobs (checkpoint kept, or "
+            "lost)", "naive_realtime_preempt", {"power_cap", "realtime", "preemption"}),
+    _python("online-moga", OnlineMOGA, "the blacklist GA at each event: evolves the waiting "
+            "jobs' order and blacklist, running jobs fixed, and starts what the preferred "
+            "member starts now", "naive_online_moga", {"power_cap", "search"}),
+    _python("value-density", ValueDensity, "highest value per node-second first (value "
+            "functions); every job that fits", "naive_greedy", {"power_cap", "values"}),
+)}
+
+
+def policy_info(name: str) -> PolicyInfo:
+    """The catalogue entry ``name``, or a ValueError listing the known ones."""
+    try:
+        return POLICIES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown policy {name!r}; choose one of {list(POLICIES)} or give "
+                         "path.py:Class (an OnlinePolicy)") from None
+
+
+def _resolve(policy):
+    """``(name, PolicyInfo or None, OnlinePolicy or None)`` of a policy given by name,
+    ``path.py:Class`` or instance."""
+    if isinstance(policy, str):
+        if policy in POLICIES:
+            return policy, POLICIES[policy], None
+        if ".py:" in policy:
+            obj = load_policy(policy)
+            return getattr(obj, "name", type(obj).__name__), None, obj
+        policy_info(policy)  # the error listing the names
+    if callable(getattr(policy, "decide", None)):
+        return getattr(policy, "name", type(policy).__name__), None, policy
+    raise TypeError(f"policy must be a registered name, 'path.py:Class' or an object with "
+                    f"decide(session), got {type(policy).__name__}")
+
+
+def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: str = "fluid",
+             rule: str = "fastest", estimates: str | None = None,
+             options: dict | None = None) -> Schedule:
+    """Simulate an online policy on ``jobset`` (jobs arriving at their release) on ``federation``.
+
+    Parameters
+    ----------
+    jobset : JobSet
+    federation : Federation
+        With its power caps, if any (every policy with ``"power_cap"`` in its
+        entry's ``supports`` honours them).
+    policy : str or OnlinePolicy
+        A name of :data:`POLICIES`, ``"path/to/file.py:ClassName"`` (a user's
+        :class:`~moga.sim.OnlinePolicy`), or such an object.
+    model : {"fluid", "at_start"}
+    rule : {"fastest", "greenest", "consolidate"}
+        Allocation rule.
+    estimates : {"requested", "exact"}, optional
+        What the policy plans with. Default: the requested times, for every
+        policy that can plan on them (a user's policy included); the value
+        heuristics and the ``rt-`` schemes plan on exact run times only (their
+        entries' ``estimates``; asking them for another is an error).
+    options : dict, optional
+        Keyword options of a registered policy that takes them (its entry's
+        ``options``: ``online-moga``'s are :class:`moga.evolution.OnlineMOGA`'s,
+        ``realtime-preempt``'s :class:`moga.sim.policies.RealtimePreempt`'s,
+        ``prb``'s and ``hybrid``'s ``queues`` and ``cp`` those of
+        :func:`moga.powercap.run_dispatcher`).
+
+    Returns
+    -------
+    Schedule
+        With ``policy`` set and ``info`` holding ``estimates``, ``wall_s`` (the
+        whole simulation), for Python policies ``events`` and ``decision_s``
+        (time spent in ``decide``), and what a policy's ``summary()`` adds.
+    """
+    name, entry, obj = _resolve(policy)
+    if options and entry is None:
+        raise ValueError("options are for a registered policy given by name; configure your "
+                         "own policy object instead")
+    if estimates is not None and estimates not in ESTIMATES:
+        raise ValueError(f"estimates must be one of {list(ESTIMATES)}, got {estimates!r}")
+    if entry is None:  # a user's policy
+        return run_policy(obj, jobset, federation, model=model, rule=rule,
+                          estimates=estimates or "requested", name=name)
+    est = estimates or entry.estimates[0]
+    if est not in entry.estimates:
+        raise ValueError(f"policy {name!r} plans on {' or '.join(entry.estimates)} run times "
+                         f"only, not {est!r}")
+    options = dict(options or {})
+    if options and not entry.options:
+        raise ValueError(f"policy {name!r} takes no options, got {sorted(options)}")
+    unknown = sorted(set(options) - set(entry.options))
+    if unknown:
+        raise ValueError(f"policy {name!r}: unknown option(s) {unknown}; it takes "
+                         f"{list(entry.options)}")
+    t0 = time.perf_counter()
+    s = entry.run(jobset, federation, model=model, rule=rule, estimates=est, **options)
+    info = {"estimates": est, "wall_s": time.perf_counter() - t0}
+    return dataclasses.replace(s, policy=name, info={**s.info, **info})
