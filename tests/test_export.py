@@ -67,6 +67,7 @@ def test_schedule_swf_round_trips_through_load_swf(result, tmp_path):
                                          strict=True))[i] for i in ids], rtol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:The inplace keyword")  # evalys's use of pandas
 def test_evalys_reads_schedule_csv_and_draws_its_gantt(result, tmp_path):
     pytest.importorskip("evalys")
     import matplotlib
@@ -203,6 +204,7 @@ def test_moga_value_writes_its_schedules(tmp_path):
     assert text[0].split(",") == list(BATSIM_COLUMNS)
 
 
+@pytest.mark.filterwarnings("ignore:The inplace keyword")  # evalys's use of pandas
 def test_evalys_utilisation_of_schedule_csv_never_exceeds_the_machine(tmp_path):
     """evalys rounds to six decimals and recomputes start and finish from the durations; the
     CSV's times are chosen so that a start at a predecessor's finish stays at that instant."""
