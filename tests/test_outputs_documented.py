@@ -99,3 +99,15 @@ def test_value_powercap_and_realtime_json_are_documented(tmp_path):
 def test_the_check_finds_an_undocumented_key():
     assert _undocumented({"metrics": {"makespan_s": 1.0, "surely_not_documented_key": 2}}) == [
         "metrics.surely_not_documented_key"]
+
+
+@pytest.mark.slow
+def test_tune_and_rl_evaluate_json_are_documented(tmp_path):
+    pytest.importorskip("optuna")
+    pytest.importorskip("gymnasium")
+    assert main(["tune", *SMALL, "--trials", "2", "--seeds", "1", "--budget", "400",
+                 "--no-progress", "--out", str(tmp_path / "tune")]) == 0
+    _check(tmp_path / "tune", "tune.json")
+    assert main(["rl", "evaluate", "--sequences", "2", "--lam", "0.7", "--beta", "0.5",
+                 "--out", str(tmp_path / "rl")]) == 0
+    _check(tmp_path / "rl", "evaluate.json")
