@@ -57,6 +57,7 @@ def test_documentation_builds_without_warnings(tmp_path):
     assert (html / "readme.html").exists() and 'href="readme.html"' in (html / "index.html").read_text()
 
 
+@pytest.mark.filterwarnings("ignore:The inplace keyword")  # evalys's use of pandas
 @pytest.mark.parametrize("page", GUIDE, ids=lambda p: p.name)
 def test_guide_code_runs(page, tmp_path, monkeypatch):
     blocks = CODE.findall(page.read_text())
