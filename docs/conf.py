@@ -1,10 +1,12 @@
 """Sphinx configuration of moga's documentation (``sphinx-build -W docs docs/_build``)."""
 
 import os
+import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("NUMBA_DISABLE_JIT", "0")
 
@@ -25,10 +27,11 @@ source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
 root_doc = "index"
 exclude_patterns = ["_build"]
 myst_heading_anchors = 3
-# The guide pages link to the repository's files (results/, benchmarks/) and to each other.
-suppress_warnings = ["myst.xref_missing", "myst.header", "myst.domains"]
+# Every warning counts (sphinx-build -W): a dead link or a missing page fails the build.
+suppress_warnings = []
 
-autodoc_default_options = {"members": False}
+# Every public method and documented attribute of a class, in source order.
+autodoc_default_options = {"members": True, "member-order": "bysource"}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_validation_checks = set()
@@ -36,3 +39,52 @@ numpydoc_xref_param_type = False
 
 html_theme = "alabaster"
 html_title = f"moga {release}"
+html_static_path = ["_static"]
+html_css_files = ["moga.css"]
+html_theme_options = {"page_width": "1180px", "sidebar_width": "240px"}
+
+# The benchmark results live in the repository's results/ folder, beside docs/, where the
+# benchmarks write them and where the Markdown sources link to them (so that the links work
+# when the sources are read in the repository). The site copies them into docs/results/
+# (ignored by git) and points those links at the copies, so that they render as pages.
+RESULTS = ROOT / "results"
+SITE_RESULTS = DOCS / "results"
+_LINK = re.compile(r"(\]\()([^)\s#]+)([^)]*\))")
+
+
+def _sync_results():
+    """Copy results/*.md (as orphan pages) and the images they show into docs/results/."""
+    if not RESULTS.is_dir():
+        return
+    for src in RESULTS.rglob("*"):
+        if src.suffix not in (".md", ".png") or (src.suffix == ".md" and src.parent != RESULTS):
+            continue
+        dst = SITE_RESULTS / src.relative_to(RESULTS)
+        data = src.read_bytes()
+        if src.suffix == ".md":
+            data = b"---\norphan: true\n---\n\n" + data
+        if not dst.exists() or dst.read_bytes() != data:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(data)
+    for dst in list(SITE_RESULTS.rglob("*")):
+        if dst.is_file() and not (RESULTS / dst.relative_to(SITE_RESULTS)).exists():
+            dst.unlink()
+
+
+def _point_at_site_results(app, docname, source):
+    """Rewrite a page's links into ../results/ to the copies under docs/results/."""
+    page_dir = (DOCS / docname).parent
+
+    def repl(m):
+        target = (page_dir / m.group(2)).resolve()
+        if target.is_relative_to(RESULTS) and not m.group(2).startswith(("http:", "https:")):
+            new = os.path.relpath(SITE_RESULTS / target.relative_to(RESULTS), page_dir)
+            return m.group(1) + Path(new).as_posix() + m.group(3)
+        return m.group(0)
+
+    source[0] = _LINK.sub(repl, source[0])
+
+
+def setup(app):
+    _sync_results()
+    app.connect("source-read", _point_at_site_results)

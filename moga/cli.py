@@ -772,7 +772,8 @@ def _cmd_compare(args) -> int:
     if main_front is not None:
         plots = _plots([("compare.png", lambda: plot_front(
             main_front, baselines=c.points, fronts=fronts, path=out / "compare.png",
-            title=f"{js.name}, {len(js)} jobs ({args.model})"))])
+            title=f"{js.name}, {len(js)} jobs ({args.model})",
+            mode="batch" if js.report.get("batch", True) else "release"))])
     print(c.table())
     print(f"wrote {out}/compare.csv, compare.json, {sched_dirs} (schedule.csv and schedule.swf "
           "of each algorithm's knee)" + "".join(f", {p}" for p in plots))

@@ -80,7 +80,7 @@ def reference_front(fronts) -> np.ndarray:
 
 
 def attainment_surface(fronts, percentile: float = 50.0) -> np.ndarray:
-    """The ``percentile``% empirical attainment surface of several runs' fronts (minimisation).
+    """The empirical attainment surface at ``percentile`` percent of several runs' fronts (minimisation).
 
     A point is attained by a run when some point of its front weakly dominates
     it; the surface bounds the points attained by at least ``percentile``% of

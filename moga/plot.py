@@ -7,6 +7,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import PolyCollection
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from .outputs import atomic_path
@@ -32,9 +33,18 @@ def _save(fig, path, dpi=120):
     return fig
 
 
+_MODES = {"batch": "batch mode: every job released at 0",
+          "release": "release mode: jobs arrive at their submit times"}
+
+
 def plot_front(F, objectives=("makespan", "energy"), baselines=None, knee=None, path=None,
-               title=None, fronts=None):
+               title=None, fronts=None, mode=None):
     """Scatter a two-objective front, with optional baseline points and other fronts.
+
+    The knee of every other front is marked with a star in that front's colour
+    (:func:`moga.metrics.knee_index`), so that each front's representative point,
+    the one a comparison table prints, shows. The legend stands outside the axes,
+    off the data.
 
     Parameters
     ----------
@@ -45,29 +55,49 @@ def plot_front(F, objectives=("makespan", "energy"), baselines=None, knee=None, 
     baselines : dict of str -> (float, float), optional
         Named single schedules to mark, e.g. ``{"submit order": (M, E)}``.
     knee : int, optional
-        Index of a front member to highlight.
+        Index of a front member to highlight; when other ``fronts`` are drawn,
+        the front's knee (:func:`moga.metrics.knee_index`) unless given.
     path : str or Path, optional
         Write a PNG there (and close the figure).
+    title : str, optional
+        The plot's title.
     fronts : dict of str -> array_like, optional
-        More fronts to draw for comparison.
+        More fronts to draw for comparison, each with its knee marked.
+    mode : {"batch", "release"}, optional
+        Adds to the title whether every job was released at 0 (batch) or at its
+        submit time (release): the two settings rank schedulers differently.
 
     Returns
     -------
     matplotlib.figure.Figure
     """
+    from .metrics import knee_index
+
     (xl, xs), (yl, ys) = _UNITS[objectives[0]], _UNITS[objectives[1]]
     F = np.atleast_2d(np.asarray(F, dtype=float))
-    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    if mode is not None and mode not in _MODES:
+        raise ValueError(f"mode must be 'batch' or 'release', got {mode!r}")
+    fig, ax = plt.subplots(figsize=(7.6, 4.8))
     front_colors = ("C9", "C7", "C8", "C6")  # apart from the front's C0 and the markers' C1-C5
+    knees = False
     for i, (name, G) in enumerate((fronts or {}).items()):
         G = np.atleast_2d(np.asarray(G, dtype=float))
         G = G[np.argsort(G[:, 0])]
+        color = front_colors[i % len(front_colors)]
         ax.plot(G[:, 0] * xs, G[:, 1] * ys, "o-", ms=3, lw=0.8, alpha=0.8, label=name,
-                color=front_colors[i % len(front_colors)])
+                color=color)
+        if len(G) > 1:
+            g = knee_index(G)
+            ax.plot(G[g, 0] * xs, G[g, 1] * ys, "*", color=color, ms=13, mec="k", mew=0.6,
+                    zorder=4)
+            knees = True
+    if knee is None and fronts and len(F) > 1:
+        knee = knee_index(F)
     order = np.argsort(F[:, 0])
     ax.plot(F[order, 0] * xs, F[order, 1] * ys, "o-", color="C0", ms=4, lw=1, label="MOGA front")
     if knee is not None:
-        ax.plot(F[knee, 0] * xs, F[knee, 1] * ys, "*", color="C3", ms=14, label="knee")
+        ax.plot(F[knee, 0] * xs, F[knee, 1] * ys, "*", color="C3", ms=15, mec="k", mew=0.6,
+                label="knee" if not fronts else "MOGA's knee", zorder=5)
     markers = "sD^vP<>X"
     for i, (name, (x, y)) in enumerate((baselines or {}).items()):
         ax.plot(x * xs, y * ys, markers[i % len(markers)], color=f"C{i % 5 + 1}", ms=8,
@@ -75,9 +105,15 @@ def plot_front(F, objectives=("makespan", "energy"), baselines=None, knee=None, 
     ax.set_xlabel(xl)
     ax.set_ylabel(yl)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title, fontsize=10)
+    handles, _ = ax.get_legend_handles_labels()
+    if knees:
+        handles.append(Line2D([], [], ls="none", marker="*", ms=11, mfc="w", mec="k",
+                              label="each other front's knee"))
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0),
+              borderaxespad=0.0)
+    heading = "\n".join(t for t in (title, _MODES.get(mode)) if t)
+    if heading:
+        ax.set_title(heading, fontsize=10)
     return _save(fig, path)
 
 
@@ -93,13 +129,32 @@ def plot_convergence(history, path=None, title=None):
     return _save(fig, path)
 
 
+def _nodes_in_use(schedule):
+    """Event times (h) and nodes in use per cluster from each time on, shape (T, K); a
+    job's nodes are freed at its finish, before a job starting at that instant takes them."""
+    alloc = schedule.execution_alloc()
+    segs = schedule.segments
+    start, end = (schedule.start, schedule.finish) if segs is None else (segs.start, segs.end)
+    ran = np.isfinite(start) & np.isfinite(end)
+    start, end, alloc = start[ran], end[ran], alloc[ran].astype(np.float64)
+    times = np.unique(np.concatenate([[0.0], start, end]))
+    delta = np.zeros((len(times), alloc.shape[1]))
+    np.add.at(delta, np.searchsorted(times, start), alloc)
+    np.add.at(delta, np.searchsorted(times, end), -alloc)
+    return times / 3600, np.cumsum(delta, axis=0)
+
+
 def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
-    """Gantt chart of a schedule: one band per cluster, nodes on y, time (h) on x.
+    """Gantt chart of a schedule: one band per cluster, nodes on y, time (h) on x, and
+    below it a strip of the nodes in use per cluster over time.
 
     Each task is a bar on the node it ran on (nodes as assigned by
     :meth:`moga.schedule.Schedule.node_assignment`). Co-allocated jobs are
     drawn in red tones, the others in blue tones; a preempted job has one bar
-    per execution (:attr:`moga.Schedule.segments`).
+    per execution (:attr:`moga.Schedule.segments`). The strip stacks the
+    clusters' nodes in use (fastest cluster at the bottom, as in the chart's top
+    band) under the federation's size; a job's nodes count as free from its
+    finish, so the strip never exceeds the federation.
     """
     fed = schedule.federation
     nodes_of = schedule.execution_nodes()
@@ -121,7 +176,8 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
                 polys.append([(s_h[i], y), (f_h[i], y), (f_h[i], y + 0.9), (s_h[i], y + 0.9)])
                 colors.append(plt.cm.Reds(shade[j]) if coalloc[j] else plt.cm.Blues(shade[j]))
     height = min(12.0, 3.0 + fed.total_nodes / 40)
-    fig, ax = plt.subplots(figsize=(10, height))
+    fig, (ax, ux) = plt.subplots(2, 1, figsize=(10, height + 2.0), sharex=True,
+                                 gridspec_kw={"height_ratios": [height, 2.0], "hspace": 0.08})
     ax.add_collection(PolyCollection(polys, facecolors=colors, edgecolors="none"))
     for k in range(1, fed.n_clusters):
         ax.axhline(offsets[k], color="k", lw=0.8)
@@ -131,13 +187,27 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
     ax.set_ylim(offsets[-1], 0)
     ended = f_h[np.isfinite(f_h)]  # a rejected job has no finish and no bar
     ax.set_xlim(0, max(ended.max() if ended.size else 0.0, 1e-9) * 1.01)
-    ax.set_xlabel("time (h)")
     ax.legend(handles=[Patch(color=plt.cm.Blues(0.7), label="in one cluster"),
                        Patch(color=plt.cm.Reds(0.7), label="co-allocated")],
               loc="upper right", fontsize=8)
     ax.set_title(title or (f"{schedule.jobset.name}: makespan {schedule.makespan / 3600:.1f} h, "
                            f"energy {schedule.energy / 3.6e9:.3f} MWh ({schedule.model})"),
                  fontsize=10)
+    times, used = _nodes_in_use(schedule)
+    below = np.zeros(len(times))
+    for k in range(fed.n_clusters):
+        ux.fill_between(times, below, below + used[:, k], step="post", lw=0,
+                        color=plt.cm.viridis(k / max(fed.n_clusters - 1, 1)), alpha=0.85,
+                        label=fed.names[k])
+        below = below + used[:, k]
+    ux.axhline(fed.total_nodes, color="k", lw=0.8, ls="--")
+    ux.set_ylim(0, fed.total_nodes * 1.05)
+    ux.set_ylabel("nodes in use", fontsize=8)
+    ux.set_xlabel("time (h)")
+    ux.grid(alpha=0.3)
+    handles, labels = ux.get_legend_handles_labels()  # top to bottom, as stacked
+    ux.legend(handles[::-1], labels[::-1], loc="upper left", bbox_to_anchor=(1.005, 1.0),
+              borderaxespad=0.0, fontsize=7, title=f"of {fed.total_nodes}", title_fontsize=7)
     return _save(fig, path)
 
 

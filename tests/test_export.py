@@ -8,7 +8,7 @@ import pytest
 import moga
 from moga.cli import main
 from moga.errors import InputError
-from moga.model.export import BATSIM_COLUMNS, jobs_table, node_offsets
+from moga.model.export import BATSIM_COLUMNS, CSV_TICK, jobs_table, node_offsets
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +67,7 @@ def test_schedule_swf_round_trips_through_load_swf(result, tmp_path):
                                          strict=True))[i] for i in ids], rtol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:The inplace keyword")  # evalys's use of pandas
 def test_evalys_reads_schedule_csv_and_draws_its_gantt(result, tmp_path):
     pytest.importorskip("evalys")
     import matplotlib
@@ -80,7 +81,8 @@ def test_evalys_reads_schedule_csv_and_draws_its_gantt(result, tmp_path):
     s.to_csv(tmp_path / "schedule.csv")
     ev = JobSet.from_csv(tmp_path / "schedule.csv")
     assert len(ev.df) == len(s.jobset)
-    np.testing.assert_allclose(ev.df["starting_time"].to_numpy(), s.start)
+    np.testing.assert_allclose(ev.df["starting_time"].to_numpy(), s.start, rtol=0,
+                               atol=CSV_TICK / 2)  # times on 1/64 s ticks (module docstring)
     assert list(ev.df["proc_alloc"]) == s.jobset.tasks.tolist()
     plot_gantt(ev)
     plt.savefig(tmp_path / "gantt.png")
@@ -200,3 +202,27 @@ def test_moga_value_writes_its_schedules(tmp_path):
     assert "Max-Max-Value" in names and len(names) >= 5
     text = (out / "schedules" / "online-EASY" / "schedule.csv").read_text().splitlines()
     assert text[0].split(",") == list(BATSIM_COLUMNS)
+
+
+@pytest.mark.filterwarnings("ignore:The inplace keyword")  # evalys's use of pandas
+def test_evalys_utilisation_of_schedule_csv_never_exceeds_the_machine(tmp_path):
+    """evalys rounds to six decimals and recomputes start and finish from the durations; the
+    CSV's times are chosen so that a start at a predecessor's finish stays at that instant."""
+    pytest.importorskip("evalys")
+    from evalys.jobset import JobSet
+
+    fed = moga.Federation.preset("default").scaled(64)
+    js = moga.load_default().jobset(start=400, n_jobs=300, federation=fed, batch=False)
+    s = moga.evaluate(js, fed, backfill="easy")
+    s.to_csv(tmp_path / "schedule.csv")
+    ev = JobSet.from_csv(tmp_path / "schedule.csv")
+    df = ev.df
+    # the case that matters: jobs that start the instant another one finishes
+    assert np.isin(df["starting_time"], df["finish_time"]).sum() > 10
+    assert ev.utilisation["load"].max() <= fed.total_nodes
+    # the times moved by at most half a tick, and no two jobs overlap on a node
+    np.testing.assert_allclose(df["starting_time"], s.start, rtol=0, atol=CSV_TICK / 2)
+    np.testing.assert_allclose(df["finish_time"], s.finish, rtol=0, atol=CSV_TICK / 2)
+    for node in range(fed.total_nodes):
+        on = df[[node in r for r in df["allocated_resources"]]].sort_values("starting_time")
+        assert (on["starting_time"].to_numpy()[1:] >= on["finish_time"].to_numpy()[:-1]).all()

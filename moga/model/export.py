@@ -26,6 +26,15 @@ Three files, each written atomically (:mod:`moga.outputs`):
     ``finish - start`` over all its executions, its ``allocated_resources``
     the nodes of its last one.
 
+Times in ``schedule.csv`` are rounded to multiples of :data:`CSV_TICK` (1/64 s):
+such numbers have at most six decimals and add exactly in binary, so evalys,
+which rounds every column to six decimals and recomputes each start as
+``submission_time + waiting_time`` and each finish as ``starting_time +
+execution_time``, finds a job's start at the very instant its predecessor on
+the same nodes finishes, and its utilisation never exceeds the machine. The
+rounding is monotone, so no job overlaps another on a node after it;
+:meth:`moga.Schedule.to_dataframe` keeps the exact times.
+
 A rejected job's row in ``schedule.csv`` has ``success`` 0, ``final_state``
 ``REJECTED`` (Batsim's name), NaN times and no nodes.
 
@@ -42,7 +51,7 @@ import numpy as np
 from ..errors import MissingExtraError
 from ..outputs import atomic_write
 
-__all__ = ["BATSIM_COLUMNS", "SEGMENT_COLUMNS", "jobs_table", "node_offsets", "to_dataframe",
+__all__ = ["BATSIM_COLUMNS", "CSV_TICK", "SEGMENT_COLUMNS", "jobs_table", "node_offsets", "to_dataframe",
            "write_csv", "write_segments_csv", "write_swf"]
 
 #: Columns of ``schedule.csv``: Batsim's ``out_jobs.csv``, in its order.
@@ -51,6 +60,11 @@ BATSIM_COLUMNS = ("job_id", "workload_name", "profile", "submission_time",
                   "starting_time", "execution_time", "finish_time", "waiting_time",
                   "turnaround_time", "stretch", "allocated_resources", "consumed_energy",
                   "metadata")
+
+#: Resolution of the times in ``schedule.csv``, in seconds: a power of two with six decimals
+#: (1/64 = 0.015625), so that sums of such times are exact and evalys's six-decimal
+#: rounding leaves them unchanged.
+CSV_TICK = 1.0 / 64.0
 
 #: Columns of ``segments.csv``: one row per execution of a job.
 SEGMENT_COLUMNS = ("job_id", "execution", "starting_time", "finish_time", "read_time",
@@ -126,9 +140,27 @@ def _cell(v) -> str:
     return s
 
 
+def _on_ticks(table) -> dict:
+    """The table with its times rounded to :data:`CSV_TICK` and the durations between them
+    recomputed, so that start = submission + wait and finish = start + execution exactly."""
+    q = {c: np.round(np.asarray(table[c], dtype=np.float64) / CSV_TICK) * CSV_TICK
+         for c in ("submission_time", "starting_time", "finish_time")}
+    run = q["finish_time"] - q["starting_time"]
+    turnaround = q["finish_time"] - q["submission_time"]
+    out = dict(table)
+    out.update(q)
+    out["execution_time"] = run
+    out["waiting_time"] = q["starting_time"] - q["submission_time"]
+    out["turnaround_time"] = turnaround
+    out["stretch"] = np.divide(turnaround, run, out=np.where(np.isnan(run), np.nan, 1.0),
+                                where=run > 0)
+    return out
+
+
 def write_csv(schedule, path) -> None:
-    """Write ``schedule.csv`` (:data:`BATSIM_COLUMNS`) to ``path``, atomically."""
-    table = jobs_table(schedule)
+    """Write ``schedule.csv`` (:data:`BATSIM_COLUMNS`) to ``path``, atomically; times on
+    :data:`CSV_TICK` (module docstring)."""
+    table = _on_ticks(jobs_table(schedule))
     lines = [",".join(BATSIM_COLUMNS)]
     cols = [table[c] for c in BATSIM_COLUMNS]
     for i in range(len(schedule.jobset)):

@@ -81,6 +81,22 @@ class DeepEASEnv(gym.Env):
 
     # -------------------------------------------------------------- episode
     def reset(self, *, seed=None, options=None):
+        """Start an episode at time 0 with an empty cluster.
+
+        Parameters
+        ----------
+        seed : int, optional
+            Seeds the generator that draws the episode's job sequence.
+        options : dict, optional
+            ``{"jobs": seq}`` plays the given :class:`JobSequence` in this episode.
+
+        Returns
+        -------
+        observation : numpy.ndarray
+            The cluster image (``H`` x ``width``, 0 or 1).
+        info : dict
+            ``t``, ``queued``, ``running`` (and ``action_mask`` when masking).
+        """
         super().reset(seed=seed)
         if options is not None and not isinstance(options, dict):
             raise InputError(f"reset: options must be a dict, got {type(options).__name__}")
@@ -122,6 +138,18 @@ class DeepEASEnv(gym.Env):
             self.jobs.n[self.queue[slot]] <= self.free[k]
 
     def step(self, action):
+        """Carry out one action: start a queued job on a machine, or wait.
+
+        Action ``slot * K + k`` starts the job of queue slot ``slot`` on machine
+        ``k``; any other action (and, without masking, one that cannot be
+        carried out) ends the time step.
+
+        Returns
+        -------
+        observation, reward, terminated, truncated, info
+            Gymnasium's five values; ``truncated`` is true when the episode
+            reaches ``max_steps`` before every job finished.
+        """
         c = self.cfg
         if self.jobs is None:
             raise InputError("step() before reset(): call reset() to start an episode")
