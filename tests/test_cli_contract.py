@@ -84,6 +84,27 @@ def test_the_contract_lists_every_command():
     assert sum(len(d["options"]) for d in want.values()) > 200
 
 
+def test_each_command_is_small_and_beside_its_options():
+    """One module per command, options beside the handler, no function over 60 lines and no
+    call with more than 12 positional arguments."""
+    import ast
+
+    import moga.cli as cli
+
+    for name, module in cli.COMMANDS:
+        assert callable(module.add_arguments) and isinstance(module.HELP, str), name
+    root = Path(cli.__file__).parent
+    long, wide = [], []
+    for f in sorted(root.glob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.end_lineno - node.lineno + 1 > 60:
+                    long.append(f"{f.name}:{node.name}")
+            elif isinstance(node, ast.Call) and len(node.args) > 12:
+                wide.append(f"{f.name}:{node.lineno}")
+    assert long == [] and wide == []
+
+
 if __name__ == "__main__":  # rewrite the fixture from the parser of this checkout
     FIXTURE.write_text(json.dumps(_plain(describe(build_parser())), indent=1) + "\n")
     print(f"wrote {FIXTURE}")

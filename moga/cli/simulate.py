@@ -1,0 +1,197 @@
+"""``moga simulate``: run an online policy, registered or a user's, on a trace."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+from ..errors import InputError
+from ..outputs import atomic_write
+from .common import (
+    add_workload_args,
+    fraction,
+    listed,
+    load_workload,
+    nonneg_float,
+    plots,
+    pos_float,
+    pos_int,
+    power_cap,
+    prepare_out,
+    seed,
+)
+
+HELP = "run an online policy (registered, or yours as path.py:Class) on a trace (release mode)"
+
+OUTPUTS = ["schedule.csv", "schedule.swf", "segments.csv", "metrics.json", "gantt.png"]
+
+
+def add_arguments(p) -> None:
+    add_workload_args(p, power="none", online=True)
+    p.add_argument("--policy", default="easy",
+                   help="a registered policy (moga.sim.POLICIES: fcfs, easy, prb, hybrid, "
+                        "realtime-first, realtime-preempt, value-density, online-moga, "
+                        "online-EASY, online-FCFS-multi, "
+                        "Max-Max-Value, Max-Max-VPR, rt-baseline, rt-highpq, rt-preempt-none, "
+                        "rt-preempt-sys, rt-preempt-app, rt-preempt-jit, "
+                        "rt-preempt-jit-improved, rt-preempt-jit-qsim) or "
+                        "path/to/file.py:Class (an OnlinePolicy; docs/guide/policies.md) "
+                        "(default: easy)")
+    p.add_argument("--estimates", choices=["requested", "exact"], default=None,
+                   help="what the policy plans with: requested (walltime) or exact run times "
+                        "(default: requested for Python policies, exact for the kernels)")
+    p.add_argument("--power-cap", type=power_cap, default=None,
+                   help="federation power cap: 60%% or 0.6x (of peak) or 2700W / 2.7kW "
+                        "(default: none)")
+    p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
+                   help="execution model (default: fluid)")
+    p.add_argument("--rule", choices=["fastest", "greenest", "consolidate"], default="fastest",
+                   help="allocation rule (default: fastest)")
+    p.add_argument("--value-seed", type=seed, default=None,
+                   help="attach seeded value functions (default: seed 0 for the policies that "
+                        "use values, none otherwise)")
+    p.add_argument("--rtj-fraction", type=fraction("--rtj-fraction"), default=None,
+                   help="tag this share of jobs as real-time, in [0, 1] (default: 0.1 for "
+                        "realtime-first, realtime-preempt and the rt- schemes, none "
+                        "otherwise)")
+    p.add_argument("--tag-seed", type=seed, default=0, help="seed of the real-time tags "
+                                                             "(default 0)")
+    _add_search_arguments(p)
+    p.add_argument("--no-gantt", action="store_true", help="do not draw gantt.png")
+    p.add_argument("--out", default="moga-simulate", help="output folder (default: moga-simulate)")
+
+
+def _add_search_arguments(p) -> None:
+    g = p.add_argument_group("online-moga options (docs/guide/online-moga.md)")
+    g.add_argument("--preference", default=None,
+                   help="how a decision picks a front member: knee, weight:W, slowdown:X, "
+                        "energy:X or bsld:B (default: slowdown:0)")
+    g.add_argument("--objectives", default=None,
+                   help="comma-separated window objectives from makespan, energy, flowtime, "
+                        "bsld (default: energy,bsld)")
+    g.add_argument("--pop", type=pos_int("--pop"), default=None,
+                   help="population of a decision's GA (default 20)")
+    g.add_argument("--gen", type=pos_int("--gen"), default=None,
+                   help="generations per decision (default 10)")
+    g.add_argument("--time-budget", type=pos_float("--time-budget"), default=None,
+                   help="wall-clock seconds a decision may take (default: none)")
+    g.add_argument("--window", type=pos_int("--window"), default=None,
+                   help="waiting jobs planned per decision, in arrival order (default 32)")
+    g.add_argument("--interval", type=nonneg_float("--interval"), default=None,
+                   help="simulated seconds between decisions unless 4 jobs joined or left the "
+                        "window (default 0: every event where a job could start)")
+    g.add_argument("--seed", type=seed, default=None, help="seed of the GA (default 1)")
+
+
+#: ``moga simulate``'s online-moga options: option, keyword of OnlineMOGA.
+SEARCH_OPTIONS = (("preference", "preference"), ("objectives", "objectives"),
+                  ("pop", "pop_size"), ("gen", "generations"), ("time_budget", "time_budget"),
+                  ("window", "window"), ("interval", "interval"), ("seed", "seed"))
+
+
+def search_options(args, entry) -> dict | None:
+    """The online-moga options given on the command line, checked before any work."""
+    given = {kw: getattr(args, opt) for opt, kw in SEARCH_OPTIONS
+             if getattr(args, opt) is not None}
+    if not given:
+        return None
+    if entry is None or "search" not in entry.supports:
+        flags = ", ".join("--" + opt.replace("_", "-") for opt, kw in SEARCH_OPTIONS
+                          if kw in given)
+        raise InputError(f"{flags}: for --policy online-moga only, not {args.policy}")
+    if "objectives" in given:
+        given["objectives"] = tuple(o.strip() for o in given["objectives"].split(",") if o.strip())
+    try:  # the same checks as the run will make, now
+        from ..evolution.online import OnlineMOGA
+
+        OnlineMOGA(**given)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    return given
+
+
+def _tag_jobs(args, entry, fed, js):
+    """The job-set with the value functions and real-time tags the policy uses (or the
+    options ask for)."""
+    features = entry.supports if entry is not None else frozenset()
+    if "values" in features or args.value_seed is not None:
+        from ..value import attach_values
+
+        js = attach_values(js, seed=0 if args.value_seed is None else args.value_seed)
+    if "realtime" in features or args.rtj_fraction is not None:
+        from ..realtime import Machine, tag_realtime
+
+        js = tag_realtime(js, Machine(nodes=int(fed.total_nodes)),
+                          0.1 if args.rtj_fraction is None else args.rtj_fraction,
+                          seed=args.tag_seed).jobset
+    return js
+
+
+def _prepare(args):
+    """``(registry entry or None, online-moga options, output folder, federation, job-set)``,
+    every option checked before the simulation."""
+    from ..sim import POLICIES
+
+    entry = POLICIES.get(args.policy)
+    if entry is not None and entry.extra == "cp":  # before any work
+        from ..errors import require
+
+        require("ortools.sat.python.cp_model", f"the {entry.name} policy", "cp")
+    options = search_options(args, entry)
+    out = prepare_out(args.out, OUTPUTS)
+    features = entry.supports if entry is not None else frozenset()
+    if "one_machine" in features and args.federation == "default":
+        args.federation = "machine@auto"
+        print(f"moga: note: {args.policy} runs on one machine; --federation machine@auto "
+              "(the trace's machine size)", file=sys.stderr, flush=True)
+    trace, fed, js = load_workload(args, one_cluster=entry is not None
+                                   and entry.kind == "kernel" and "values" in features)
+    return entry, options, out, fed, _tag_jobs(args, entry, fed, js)
+
+
+def run(args) -> int:
+    from ..sim import simulate
+
+    entry, options, out, fed, js = _prepare(args)
+    print(f"{js.name}: {len(js)} jobs ({'release' if args.release else 'batch'} mode) on "
+          f"{fed!r}; policy {args.policy}", flush=True)
+    s = simulate(js, fed, args.policy, model=args.model, rule=args.rule,
+                 estimates=args.estimates, options=options)
+    info, drawn = _write(args, out, s, js, fed)
+    summary = s.summary()
+    print(f"makespan {s.makespan / 3600:.2f} h, energy {s.energy / 3.6e9:.4f} MWh, mean wait "
+          f"{summary['mean_wait_s'] / 3600:.2f} h, mean bounded slowdown "
+          f"{summary['mean_bounded_slowdown']:.2f}"
+          + (f", {summary['n_rejected']} rejected" if summary["n_rejected"] else "")
+          + f"; planned on {info['estimates']} times; "
+          f"{info['wall_s']:.2f} s" + (f" ({info['decision_s']:.2f} s deciding)"
+                                       if "decision_s" in info else ""))
+    print(f"wrote {out}/schedule.csv, schedule.swf, "
+          + ("segments.csv, " if s.segments is not None else "") + "metrics.json"
+          + listed(drawn))
+    return 0
+
+
+def _write(args, out, s, js, fed):
+    """Write the schedule, metrics and chart; returns ``(info, plots written)``."""
+    from ..plot import plot_gantt
+
+    s.to_csv(out / "schedule.csv")
+    s.to_swf(out / "schedule.swf")
+    if s.segments is not None:
+        s.segments_to_csv(out / "segments.csv")
+    else:
+        (out / "segments.csv").unlink(missing_ok=True)  # none from an earlier run
+    summary = s.summary()
+    info = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in s.info.items()}
+    # A mean over no completed job (every job rejected) is null, not NaN: strict JSON.
+    metrics = {k: (None if isinstance(v, float) and math.isnan(v) else v)
+               for k, v in summary.items()}
+    atomic_write(out / "metrics.json", json.dumps(
+        {"policy": s.policy, "jobset": js.name, "jobset_report": js.report,
+         "federation": fed.to_dict(), "metrics": metrics, "info": info}, indent=2,
+        default=str) + "\n")
+    drawn = [] if args.no_gantt else plots(
+        [("gantt.png", lambda: plot_gantt(s, path=out / "gantt.png"))])
+    return info, drawn
