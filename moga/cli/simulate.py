@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import sys
+import traceback
+from pathlib import Path
 
 from ..errors import InputError
 from ..outputs import atomic_write
@@ -60,6 +62,9 @@ def add_arguments(p) -> None:
     _add_search_arguments(p)
     p.add_argument("--no-gantt", action="store_true", help="do not draw gantt.png")
     p.add_argument("--out", default="moga-simulate", help="output folder (default: moga-simulate)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress lines (a policy driven through a Session reports the "
+                        "jobs started so far; a kernel policy, its start and end)")
 
 
 def _add_search_arguments(p) -> None:
@@ -151,13 +156,10 @@ def _prepare(args):
 
 
 def run(args) -> int:
-    from ..sim import simulate
-
     entry, options, out, fed, js = _prepare(args)
     print(f"{js.name}: {len(js)} jobs ({'release' if args.release else 'batch'} mode) on "
           f"{fed!r}; policy {args.policy}", flush=True)
-    s = simulate(js, fed, args.policy, model=args.model, rule=args.rule,
-                 estimates=args.estimates, options=options)
+    s = _simulate(args, js, fed, options)
     info, drawn = _write(args, out, s, js, fed)
     summary = s.summary()
     print(f"makespan {s.makespan / 3600:.2f} h, energy {s.energy / 3.6e9:.4f} MWh, mean wait "
@@ -171,6 +173,89 @@ def run(args) -> int:
           + ("segments.csv, " if s.segments is not None else "") + "metrics.json"
           + listed(drawn))
     return 0
+
+
+def _simulate(args, js, fed, options):
+    """The schedule, with progress on stderr and a user's policy guarded.
+
+    The progress is ``moga run``'s bar, redrawn on a terminal and a line per tenth of
+    the jobs otherwise: a start line, the jobs started so far for a policy driven
+    through a Session, and an end line (all a kernel policy, run in one call, shows).
+    """
+    from ..progress import Progress
+    from ..sim import PolicyStalled, simulate
+
+    policy = args.policy
+    if ".py:" in policy:  # no registered name has one
+        policy = GuardedPolicy.load(policy)
+    bar = Progress(len(js), enabled=not args.no_progress, every=max(1, len(js) // 10))
+    if not args.no_progress:
+        print(f"moga: simulating {len(js)} jobs with {args.policy}", file=sys.stderr,
+              flush=True)
+    try:
+        s = simulate(js, fed, policy, model=args.model, rule=args.rule,
+                     estimates=args.estimates, options=options,
+                     progress=lambda done, total: bar.update(done, "jobs started"))
+    except PolicyStalled as e:
+        raise InputError(f"policy {args.policy} stalled: {e}") from None
+    bar.update(len(js), f"done in {s.info.get('wall_s', 0.0):.1f} s")
+    bar.close()
+    return s
+
+
+class GuardedPolicy:
+    """A user's policy whose failures end the command in one line naming its file.
+
+    An exception or ``sys.exit`` in ``reset``, ``decide`` or ``summary`` becomes an
+    :class:`~moga.errors.InputError` that names the policy, the method, the event
+    time, the exception and the line of the policy's file it came through;
+    Ctrl-C passes unchanged.
+    """
+
+    def __init__(self, policy, spec: str):
+        self._policy, self.spec = policy, spec
+        self._file = Path(spec.rpartition(":")[0]).resolve()
+        self.name = getattr(policy, "name", type(policy).__name__)
+        if callable(getattr(policy, "summary", None)):
+            self.summary = lambda: self._call("summary", None)
+
+    @classmethod
+    def load(cls, spec: str) -> GuardedPolicy:
+        """The policy of ``path.py:Class``, loaded (``sys.exit`` at import is refused too)."""
+        from ..sim import load_policy
+
+        try:
+            return cls(load_policy(spec), spec)
+        except SystemExit as e:
+            raise InputError(f"policy {spec}: the file called sys.exit({e.code!r}) while it was "
+                             "loaded") from None
+
+    def reset(self, session) -> None:
+        if callable(getattr(self._policy, "reset", None)):
+            self._call("reset", session)
+
+    def decide(self, session) -> None:
+        self._call("decide", session)
+
+    def _call(self, method: str, session):
+        try:
+            return getattr(self._policy, method)(*(() if session is None else (session,)))
+        except (Exception, SystemExit) as e:
+            raise InputError(self._message(method, session, e)) from None
+
+    def _message(self, method: str, session, e: BaseException) -> str:
+        at = "" if session is None else f" at t={session.now:g}"
+        if isinstance(e, SystemExit):
+            what = f"called sys.exit({e.code!r})"
+        else:
+            text = str(e).strip().splitlines()
+            what = f"raised {type(e).__name__}" + (f": {text[0]}" if text else "")
+        line = None
+        for frame, lineno in traceback.walk_tb(e.__traceback__):
+            if Path(frame.f_code.co_filename).resolve() == self._file:
+                line = lineno
+        where = "" if line is None else f" ({self._file.name}, line {line})"
+        return f"policy {self.spec}: {method}(){at} {what}{where}"
 
 
 def _write(args, out, s, js, fed):

@@ -38,7 +38,7 @@ def _resolve(policy):
 
 def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: str = "fluid",
              rule: str = "fastest", estimates: str | None = None,
-             options: dict | None = None) -> Schedule:
+             options: dict | None = None, progress=None) -> Schedule:
     """Simulate an online policy on ``jobset`` (jobs arriving at their release) on ``federation``.
 
     Parameters
@@ -62,6 +62,10 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         Keyword arguments of a registered Python policy that takes options
         (``online-moga``: :class:`moga.evolution.OnlineMOGA`;
         ``realtime-preempt``: :class:`moga.sim.policies.RealtimePreempt`).
+    progress : callable, optional
+        ``progress(done, total)`` for a policy driven through a :class:`Session`
+        (users' and the registered Python policies): see :func:`run_policy`. A
+        kernel policy runs in one call and never calls it.
 
     Returns
     -------
@@ -78,7 +82,7 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         raise ValueError(f"estimates must be one of {list(ESTIMATES)}, got {estimates!r}")
     if entry is None:  # a user's policy
         return run_policy(obj, jobset, federation, model=model, rule=rule,
-                          estimates=estimates or "requested", name=name)
+                          estimates=estimates or "requested", name=name, progress=progress)
     est = estimates or entry.estimates[0]
     if est not in entry.estimates:
         raise ValueError(f"policy {name!r} plans on {' or '.join(entry.estimates)} run times "
@@ -88,7 +92,7 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         raise ValueError(f"policy {name!r} takes no options, got {sorted(options)}")
     if own is not None:
         return run_policy(own, jobset, federation, model=model, rule=rule, estimates=est,
-                          name=name)
+                          name=name, progress=progress)
     t0 = time.perf_counter()
     if entry.kind == "kernel":
         s = _run_kernel(name, jobset, federation, model, rule, est)
@@ -98,27 +102,45 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
     return dataclasses.replace(s, policy=name, info={**s.info, **info})
 
 
+#: ``run_policy`` reports progress at most this often, s of wall-clock time (and at the end).
+PROGRESS_INTERVAL_S = 0.5
+
+
 def run_policy(policy: OnlinePolicy, jobset: JobSet, federation: Federation, *,
                model: str = "fluid", rule: str = "fastest", estimates: str = "requested",
-               name: str | None = None) -> Schedule:
-    """Drive a :class:`Session` with ``policy.decide`` at every event; returns the schedule."""
+               name: str | None = None, progress=None) -> Schedule:
+    """Drive a :class:`Session` with ``policy.decide`` at every event; returns the schedule.
+
+    ``progress(done, total)``, if given, is called after an event at most every
+    :data:`PROGRESS_INTERVAL_S` seconds and after the last one, with the jobs
+    started or rejected so far (``done``) and the job-set's size (``total``).
+    """
     t0 = time.perf_counter()
     session = Session(jobset, federation, model=model, rule=rule, estimates=estimates)
     reset = getattr(policy, "reset", None)
     if callable(reset):
         reset(session)
-    deciding = 0.0
+    deciding, shown = 0.0, t0
     while not session.done:
         t1 = time.perf_counter()
         policy.decide(session)
         deciding += time.perf_counter() - t1
         session.advance()
+        if progress is not None and (session.done or t1 - shown >= PROGRESS_INTERVAL_S):
+            shown = t1
+            progress(_jobs_done(session), len(jobset))
     name = name or getattr(policy, "name", type(policy).__name__)
     info = {"decision_s": deciding, "wall_s": time.perf_counter() - t0}
     summary = getattr(policy, "summary", None)
     if callable(summary):  # a policy's own account of its decisions
         info = {**summary(), **info}
     return session.result(name, info)
+
+
+def _jobs_done(session: Session) -> int:
+    """Jobs started or rejected so far: those arrived less those waiting."""
+    arrived = int((session.jobset.release <= session.now).sum())
+    return arrived - int(session.queued().size) if not session.done else len(session.jobset)
 
 
 def _run_realtime(name, js, fed) -> Schedule:
