@@ -11,6 +11,7 @@ from .common import (
     listed,
     load_ga,
     plots,
+    step_lines,
     write_schedules,
 )
 
@@ -33,7 +34,8 @@ def run(args) -> int:
     print(f"{js.name}: {len(js)} jobs on {fed!r}; model {args.model}, MOGA pop "
           f"{shown.pop_size} x {shown.n_gen} generations, seed {args.seed}", flush=True)
     c = compare(js, fed, seed=args.seed, model=args.model, params=params,
-                algorithms=args.algorithms, progress=not args.no_progress)
+                algorithms=args.algorithms, progress=not args.no_progress,
+                on_algorithm=step_lines(not args.no_progress, ""))
     atomic_write(out / "compare.csv", c.to_csv())
     sched_dirs = write_schedules(out, {name: r.schedule(r.knee()) for name, r in c.results.items()})
     atomic_write(out / "compare.json", json.dumps(

@@ -14,6 +14,7 @@ from .common import (
     pos_int,
     prepare_out,
     seed,
+    step_lines,
 )
 
 HELP = "Deep-EAS: train and evaluate a reinforcement-learning scheduler (energy-delay product)"
@@ -68,7 +69,8 @@ def add_evaluate_arguments(q) -> None:
     q.add_argument("--seed", type=seed, default=1,
                    help="seed of the sequences and of the policy's sampling (default 1)")
     q.add_argument("--out", default="moga-rl-eval", help="output folder (default: moga-rl-eval)")
-    q.add_argument("--no-progress", action="store_true", help="accepted for consistency")
+    q.add_argument("--no-progress", action="store_true",
+                   help="no progress line per arrival rate and share")
 
 
 def _config(lam, beta, c):
@@ -114,7 +116,8 @@ def run_evaluate(args) -> int:
     print(f"policy {args.policy or 'shipped with moga'} (trained at lambda {meta.get('lam')}, "
           f"beta {meta.get('beta')}); {args.sequences} unseen sequences per setting", flush=True)
     rows = evaluate_grid(params, args.lam, args.beta, args.sequences, args.seed,
-                         base=_config(0.7, 0.5, args.c))
+                         base=_config(0.7, 0.5, args.c),
+                         progress=step_lines(not args.no_progress, ""))
     for r in rows:
         if not r["n_jobs"]:
             print(f"moga: warning: lambda {r['lam']:g}, beta {r['beta']:g}: the "

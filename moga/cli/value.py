@@ -15,6 +15,7 @@ from .common import (
     prepare_out,
     read_trace,
     seed,
+    step_lines,
     write_schedules,
 )
 
@@ -31,7 +32,7 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=seed, default=1, help="GA seed (default 1)")
     p.add_argument("--out", default="moga-value", help="output folder (default: moga-value)")
     p.add_argument("--no-progress", action="store_true",
-                   help="accepted for consistency (this command draws no bar)")
+                   help="no per-step progress lines")
 
 
 def _table(c) -> str:
@@ -60,7 +61,8 @@ def run(args) -> int:
     js = attach_values(js, seed=args.value_seed)
     print(f"{js.name}: {len(js)} jobs ({js.report['wide_dropped']} wider than the largest "
           f"cluster dropped) on {fed!r}; best-known GA pop {args.pop} x {args.gen}", flush=True)
-    c = compare_value(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed)
+    c = compare_value(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed,
+                      progress=step_lines(not args.no_progress, ""))
     atomic_write(out / "value.csv", c.to_csv())
     atomic_write(out / "value.json", json.dumps(
         {"jobset": js.name, "n_jobs": len(js), "federation": fed.name, "rows": c.rows,
