@@ -38,8 +38,9 @@ def add_arguments(p) -> None:
                         "Max-Max-Value, Max-Max-VPR, rt-baseline, rt-highpq, rt-preempt-none, "
                         "rt-preempt-sys, rt-preempt-app, rt-preempt-jit, "
                         "rt-preempt-jit-improved, rt-preempt-jit-qsim) or "
-                        "path/to/file.py:Class (an OnlinePolicy; docs/guide/policies.md) "
-                        "(default: easy)")
+                        "path/to/file.py:Class (an OnlinePolicy; docs/guide/policies.md; "
+                        "the file is imported, so its module-level code runs with your "
+                        "rights) (default: easy)")
     p.add_argument("--estimates", choices=["requested", "exact"], default=None,
                    help="what the policy plans with: requested (walltime) or exact run times "
                         "(default: requested for Python policies, exact for the kernels)")
