@@ -197,10 +197,11 @@ def _simulate(args, js, fed, options):
         s = simulate(js, fed, policy, model=args.model, rule=args.rule,
                      estimates=args.estimates, options=options,
                      progress=lambda done, total: bar.update(done, "jobs started"))
+        bar.update(len(js), f"done in {s.info.get('wall_s', 0.0):.1f} s")
     except PolicyStalled as e:
         raise InputError(f"policy {args.policy} stalled: {e}") from None
-    bar.update(len(js), f"done in {s.info.get('wall_s', 0.0):.1f} s")
-    bar.close()
+    finally:
+        bar.close()  # on a terminal, an error starts a line of its own
     return s
 
 
