@@ -64,10 +64,12 @@ def _run_dispatcher(js: JobSet, fed: Federation, *, dispatcher: str, model: str 
 
 
 def _run_session(js: JobSet, fed: Federation, *, cls: type, name: str, model: str = "fluid",
-                 rule: str = "fastest", estimates: str = "requested", **options) -> Schedule:
-    """A built-in Python policy, made with ``options``, on a Session."""
+                 rule: str = "fastest", estimates: str = "requested", progress=None,
+                 **options) -> Schedule:
+    """A built-in Python policy, made with ``options``, on a Session (``progress``: see
+    :func:`moga.sim.run_policy`)."""
     return run_policy(cls(**options), js, fed, model=model, rule=rule, estimates=estimates,
-                      name=name)
+                      name=name, progress=progress)
 
 
 def _options(cls: type) -> tuple:
@@ -166,7 +168,7 @@ def _resolve(policy):
 
 def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: str = "fluid",
              rule: str = "fastest", estimates: str | None = None,
-             options: dict | None = None) -> Schedule:
+             options: dict | None = None, progress=None) -> Schedule:
     """Simulate an online policy on ``jobset`` (jobs arriving at their release) on ``federation``.
 
     Parameters
@@ -192,6 +194,11 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         ``realtime-preempt``'s :class:`moga.sim.policies.RealtimePreempt`'s,
         ``prb``'s and ``hybrid``'s ``queues`` and ``cp`` those of
         :func:`moga.powercap.run_dispatcher`).
+    progress : callable, optional
+        ``progress(done, total)`` for a policy driven event by event through a
+        :class:`~moga.sim.Session` (a user's policy and the built-in Python
+        policies): see :func:`moga.sim.run_policy`. A kernel policy runs in one
+        call and never calls it.
 
     Returns
     -------
@@ -208,7 +215,7 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         raise ValueError(f"estimates must be one of {list(ESTIMATES)}, got {estimates!r}")
     if entry is None:  # a user's policy
         return run_policy(obj, jobset, federation, model=model, rule=rule,
-                          estimates=estimates or "requested", name=name)
+                          estimates=estimates or "requested", name=name, progress=progress)
     est = estimates or entry.estimates[0]
     if est not in entry.estimates:
         raise ValueError(f"policy {name!r} plans on {' or '.join(entry.estimates)} run times "
@@ -221,6 +228,8 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         raise ValueError(f"policy {name!r}: unknown option(s) {unknown}; it takes "
                          f"{list(entry.options)}")
     t0 = time.perf_counter()
+    if progress is not None and "progress" in inspect.signature(entry.run).parameters:
+        options["progress"] = progress  # the entries that run event by event on a Session
     s = entry.run(jobset, federation, model=model, rule=rule, estimates=est, **options)
     info = {"estimates": est, "wall_s": time.perf_counter() - t0}
     return dataclasses.replace(s, policy=name, info={**s.info, **info})

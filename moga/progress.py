@@ -12,6 +12,9 @@ import time
 
 __all__ = ["Progress"]
 
+#: Off a terminal, a count that moved gets a line after this many seconds without one.
+QUIET_S = 30.0
+
 
 class Progress:
     """Count steps of a known total and show them."""
@@ -22,10 +25,21 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.t0 = time.perf_counter()
+        self._shown = 0  # the count of the last line printed off a terminal, and when
+        self._shown_at = self.t0
 
     def step(self, label: str = "") -> None:
         """One more step done."""
-        self.n += 1
+        self.update(self.n + 1, label)
+
+    def update(self, n: int, label: str = "") -> None:
+        """``n`` steps done in all (a count that may jump, as a simulation's jobs started).
+
+        Off a terminal a line is printed each time the count reaches a further
+        multiple of ``every``, when it moved and :data:`QUIET_S` seconds passed
+        since the last line, and once at the total.
+        """
+        self.n = int(n)
         if not self.enabled:
             return
         frac = self.n / max(self.total, 1)
@@ -34,9 +48,12 @@ class Progress:
                f"{label}")
         if self.tty:
             self.stream.write("\r" + msg[:120].ljust(120))
-        elif self.n % self.every and self.n != self.total:
+        elif self.n // self.every <= self._shown // self.every and (
+                self.n != self.total or self._shown == self.total) and not (
+                self.n != self._shown and time.perf_counter() - self._shown_at >= QUIET_S):
             return
         else:
+            self._shown, self._shown_at = self.n, time.perf_counter()
             self.stream.write(msg + "\n")
         self.stream.flush()
 

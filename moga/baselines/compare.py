@@ -93,7 +93,7 @@ def _warm_up(js, fed, model, names):
 
 def compare(js: JobSet, fed: Federation, pop_size: int | None = None, n_gen: int | None = None,
             seed: int = 1, model: str = "fluid", params=None, algorithms=None,
-            progress: bool = False) -> Comparison:
+            progress: bool = False, on_algorithm=None) -> Comparison:
     """Run the heuristics, the search baselines and MOGA on one job-set.
 
     Front algorithms (MOGA, MOGA without blacklist, random search) are
@@ -108,6 +108,10 @@ def compare(js: JobSet, fed: Federation, pop_size: int | None = None, n_gen: int
     ----------
     algorithms : sequence of str, optional
         Names from :data:`moga.baselines.ALGORITHMS`; default all.
+    progress : bool
+        The GA's progress bar for the algorithms that have one.
+    on_algorithm : callable, optional
+        Called with each algorithm's name before it runs.
     """
     names = list(ALGORITHMS) if algorithms is None else list(algorithms)
     for name in names:
@@ -121,6 +125,8 @@ def compare(js: JobSet, fed: Federation, pop_size: int | None = None, n_gen: int
     n_evals = moga_params.pop_size * moga_params.n_gen
     # MOGA first, so that random search gets the evaluations MOGA really made.
     for name in sorted(names, key=lambda n: n != "MOGA"):
+        if on_algorithm is not None:
+            on_algorithm(name)
         r = run_algorithm(name, js, fed, model=model, seed=seed, params=params, n_evals=n_evals,
                           progress=progress)
         if name == "MOGA":

@@ -14,17 +14,21 @@ __all__ = ["evaluate_grid", "grid_table", "plot_edp_vs_lambda", "plot_learning_c
 
 
 def evaluate_grid(params, lams=(0.1, 0.3, 0.5, 0.7, 0.9), betas=(0.5,), n_sequences: int = 30,
-                  seed: int = 1, base: ClusterConfig | None = None) -> list[dict]:
+                  seed: int = 1, base: ClusterConfig | None = None,
+                  progress=None) -> list[dict]:
     """Mean EDP of the policy (sampling its actions, seeded; also with its infeasible actions
     masked, ``Deep-EAS (masked)``) and of every scheduler on the same ``n_sequences`` unseen
     job sequences per (lambda, beta), drawn from ``default_rng([seed, i])``.
 
     Each row rates the policy against ESJF (``vs_ESJF_pct``) and against the best heuristic
     of the row (``vs_best_pct``, naming it in ``best_heuristic``); ``ci`` holds each
-    scheduler's 95% bootstrap interval over the sequences (:func:`edp_interval`)."""
+    scheduler's 95% bootstrap interval over the sequences (:func:`edp_interval`).
+    ``progress(label)``, if given, is called before each (lambda, beta)."""
     base = base or ClusterConfig()
     rows = []
     for i, (lam, beta) in enumerate((lam, beta) for beta in betas for lam in lams):
+        if progress is not None:
+            progress(f"lambda {lam:g}, beta {beta:g}")
         cfg = ClusterConfig(**{**base.__dict__, "lam": float(lam), "beta": float(beta)})
         rng = np.random.default_rng([seed, i])
         seqs = [draw_jobs(cfg, rng) for _ in range(n_sequences)]

@@ -59,19 +59,27 @@ class ValueComparison:
 
 
 def compare_value(js: JobSet, fed: Federation, pop_size: int = 100, n_gen: int = 200,
-                  seed: int = 1) -> ValueComparison:
+                  seed: int = 1, progress=None) -> ValueComparison:
     """The online heuristics, the best known value (GA) and the upper bound on one job-set.
 
     The GA's initial population is seeded with the heuristics' orders (jobs by
     start time), so the best known value is at least every heuristic's.
+    ``progress(label)``, if given, is called before each step (each heuristic,
+    the GA, the bound).
     """
     if len(js) == 0:
         raise ValueError(f"job-set {js.name!r} is empty: nothing to compare")
-    schedules = {h: online(js, fed, h) for h in ONLINE_HEURISTICS}
+    say = progress or (lambda label: None)
+    schedules = {}
+    for h in ONLINE_HEURISTICS:
+        say(h)
+        schedules[h] = online(js, fed, h)
     K = fed.n_clusters
     initial = np.vstack([join(heuristic_order(s), np.zeros((len(js), K)))
                          for s in schedules.values()])
+    say(f"best known value: GA pop {pop_size} x {n_gen} generations")
     bk = best_known(js, fed, pop_size=pop_size, n_gen=n_gen, seed=seed, initial=initial)
+    say("upper bound")
     ub = upper_bound(js, fed)
     mx = float(js.v_start.sum())
     rows = []

@@ -1,0 +1,7 @@
+"""``python -m moga.cli``: the ``moga`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

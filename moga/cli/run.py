@@ -1,0 +1,113 @@
+"""``moga run``: evolve a makespan-energy Pareto front with NSGA-II."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..outputs import atomic_write
+from .common import (
+    Interrupt,
+    add_ga_args,
+    add_workload_args,
+    listed,
+    load_ga,
+    plots,
+    pos_float,
+    pos_int,
+    power_cap,
+)
+
+HELP = "evolve a makespan-energy Pareto front with NSGA-II"
+
+OUTPUTS = ["front.csv", "run.json", "result.npz", "schedule.csv", "schedule.swf", "front.png",
+           "convergence.png", "gantt_knee.png"]
+
+#: How ``moga run`` words each ``stopped_by`` of a run.
+STOPPED = {"generations": "the generation budget", "time limit": "the time limit",
+           "stagnation": "stagnation", "interrupted": "Ctrl-C",
+           "no new child": "no new child in 100 matings"}
+
+
+def add_arguments(p) -> None:
+    add_workload_args(p)
+    add_ga_args(p, "moga-out")
+    p.add_argument("--backfill", choices=["none", "easy"], default="none",
+                   help="decoder: jobs strictly in order (default) or EASY backfilling with "
+                        "the chromosome's order as queue priority")
+    p.add_argument("--time-limit", type=pos_float("--time-limit"), default=None,
+                   metavar="SECONDS", help="stop after this many seconds (besides --gen)")
+    p.add_argument("--stagnation", type=pos_int("--stagnation"), default=None,
+                   metavar="GENS", help="stop when the hypervolume rose by less than 0.1%% "
+                                        "over this many generations")
+    p.add_argument("--power-cap", type=power_cap, default=None, metavar="CAP",
+                   help="evolve under a power budget: 60%% or 0.6x (of the federation's peak "
+                        "power) or 2700W / 2.7kW; a bare number is watts (default: none)")
+
+
+def run(args) -> int:
+    from ..evolution.runner import run as run_moga
+
+    trace, fed, js, params, out = load_ga(args, OUTPUTS)
+    shown = params.for_moga(args.backfill)
+    print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II pop {shown.pop_size}, "
+          f"{shown.n_gen} generations, model {args.model}, seed {args.seed}"
+          + (", EASY decoder" if args.backfill == "easy" else
+             ", searched through EASY" if shown.easy_search else ""), flush=True)
+    if fed.power_cap is not None:
+        print(f"power cap {fed.power_cap / 1e3:.2f} kW ({fed.power_cap / fed.peak_power:.0%} of "
+              "peak)", flush=True)
+    with Interrupt() as stop:
+        res = run_moga(js, fed, seed=args.seed, model=args.model, params=params,
+                       progress=not args.no_progress, backfill=args.backfill,
+                       time_limit=args.time_limit, stagnation=args.stagnation, interrupt=stop)
+    summary, drawn = _write(args, out, res, trace, fed, js)
+    k = res.knee()
+    km, ke = summary["knee_change_pct"]
+    print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: makespan "
+          f"{res.F[k, 0] / 3600:.2f} h ({km:+.1f}%), energy {res.F[k, 1] / 3.6e9:.4f} MWh "
+          f"({ke:+.1f}%) against the submit order{' under EASY' if args.backfill == 'easy' else ''}"
+          f"; {summary['generations']} generations (stopped by {STOPPED[summary['stopped_by']]}), "
+          f"{res.wall_time:.1f} s ({100 * res.decode_time / res.wall_time:.0f}% decoding)")
+    print(f"wrote {out}/front.csv, run.json, result.npz, schedule.csv, schedule.swf (the knee)"
+          + listed(drawn))
+    if summary["partial"]:
+        print(f"moga: interrupted after {summary['generations']} generations; {out}/run.json is "
+              "marked partial", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _front_csv(res) -> str:
+    k, submit = res.knee(), res.reference
+    rows = ["index,makespan_s,energy_J,makespan_h,energy_MWh,makespan_change_pct,"
+            "energy_change_pct,knee"]
+    for i, (m, e) in enumerate(res.F):
+        rows.append(f"{i},{m:.6f},{e:.6f},{m / 3600:.6f},{e / 3.6e9:.6f},"
+                    f"{100 * (m / submit[0] - 1):.4f},{100 * (e / submit[1] - 1):.4f},{int(i == k)}")
+    return "\n".join(rows) + "\n"
+
+
+def _write(args, out, res, trace, fed, js):
+    """Write the run's files and plots; returns ``(summary, plots written)``."""
+    from ..plot import plot_convergence, plot_front, plot_gantt
+
+    atomic_write(out / "front.csv", _front_csv(res))
+    summary = res.summary()
+    summary["trace_report"] = trace.report.as_dict()
+    summary["jobset_report"] = js.report
+    summary["federation_spec"] = fed.to_dict()
+    atomic_write(out / "run.json", json.dumps(summary, indent=2, default=str) + "\n")
+    res.save(out / "result.npz")
+    k = res.knee()
+    knee = res.schedule(k)
+    knee.to_csv(out / "schedule.csv")
+    knee.to_swf(out / "schedule.swf")
+    drawn = plots([
+        ("front.png", lambda: plot_front(res.F, baselines={"submit order": res.reference},
+                                         knee=k, path=out / "front.png",
+                                         title=f"{js.name}, {len(js)} jobs ({args.model})")),
+        ("convergence.png", lambda: plot_convergence(res.history, path=out / "convergence.png")),
+        ("gantt_knee.png", lambda: plot_gantt(knee, path=out / "gantt_knee.png")),
+    ])
+    return summary, drawn

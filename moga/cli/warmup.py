@@ -1,0 +1,41 @@
+"""``moga warmup`` and the notice before a command compiles kernels."""
+
+from __future__ import annotations
+
+import sys
+
+HELP = "compile every Numba kernel ahead of use (for a shared install or a CI image)"
+
+#: What the compile notice says a cold kernel group costs (``moga warmup`` prints each group's
+#: time; ``benchmarks/cold_start.py`` measures the main job's first run).
+COMPILE_NOTE = "about a minute per group on 2 cores"
+
+
+def add_arguments(p) -> None:
+    from ..warmup import KERNEL_GROUPS
+
+    p.add_argument("--groups", nargs="+", choices=list(KERNEL_GROUPS), default=None,
+                   help="kernel groups to compile (default: all)")
+
+
+def run(args) -> int:
+    from ..warmup import warmup
+
+    print("compiling or loading every kernel group:", flush=True)
+    secs = warmup(args.groups, say=lambda line: print(line, flush=True))
+    print(f"done in {sum(secs.values()):.1f} s")
+    return 0
+
+
+def compile_notice(command: str, policy: str | None = None) -> None:
+    """Say so before a command compiles kernels that are not in the cache."""
+    from ..warmup import cold_groups, command_groups
+
+    groups = command_groups(command, policy)
+    if not groups:
+        return
+    cold = cold_groups(groups)
+    if cold:
+        print(f"moga: compiling the kernels once ({', '.join(cold)}): {COMPILE_NOTE}; later "
+              "runs load them from the cache (moga warmup compiles every kernel ahead)",
+              file=sys.stderr, flush=True)
