@@ -183,8 +183,8 @@ def _simulate(args, js, fed, options):
     the jobs otherwise: a start line, the jobs started so far for a policy driven
     through a Session, and an end line (all a kernel policy, run in one call, shows).
     """
-    from ..progress import Progress
     from ..policies import simulate
+    from ..progress import Progress
     from ..sim import PolicyStalled
 
     policy = args.policy

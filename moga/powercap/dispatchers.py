@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from decoders.federated import dispatch
-from decoders.federated import CapInfeasibleError, _idle_least_power
+from decoders.federated import CapInfeasibleError, _idle_least_power, dispatch
 
 from ..model.jobset import POWER_RANGE, JobSet
 from ..model.platform import Federation
