@@ -67,6 +67,7 @@ kernel, so the loop runs as one function, while Numba types each helper once.
 from __future__ import annotations
 
 import os
+from collections import namedtuple
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -129,6 +130,11 @@ class FederatedDecode(NamedTuple):
     n_coalloc: int
     reservation: np.ndarray
 
+
+#: PRB's inputs to the loop (:func:`_decode`): queue weights and tie order.
+PrbKeys = namedtuple("PrbKeys", "weight ties")
+#: What the loop writes per row of a population (:func:`_decode`).
+RowsOut = namedtuple("RowsOut", "out_f out_i out_starts out_alloc")
 
 #: Job slots (rows x jobs) from which a batch decode spreads its rows over threads.
 THREAD_MIN_SLOTS = 20_000
@@ -238,8 +244,7 @@ def start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
-def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight, ties, out_f,
-            out_i, out_starts, out_alloc):
+def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, prb, rows):
     """Decode chromosomes ``lo`` to ``hi - 1`` of a population: the event loop of every federated decode.
 
     Parameters
@@ -259,9 +264,12 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
     lo, hi : int
         The rows to decode; every row reuses the work arrays ``st``, and
         ``out`` holds the schedule of the last one.
-    weight, ties : float64[:], int64[:, :]
-        PRB's queue weights and tie order (see :func:`_start_prb`; unused by the
-        other rules).
+    prb : :data:`PrbKeys`
+        PRB's queue weights ``weight`` (float64[:]) and tie order ``ties``
+        (int64[:, :]; see :func:`_start_prb`; unused by the other rules).
+    rows : :data:`RowsOut`
+        What each row's decode writes (``out_f``, ``out_i``, ``out_starts``,
+        ``out_alloc`` below).
     out_f, out_i : float64[:, :], int64[:, :]
         (P, 3) and (P, 2): row p's ``(makespan, energy, flowtime)`` and
         ``(n_relaxed, n_coalloc)``.
@@ -281,6 +289,8 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
     decodes a population in threads, one contiguous chunk each.
     """
     J = orders.shape[1]
+    weight, ties = prb
+    out_f, out_i, out_starts, out_alloc = rows
     fluid = model == 0
     want_starts = out_starts.shape[0] > 0
     want_alloc = out_alloc.shape[0] > 0
@@ -356,13 +366,14 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
     out_i = np.empty((P, 2), dtype=np.int64)
     out_s = np.empty((P if starts else 0, J))
     out_a = np.empty((P if allocs else 0, J, K), dtype=np.int32)
+    prb = PrbKeys(weight=weight, ties=ties)
+    rows = RowsOut(out_f=out_f, out_i=out_i, out_starts=out_s, out_alloc=out_a)
     n_chunks = max(1, min(P, n_chunks))
     outs = [new_out(J, K) for _ in range(n_chunks)]
 
     def chunk(c):
         _decode(jobs, plat, orders, blacklists, model, mode, c * P // n_chunks,
-                (c + 1) * P // n_chunks, new_state(J, K), outs[c], weight, ties, out_f, out_i,
-                out_s, out_a)
+                (c + 1) * P // n_chunks, new_state(J, K), outs[c], prb, rows)
 
     if n_chunks == 1:
         chunk(0)
@@ -386,10 +397,13 @@ def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists, power=Non
     power = np.ones(J) if power is None else power
     budget = np.full(K + 1, np.inf) if budget is None else budget
     estimate = runtime if estimate is None else estimate
-    a = readonly(release, tasks, runtime, sigma, bw, power, estimate, nodes, speed, power_busy,
-                 power_idle, link, rank_pick, rank_fast, rank_slow, budget,
-                 np.array([int(bool(consolidate))], dtype=np.int64), orders, blacklists)
-    return Jobs(*a[0:7]), Platform(*a[7:17]), a[17], a[18]
+    jobs = Jobs(release=release, tasks=tasks, runtime=runtime, sigma=sigma, bw=bw, power=power,
+                est=estimate)
+    plat = Platform(nodes=nodes, speed=speed, pbusy=power_busy, pidle=power_idle, link=link,
+                    rank_pick=rank_pick, rank_fast=rank_fast, rank_slow=rank_slow, budget=budget,
+                    consolidate=np.array([int(bool(consolidate))], dtype=np.int64))
+    orders, blacklists = readonly(orders, blacklists)
+    return Jobs._make(readonly(*jobs)), Platform._make(readonly(*plat)), orders, blacklists
 
 
 class Loop(NamedTuple):

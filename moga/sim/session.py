@@ -426,13 +426,14 @@ class Session:
             if segments is None:  # (with segments, the energy above counts what ran)
                 energy = schedule_energy(js.release, d.start[done], d.finish[done],
                                          d.alloc[done], js.power[done], self.federation)
-        order = start_order(start)
-        arrays = [order, np.zeros(d.alloc.shape), start, d.finish.copy(), d.alloc.copy()]
-        for a in arrays:
+        arrays = {"order": start_order(start), "blacklist": np.zeros(d.alloc.shape),
+                  "start": start, "finish": d.finish.copy(), "alloc": d.alloc.copy()}
+        for a in arrays.values():
             a.setflags(write=False)
-        return Schedule(js, self.federation, arrays[0], arrays[1], self.model, arrays[2],
-                        arrays[3], arrays[4], makespan, energy, flowtime, 0, d.n_coalloc,
-                        "none", self.rule, None, policy, info, segments)
+        return Schedule(jobset=js, federation=self.federation, model=self.model, **arrays,
+                        makespan=makespan, energy=energy, flowtime=flowtime, n_relaxed=0,
+                        n_coalloc=d.n_coalloc, backfill="none", rule=self.rule, reservation=None,
+                        policy=policy, info=info, segments=segments)
 
     def _finish(self) -> _End:
         """Let the running jobs end: the loop's schedule and objectives."""
