@@ -40,6 +40,10 @@ allocation are shared); the decoders take the first two:
     (release mode): at every event the queue is ranked by decreasing
     ``weight[j] * (t - release[j] + 1)``, ties by a given key, and every
     ranked job that fits now starts; no reservation.
+``"saf"``
+    smallest area first, a dispatcher of :func:`dispatch` (release mode): at
+    every event every queued job that fits now starts, smallest ``tasks x``
+    planned run time first (ties by arrival); no reservation.
 listed
     the steps' rule (:func:`decoders.steps.map`): start the queued jobs a
     driver lists, in that order, where they fit now.
@@ -114,7 +118,7 @@ BACKFILL = {"none": 0, "easy": 1}
 #: Allocation rules.
 RULES = {"fastest": 0, "greenest": 1, "consolidate": 2}
 #: The whole-run dispatchers of :func:`dispatch`, with the kernel's rule code.
-_DISPATCH_CODES = {"easy": 1, "prb": 2}
+_DISPATCH_CODES = {"easy": 1, "prb": 2, "saf": 3}
 
 
 class FederatedDecode(NamedTuple):
@@ -234,6 +238,30 @@ def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
 
 
 @helper
+def _start_saf(t, fluid, jobs, plat, st, out, blacklist):
+    """Smallest area first at time ``t``: every queued job that fits now (nodes and power)
+    starts, smallest area first; the rest wait for the next event. No reservation.
+
+    The area is ``tasks x est`` (the planned run time); the loop's order sorts the
+    jobs by area, then release, then index (:func:`dispatch`), so the queue, kept in
+    that order, is the ranking. Returns the next arrival.
+    """
+    K = st.free.shape[0]
+    enqueue(t, jobs, st)
+    free_total = 0
+    for k in range(K):
+        free_total += st.free[k]
+    wq = st.wq[st.evi[E_QH]:]
+    for q in range(st.evi[E_NQ]):
+        if free_total == 0:
+            break
+        j = wq[q]
+        if jobs.tasks[j] <= free_total and try_start(j, t, fluid, jobs, plat, st, out, blacklist):
+            free_total -= jobs.tasks[j]
+    return dequeue_started(jobs, st, 0, 0)
+
+
+@helper
 def start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
     """Start the jobs ``listed[:n]`` (queued, in that order) that fit now; returns the next arrival."""
     for i in range(n):
@@ -260,7 +288,8 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, prb, r
         ``MODELS`` code (0 fluid, 1 at_start).
     mode : int
         The rule's code: 0 strict order (:func:`_start_in_order`), 1 EASY
-        (:func:`start_easy`), 2 PRB (:func:`_start_prb`).
+        (:func:`start_easy`), 2 PRB (:func:`_start_prb`), 3 smallest area first
+        (:func:`_start_saf`).
     lo, hi : int
         The rows to decode; every row reuses the work arrays ``st``, and
         ``out`` holds the schedule of the last one.
@@ -311,6 +340,8 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, prb, r
                 t_arrival = start_easy(t, fluid, jobs, plat, st, out, order, blacklist)
             elif mode == 2:
                 t_arrival = _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties)
+            elif mode == 3:
+                t_arrival = _start_saf(t, fluid, jobs, plat, st, out, blacklist)
             else:
                 t_arrival = _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist)
             if st.evi[E_STARTED] == J:
@@ -723,7 +754,9 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     ----------
     release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link
         As in :func:`decode`.
-    method : {"prb", "easy"}
+    method : {"prb", "easy", "saf"}
+        PRB, EASY backfilling in arrival order, or smallest area first (``tasks
+        x`` planned run time, ties by arrival; every queued job that fits starts).
     weight : array_like of float, shape (J,), optional
         PRB's queue weight of each job (``max_ewt / ewt``, > 0); default 1.
     tie : array_like of float, shape (J,), optional
@@ -736,8 +769,8 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
         allocation takes over where the rule's pick exceeds a budget).
     estimate : array_like of float, shape (J,), optional
         What EASY plans with (its reservation and backfill test; see
-        :func:`decode`); default the run times. PRB plans
-        only through ``tie``.
+        :func:`decode`) and smallest area first ranks by; default the run
+        times. PRB plans only through ``tie``.
 
     Returns
     -------
@@ -756,6 +789,9 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     ties = np.empty((2, J), dtype=np.int64)
     ties[1] = np.lexsort((np.arange(J), tie))
     ties[0, ties[1]] = np.arange(J)
+    if method == "saf":  # the queue order: area, then arrival
+        area = jobs.tasks * jobs.est
+        order = readonly(np.lexsort((np.arange(J), jobs.release, area)).astype(np.int64))[0]
     f, i, _, _, out = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
     return Dispatch(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                     float(f[0, 2]), int(i[0, 1]))
