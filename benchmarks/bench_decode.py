@@ -60,11 +60,11 @@ def _kernel_call(js, fed, order, bl, model):
     J, K = len(js), fed.n_clusters
     st, out = new_state(J, K), new_out(J, K)
     code = federated.MODELS[model]
-    prb = federated.PrbKeys(weight=np.zeros(0), ties=np.zeros((2, 0), dtype=np.int64))
-    rows = federated.RowsOut(out_f=np.empty((1, 3)), out_i=np.empty((1, 2), dtype=np.int64),
-                             out_starts=np.empty((0, J)),
-                             out_alloc=np.empty((0, J, K), dtype=np.int32))
-    return lambda: federated._decode(jobs, plat, order, bl, code, 0, 0, 1, st, out, prb, rows)
+    no_w, no_r = np.zeros(0), np.zeros((2, 0), dtype=np.int64)
+    f, i, s = np.empty((1, 3)), np.empty((1, 2), dtype=np.int64), np.empty((0, J))
+    a = np.empty((0, J, K), dtype=np.int32)
+    return lambda: federated._decode(jobs, plat, order, bl, code, 0, 0, 1, st, out, no_w, no_r,
+                                     out_f=f, out_i=i, out_starts=s, out_alloc=a)
 
 
 def main(argv=None):
