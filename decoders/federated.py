@@ -356,7 +356,7 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
 _POOL = [None, 0, 0]  # the decode threads: executor, its size, the process that made it
 
 
-def _executor(n):
+def thread_pool(n):
     """A pool of at least ``n`` threads, made again in a forked child (whose threads are gone)."""
     pool, size, pid = _POOL
     if pool is None or size < n or pid != os.getpid():
@@ -400,7 +400,7 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
     if n_chunks == 1:
         chunk(0)
     else:
-        list(_executor(n_chunks).map(chunk, range(n_chunks)))
+        list(thread_pool(n_chunks).map(chunk, range(n_chunks)))
     return out_f, out_i, (out_s if starts else None), (out_a if allocs else None), outs[-1]
 
 
