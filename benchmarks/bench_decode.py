@@ -62,8 +62,9 @@ def _kernel_call(js, fed, order, bl, model):
     code = federated.MODELS[model]
     no_w, no_r = np.zeros(0), np.zeros((2, 0), dtype=np.int64)
     f, i, s = np.empty((1, 3)), np.empty((1, 2), dtype=np.int64), np.empty((0, J))
+    a = np.empty((0, J, K), dtype=np.int32)
     return lambda: federated._decode(jobs, plat, order, bl, code, 0, 0, 1, st, out, no_w, no_r,
-                                     f, i, s)
+                                     out_f=f, out_i=i, out_starts=s, out_alloc=a)
 
 
 def main(argv=None):

@@ -159,7 +159,8 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 break
             j = order[p_best]
             started = _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min,
-                                room0, free_mask, by_mask, capped, allow_j[j])
+                                room0, free_mask=free_mask, by_mask=by_mask, capped=capped,
+                                allow=allow_j[j])
             if started:
                 set_leaf(j, EMPTY, np.inf, st, by_mask)
                 holes += 1

@@ -40,6 +40,10 @@ allocation are shared); the decoders take the first two:
     (release mode): at every event the queue is ranked by decreasing
     ``weight[j] * (t - release[j] + 1)``, ties by a given key, and every
     ranked job that fits now starts; no reservation.
+``"saf"``
+    smallest area first, a dispatcher of :func:`dispatch` (release mode): at
+    every event every queued job that fits now starts, smallest ``tasks x``
+    planned run time first (ties by arrival); no reservation.
 listed
     the steps' rule (:func:`decoders.steps.map`): start the queued jobs a
     driver lists, in that order, where they fit now.
@@ -113,7 +117,7 @@ BACKFILL = {"none": 0, "easy": 1}
 #: Allocation rules.
 RULES = {"fastest": 0, "greenest": 1, "consolidate": 2}
 #: The whole-run dispatchers of :func:`dispatch`, with the kernel's rule code.
-_DISPATCH_CODES = {"easy": 1, "prb": 2}
+_DISPATCH_CODES = {"easy": 1, "prb": 2, "saf": 3}
 
 
 class FederatedDecode(NamedTuple):
@@ -228,6 +232,30 @@ def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
 
 
 @helper
+def _start_saf(t, fluid, jobs, plat, st, out, blacklist):
+    """Smallest area first at time ``t``: every queued job that fits now (nodes and power)
+    starts, smallest area first; the rest wait for the next event. No reservation.
+
+    The area is ``tasks x est`` (the planned run time); the loop's order sorts the
+    jobs by area, then release, then index (:func:`dispatch`), so the queue, kept in
+    that order, is the ranking. Returns the next arrival.
+    """
+    K = st.free.shape[0]
+    enqueue(t, jobs, st)
+    free_total = 0
+    for k in range(K):
+        free_total += st.free[k]
+    wq = st.wq[st.evi[E_QH]:]
+    for q in range(st.evi[E_NQ]):
+        if free_total == 0:
+            break
+        j = wq[q]
+        if jobs.tasks[j] <= free_total and try_start(j, t, fluid, jobs, plat, st, out, blacklist):
+            free_total -= jobs.tasks[j]
+    return dequeue_started(jobs, st, 0, 0)
+
+
+@helper
 def start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
     """Start the jobs ``listed[:n]`` (queued, in that order) that fit now; returns the next arrival."""
     for i in range(n):
@@ -255,7 +283,8 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
         ``MODELS`` code (0 fluid, 1 at_start).
     mode : int
         The rule's code: 0 strict order (:func:`_start_in_order`), 1 EASY
-        (:func:`start_easy`), 2 PRB (:func:`_start_prb`).
+        (:func:`start_easy`), 2 PRB (:func:`_start_prb`), 3 smallest area first
+        (:func:`_start_saf`).
     lo, hi : int
         The rows to decode; every row reuses the work arrays ``st``, and
         ``out`` holds the schedule of the last one.
@@ -301,6 +330,8 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
                 t_arrival = start_easy(t, fluid, jobs, plat, st, out, order, blacklist)
             elif mode == 2:
                 t_arrival = _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties)
+            elif mode == 3:
+                t_arrival = _start_saf(t, fluid, jobs, plat, st, out, blacklist)
             else:
                 t_arrival = _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist)
             if st.evi[E_STARTED] == J:
@@ -325,7 +356,7 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
 _POOL = [None, 0, 0]  # the decode threads: executor, its size, the process that made it
 
 
-def _executor(n):
+def thread_pool(n):
     """A pool of at least ``n`` threads, made again in a forked child (whose threads are gone)."""
     pool, size, pid = _POOL
     if pool is None or size < n or pid != os.getpid():
@@ -360,14 +391,16 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
     outs = [new_out(J, K) for _ in range(n_chunks)]
 
     def chunk(c):
+        # The outputs by keyword (Numba folds them into its signature at no cost; a
+        # bundle of them would be typed in Python at every call).
         _decode(jobs, plat, orders, blacklists, model, mode, c * P // n_chunks,
-                (c + 1) * P // n_chunks, new_state(J, K), outs[c], weight, ties, out_f, out_i,
-                out_s, out_a)
+                (c + 1) * P // n_chunks, new_state(J, K), outs[c], weight, ties, out_f=out_f,
+                out_i=out_i, out_starts=out_s, out_alloc=out_a)
 
     if n_chunks == 1:
         chunk(0)
     else:
-        list(_executor(n_chunks).map(chunk, range(n_chunks)))
+        list(thread_pool(n_chunks).map(chunk, range(n_chunks)))
     return out_f, out_i, (out_s if starts else None), (out_a if allocs else None), outs[-1]
 
 
@@ -386,10 +419,14 @@ def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists, power=Non
     power = np.ones(J) if power is None else power
     budget = np.full(K + 1, np.inf) if budget is None else budget
     estimate = runtime if estimate is None else estimate
-    a = readonly(release, tasks, runtime, sigma, bw, power, estimate, nodes, speed, power_busy,
-                 power_idle, link, rank_pick, rank_fast, rank_slow, budget,
-                 np.array([int(bool(consolidate))], dtype=np.int64), orders, blacklists)
-    return Jobs(*a[0:7]), Platform(*a[7:17]), a[17], a[18]
+    ro = readonly
+    jobs = Jobs(release=ro(release), tasks=ro(tasks), runtime=ro(runtime), sigma=ro(sigma),
+                bw=ro(bw), power=ro(power), est=ro(estimate))
+    plat = Platform(nodes=ro(nodes), speed=ro(speed), pbusy=ro(power_busy), pidle=ro(power_idle),
+                    link=ro(link), rank_pick=ro(rank_pick), rank_fast=ro(rank_fast),
+                    rank_slow=ro(rank_slow), budget=ro(budget),
+                    consolidate=ro(np.array([int(bool(consolidate))], dtype=np.int64)))
+    return jobs, plat, ro(orders), ro(blacklists)
 
 
 class Loop(NamedTuple):
@@ -709,7 +746,9 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     ----------
     release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link
         As in :func:`decode`.
-    method : {"prb", "easy"}
+    method : {"prb", "easy", "saf"}
+        PRB, EASY backfilling in arrival order, or smallest area first (``tasks
+        x`` planned run time, ties by arrival; every queued job that fits starts).
     weight : array_like of float, shape (J,), optional
         PRB's queue weight of each job (``max_ewt / ewt``, > 0); default 1.
     tie : array_like of float, shape (J,), optional
@@ -722,8 +761,8 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
         allocation takes over where the rule's pick exceeds a budget).
     estimate : array_like of float, shape (J,), optional
         What EASY plans with (its reservation and backfill test; see
-        :func:`decode`); default the run times. PRB plans
-        only through ``tie``.
+        :func:`decode`) and smallest area first ranks by; default the run
+        times. PRB plans only through ``tie``.
 
     Returns
     -------
@@ -742,6 +781,9 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     ties = np.empty((2, J), dtype=np.int64)
     ties[1] = np.lexsort((np.arange(J), tie))
     ties[0, ties[1]] = np.arange(J)
+    if method == "saf":  # the queue order: area, then arrival
+        area = jobs.tasks * jobs.est
+        order = readonly(np.lexsort((np.arange(J), jobs.release, area)).astype(np.int64))
     f, i, _, _, out = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
     return Dispatch(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                     float(f[0, 2]), int(i[0, 1]))

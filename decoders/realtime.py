@@ -120,6 +120,19 @@ class _Jobs(NamedTuple):
     trig: np.ndarray      # when a real-time job is triggered (the qsim reading)
 
 
+class _Execs(NamedTuple):
+    """Per job, the driver's ledger of its executions (J,): ``status`` (``_FUTURE`` ...),
+    ``saved`` (work kept by checkpoints), the current execution's ``seg_start``,
+    ``seg_read`` (its restart read) and planned ``end``, and the first ``start``."""
+
+    status: np.ndarray
+    saved: np.ndarray
+    seg_start: np.ndarray
+    seg_read: np.ndarray
+    end: np.ndarray
+    start: np.ndarray
+
+
 # ------------------------------------------------------------------ queue tree
 # Leaves ``size .. 2 size - 1`` are queue ranks; a waiting job's leaf holds its
 # nodes, any other leaf _BIG. Inner nodes hold minima.
@@ -274,9 +287,9 @@ def _kept(keep, idx, cb, nc, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _victims(jobs, kind, improved, th_batch, status, saved, seg_start, seg_read, aj, na,
-             j, t, free, out):
+def _victims(jobs, kind, improved, th_batch, ex, aj, na, j, t, free, out):
     """Batch jobs to preempt for ``j`` (into ``out``); returns how many (0: none)."""
+    status, saved, seg_start, seg_read = ex.status, ex.saved, ex.seg_start, ex.seg_read
     need = jobs.nodes[j] - free
     cn = np.empty(na, np.int64)
     cl = np.empty(na)
@@ -429,14 +442,15 @@ def _record(s_job, s_f, s_pre, ns, j, start, end, read, kept, lost, write, preem
 
 
 @njit(cache=True, error_model="numpy")
-def _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na, j, t, run_w,
-           cout):
+def _begin(jobs, ex, ae, aj, na, j, t, run_w, cout):
     """Start an execution of ``j`` at ``t``; returns the running list's new size.
 
     The core runs it for ``run_w[j]`` (its read, computation and periodic
     writes, :func:`_duration`); its planned end is the core's, ``t +
     run_w[j]`` (speed 1).
     """
+    saved, status, seg_start, seg_read, end, start = (ex.saved, ex.status, ex.seg_start,
+                                                      ex.seg_read, ex.end, ex.start)
     r, run_w[j] = _plan(jobs, saved, j, 0.0)
     e = t + run_w[j]
     cout.finish[j] = np.nan
@@ -456,12 +470,14 @@ def _duration(jobs, saved, j):
 
 # -------------------------------------------------------------------- the loop
 @njit(cache=True, error_model="numpy")
-def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, arrival,
-              cjobs, cplat, st, cout, bl, run_w, listed):
-    """The loop on the simulation core (module docstring); ``cjobs`` ... ``cout`` are the
-    core's bundles of the same jobs on one cluster of ``N`` nodes at speed 1 (its queue
-    order ``by_rank``), ``bl`` its (empty) blacklist, ``run_w`` the writable run times
-    that ``cjobs.runtime`` and ``cjobs.est`` view, and ``listed`` (J,) work space."""
+def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, arrival, core,
+              listed):
+    """The loop on the simulation core (module docstring); ``core`` holds the core's
+    bundles (:class:`decoders.steps.DriverCore`) of the same jobs on one cluster of ``N``
+    nodes at speed 1 (its queue order ``by_rank``): ``bl`` its (empty) blacklist,
+    ``run_w`` the writable run times that ``jobs.runtime`` and ``jobs.est`` view;
+    ``listed`` (J,) is work space."""
+    cjobs, cplat, st, cout, bl, run_w = core.jobs, core.plat, core.st, core.out, core.bl, core.run_w
     J = jobs.sub.shape[0]
     status = np.zeros(J, np.int64)
     saved = np.zeros(J)
@@ -470,6 +486,8 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
     end = np.zeros(J)
     version = np.zeros(J, np.int64)
     start = np.full(J, np.nan)
+    ex = _Execs(status=status, saved=saved, seg_start=seg_start, seg_read=seg_read, end=end,
+                start=start)
     finish = np.full(J, np.nan)
     npre = np.zeros(J, np.int64)
     held = np.zeros(J, np.int64)
@@ -577,8 +595,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                 steps.claim(st, 0, jobs.nodes[j] - held[j])  # the surplus back
                 held[j] = 0
                 na = _act_remove(ae, aj, na, end[j], j)
-                na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
-                            j, t, run_w, cout)
+                na = _begin(jobs, ex, ae, aj, na, j, t, run_w, cout)
                 busy += jobs.nodes[j]
 
         # ---- schedule at t: the queue in rank order, as it stood at the event. Under
@@ -623,8 +640,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                 if qsim:
                     nv = _victims_qsim(jobs, th_batch, status, end, aj, na, j, t, free, out)
                 elif allowed:
-                    nv = _victims(jobs, kind, improved == 1, th_batch, status, saved,
-                                  seg_start, seg_read, aj, na, j, t, free, out)
+                    nv = _victims(jobs, kind, improved == 1, th_batch, ex, aj, na, j, t, free, out)
                 if nv > 0:
                     wait = 0.0
                     writing = 0  # nodes of the victims that write a JIT checkpoint
@@ -680,8 +696,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
             if started:
                 _tree_set(tn, size, p, _BIG)
                 n_wait -= 1
-                na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
-                            j, t, run_w, cout)
+                na = _begin(jobs, ex, ae, aj, na, j, t, run_w, cout)
                 busy += jobs.nodes[j]
                 listed[n_start] = j
                 n_start += 1
@@ -719,8 +734,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         continue
                     _tree_set(tn, size, rank[j], _BIG)
                     n_wait -= 1
-                    na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj,
-                                na, j, t, run_w, cout)
+                    na = _begin(jobs, ex, ae, aj, na, j, t, run_w, cout)
                     busy += jobs.nodes[j]
 
         for a in range(n_def):
@@ -825,8 +839,8 @@ def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", che
     # The simulation core: one cluster of N nodes at speed 1, no communication or power cap.
     c = steps.driver_core(jobs.sub, jobs.nodes, run, np.array([N]), np.ones(1))
     ok, start, finish, npre, s_job, s_f, s_pre, n_ev, n_pre = _simulate(
-        jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival, c.jobs, c.plat,
-        c.st, c.out, c.bl, c.run_w, np.empty(J, dtype=np.int64))
+        jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival, c,
+        np.empty(J, dtype=np.int64))
     if not ok:
         raise RuntimeError("the simulation ended with unfinished jobs")
     return RealtimeRun(start, finish, npre, s_job, *(np.ascontiguousarray(s_f[:, c])
