@@ -118,6 +118,8 @@ BACKFILL = {"none": 0, "easy": 1}
 RULES = {"fastest": 0, "greenest": 1, "consolidate": 2}
 #: The whole-run dispatchers of :func:`dispatch`, with the kernel's rule code.
 _DISPATCH_CODES = {"easy": 1, "prb": 2, "saf": 3}
+#: The methods of :func:`dispatch`.
+DISPATCH_METHODS = tuple(_DISPATCH_CODES)
 
 
 class FederatedDecode(NamedTuple):

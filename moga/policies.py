@@ -30,7 +30,7 @@ import time
 from .evolution.online import OnlineMOGA
 from .model.jobset import JobSet
 from .model.platform import Federation
-from .model.schedule import Schedule, evaluate
+from .model.schedule import Schedule, dispatch_schedule, evaluate
 from .powercap.dispatchers import run_dispatcher
 from .realtime.simulator import run_scheme
 from .realtime.study import SCHEME_SET
@@ -53,6 +53,12 @@ def _run_decoder(js: JobSet, fed: Federation, *, backfill: str, model: str = "fl
     """FCFS or EASY (``backfill``): the decoder on the submit order, empty blacklist."""
     return evaluate(js, fed, js.submit_order, None, model=model, backfill=backfill, rule=rule,
                     estimates=estimates)
+
+
+def _run_kernel_dispatch(js: JobSet, fed: Federation, *, method: str, model: str = "fluid",
+                         rule: str = "fastest", estimates: str = "requested") -> Schedule:
+    """A whole-run rule of the federated loop (:func:`moga.model.schedule.dispatch_schedule`)."""
+    return dispatch_schedule(js, fed, method, model=model, rule=rule, estimates=estimates)
 
 
 def _run_dispatcher(js: JobSet, fed: Federation, *, dispatcher: str, model: str = "fluid",
@@ -106,6 +112,10 @@ POLICIES = {p.name: p for p in (
                frozenset({"power_cap", "queues"}), _BOTH,
                functools.partial(_run_dispatcher, dispatcher="prb"), ("decoder",),
                ("queues",)),
+    PolicyInfo("saf", "kernel", "smallest area first: every queued job that fits starts, "
+               "smallest tasks x planned run time first (ties by arrival); no reservation",
+               "decoders.federated._start_saf", "naive_saf", frozenset({"power_cap"}), _BOTH,
+               functools.partial(_run_kernel_dispatch, method="saf"), ("decoder",)),
     PolicyInfo("hybrid", "python", "CP-SAT schedules the waiting jobs at each event, PRB's "
                "mapper starts those it starts now", "moga.powercap.dispatchers.HybridCP",
                "naive_serial_schedule", frozenset({"power_cap", "queues"}), _BOTH,

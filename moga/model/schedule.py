@@ -13,7 +13,8 @@ from ..errors import InputError
 from .jobset import JobSet
 from .platform import Federation
 
-__all__ = ["Schedule", "Segments", "evaluate", "evaluate_batch", "check_chromosome", "check_power",
+__all__ = ["Schedule", "Segments", "dispatch_schedule", "evaluate", "evaluate_batch",
+           "check_chromosome", "check_power",
            "power_profile", "power_kwargs", "schedule_energy", "BSLD_BOUND",
            "cap_runnable", "start_order"]
 
@@ -328,6 +329,41 @@ def _defaults(js: JobSet, fed: Federation, order, blacklist):
     blacklist = np.zeros((J, K)) if blacklist is None else blacklist
     check_chromosome(order, blacklist, J, K)
     return order, blacklist
+
+
+def dispatch_schedule(js: JobSet, fed: Federation, method: str, *, model: str = "fluid",
+                      rule: str = "fastest", estimates: str = "exact",
+                      weight=None) -> Schedule:
+    """A whole-run dispatcher of the federated loop (:func:`decoders.federated.dispatch`:
+    ``"easy"``, ``"prb"``, ``"saf"``) on ``js`` released at its release times, under
+    ``fed``'s caps, as a :class:`Schedule`.
+
+    Parameters
+    ----------
+    js : JobSet
+    fed : Federation
+    method : str
+        A method of :data:`decoders.federated.DISPATCH_METHODS`.
+    model, rule : str
+        As in :func:`evaluate`.
+    estimates : {"exact", "requested"}
+        What the dispatcher plans with (EASY's reservation, PRB's ties, SAF's areas).
+    weight : array_like of float, shape (J,), optional
+        PRB's queue weights; default 1.
+    """
+    if estimates not in ("exact", "requested"):
+        raise ValueError(f"estimates must be 'exact' or 'requested', got {estimates!r}")
+    planned = js.requested if estimates == "requested" else js.runtime
+    d = federated.dispatch(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle,
+                           fed.link, method=method, weight=weight, tie=js.tasks * planned,
+                           estimate=planned if estimates == "requested" else None,
+                           power=js.power, power_cap=fed.power_cap,
+                           cluster_caps=fed.cluster_caps, model=model, rule=rule, check=False)
+    return Schedule(jobset=js, federation=fed, order=start_order(d.start),
+                    blacklist=np.zeros_like(d.alloc, dtype=float), model=model, start=d.start,
+                    finish=d.finish, alloc=d.alloc, makespan=d.makespan, energy=d.energy,
+                    flowtime=d.flowtime, n_relaxed=0, n_coalloc=d.n_coalloc,
+                    backfill="easy" if method == "easy" else "none", rule=rule)
 
 
 def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str = "fluid",

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from decoders.federated import CapInfeasibleError, _idle_least_power, dispatch
+from decoders.federated import CapInfeasibleError, _idle_least_power
 
 from ..model.jobset import POWER_RANGE, JobSet
 from ..model.platform import Federation
-from ..model.schedule import Schedule, cap_error, schedule_energy, start_order
+from ..model.schedule import Schedule, cap_error, dispatch_schedule, schedule_energy, start_order
 from ..sim import OnlinePolicy, run_policy
 from ..validation import check_number
 from .cp import CPOptions, serial_schedule, solve_relaxed
@@ -210,17 +210,8 @@ def _prb_rank(queued, t, js, weight, tierank):
 def _kernel_dispatch(method: str, js: JobSet, fed: Federation, *, queues: Queues, cp: CPOptions,
                      model: str, rule: str, estimates: str) -> Schedule:
     """EASY or PRB (``method``) in one call of the federated loop's dispatch kernel."""
-    planned = js.requested if estimates == "requested" else js.runtime
-    d = dispatch(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link,
-                 method=method, weight=queues.weights(js.requested), tie=js.tasks * planned,
-                 estimate=planned if estimates == "requested" else None, power=js.power,
-                 power_cap=fed.power_cap, cluster_caps=fed.cluster_caps, model=model,
-                 rule=rule, check=False)
-    return Schedule(jobset=js, federation=fed, order=start_order(d.start),
-                    blacklist=np.zeros_like(d.alloc, dtype=float), model=model, start=d.start,
-                    finish=d.finish, alloc=d.alloc, makespan=d.makespan, energy=d.energy,
-                    flowtime=d.flowtime, n_relaxed=0, n_coalloc=d.n_coalloc,
-                    backfill="easy" if method == "easy" else "none", rule=rule)
+    return dispatch_schedule(js, fed, method, model=model, rule=rule, estimates=estimates,
+                             weight=queues.weights(js.requested))
 
 
 def _hybrid_dispatch(js: JobSet, fed: Federation, *, queues: Queues, cp: CPOptions, model: str,
