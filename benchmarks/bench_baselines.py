@@ -67,7 +67,7 @@ def _accasim(python, trace_path, n_jobs, nodes):
                                       "equivalence": {"processor": {"core": 1}},
                                       "start_time": 0}))
         for name in ("fifo", "easy"):
-            r = subprocess.run([python, str(ROOT / "benchmarks" / "accasim_runner.py"), name,
+            r = subprocess.run([python, str(ROOT / "benchmarks" / "_accasim_runner.py"), name,
                                 str(wl), str(system), str(Path(tmp) / f"res_{name}")],
                                capture_output=True, text=True, check=True)
             out[name] = float(r.stdout.split("seconds")[-1])
