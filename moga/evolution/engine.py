@@ -20,12 +20,14 @@ pymoo's loop stays in use where its per-generation table is asked for
 from __future__ import annotations
 
 import functools
+import itertools
 import time
 
 import numpy as np
 
 from .duplicates import SeenRows, _row_hashes
 from .mating import ArrayMating
+from .operators import ScheduleSampling
 from .survival import Population, survive
 
 __all__ = ["Population", "evolve", "survive"]
@@ -77,11 +79,15 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
                          improve=improve)
 
     # pymoo compares chromosomes with -0.0 read as 0.0; so does the array loop.
-    X = np.ascontiguousarray(sampling._do(problem, pop_size, random_state=rs),
-                             dtype=np.float64) + 0.0
+    S = sampling._do(problem, pop_size, random_state=rs)
+    X = np.ascontiguousarray(S, dtype=np.float64)
+    if X is S and not isinstance(sampling, ScheduleSampling):
+        X = X.copy()  # another sampling's array may be its own: leave it as it is
+    X += 0.0
     hashes = _row_hashes(X)
     keep = _first_occurrences(X, hashes)
-    X, hashes = X[keep], hashes[keep]
+    if keep.size < len(X):
+        X, hashes = X[keep], hashes[keep]
     F = problem.decode(X)[0]
     n_evals = len(X)
     pop = survive(X, F, len(X), rs, hashes)
@@ -101,7 +107,8 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
             E = extra(problem, pop, rs)
             if E is not None and len(E):
                 E = np.ascontiguousarray(E, dtype=np.float64) + 0.0
-                seen = SeenRows(np.vstack([pop.X, X]), np.concatenate([pop.hashes, hashes]))
+                seen = SeenRows(itertools.chain(pop.X, X),
+                                np.concatenate([pop.hashes, hashes]))
                 new = [(row, h) for row, h in zip(E, _row_hashes(E), strict=True)
                        if seen.add(row, h)]
                 if new:

@@ -156,8 +156,8 @@ class ScheduleSampling(Sampling):
     uniform in [0, 1].
     """
 
-    #: Candidate seeds decoded per batch when ``select`` is on (bounds the memory
-    #: of the candidate rows on large job-sets).
+    #: Most candidate seeds decoded per batch when ``select`` is on (fewer on large
+    #: job-sets, see :data:`RANDOM_CHUNK`).
     SELECT_CHUNK = 64
 
     def __init__(self, seeded: bool = True, levels=(0.0, 0.5, 1.0), initial=None,
@@ -181,13 +181,16 @@ class ScheduleSampling(Sampling):
 
     def _do(self, problem, n_samples, *args, random_state=None, **kwargs):
         J, K = _dims(problem)
-        rows = []
+        # One array for the whole population, filled part by part (no stacked copies).
+        X = np.empty((n_samples, J + J * K))
+        n = 0
         if self.initial is not None:
             if self.initial.shape[1] != J + J * K:
                 raise ValueError(f"initial individuals must have {J + J * K} values, "
                                  f"got {self.initial.shape[1]}")
-            rows.append(self.initial[:n_samples])
-        n_left = n_samples - sum(len(r) for r in rows)
+            n = len(self.initial[:n_samples])
+            X[:n] = self.initial[:n]
+        n_left = n_samples - n
         if self.seeded and n_left > 0:
             orders = self.seed_orders(problem, J)
             if K == 0:
@@ -199,7 +202,7 @@ class ScheduleSampling(Sampling):
             if self.select and hasattr(problem, "decode"):
                 if self.fit:
                     bls = np.concatenate([bls, self._fitted(problem, bls)])
-                rows.append(self._selected(problem, orders, bls, n_seed, random_state))
+                n += len(self._selected(problem, orders, bls, n_seed, random_state, X[n:]))
             else:
                 names = list(orders)
                 first = [(n, 0) for n in names]
@@ -210,12 +213,16 @@ class ScheduleSampling(Sampling):
                     pairs = [(n, b) for n in group for b in range(1, len(bls))]
                     tiers.append([pairs[i] for i in random_state.permutation(len(pairs))])
                 picked = [pair for tier in tiers for pair in tier]
-                rows.append(_seed_rows(orders, bls, picked[:n_seed]))
-        n_rand = n_samples - sum(len(r) for r in rows)
+                n += len(_seed_rows(orders, bls, picked[:n_seed], X[n:]))
+        n_rand = n_samples - n
         if n_rand > 0:
-            orders = np.argsort(random_state.random((n_rand, J)), axis=1).astype(float)
-            rows.append(np.hstack([orders, random_state.random((n_rand, J * K))]))
-        return np.vstack(rows)[:n_samples]
+            X[n:, :J] = np.argsort(random_state.random((n_rand, J)), axis=1)
+            # The blacklist draws of all the rows, a few rows at a time: the same numbers
+            # as one (n_rand, J * K) draw, without its copy.
+            step = max(1, RANDOM_CHUNK // max(J * K, 1))
+            for i in range(n, n_samples, step):
+                X[i:i + step, J:] = random_state.random((min(step, n_samples - i), J * K))
+        return X
 
     @staticmethod
     def _fitted(problem, bls):
@@ -228,8 +235,9 @@ class ScheduleSampling(Sampling):
         greenest = allocation_ranks(fed.speed, fed.power_busy)[1]
         return fitted_blacklists(bls, js.tasks, fed.nodes, greenest)
 
-    def _selected(self, problem, orders, bls, n_seed, random_state):
-        """The ``n_seed`` best seed pairs (order x grid blacklist) by NSGA-II's survival."""
+    def _selected(self, problem, orders, bls, n_seed, random_state, out=None):
+        """The ``n_seed`` best seed pairs (order x grid blacklist) by NSGA-II's survival
+        (their rows, in ``out`` if given)."""
 
         distinct, seen = [], set()
         for name, order in orders.items():  # two heuristics can give the same order
@@ -238,16 +246,24 @@ class ScheduleSampling(Sampling):
                 seen.add(key)
                 distinct.append(name)
         pairs = [(n, b) for n in distinct for b in range(len(bls))]
-        F = np.vstack([problem.decode(_seed_rows(orders, bls, pairs[i:i + self.SELECT_CHUNK]))[0]
-                       for i in range(0, len(pairs), self.SELECT_CHUNK)])
+        J = len(next(iter(orders.values())))
+        chunk = max(1, min(self.SELECT_CHUNK, RANDOM_CHUNK // max(J + bls[0].size, 1)))
+        F = np.vstack([problem.decode(_seed_rows(orders, bls, pairs[i:i + chunk]))[0]
+                       for i in range(0, len(pairs), chunk)])
         keep = survive(np.arange(len(pairs))[:, None], F, n_seed, random_state).X[:, 0]
-        return _seed_rows(orders, bls, [pairs[i] for i in keep])
+        return _seed_rows(orders, bls, [pairs[i] for i in keep], out)
 
 
-def _seed_rows(orders, bls, pairs) -> np.ndarray:
-    """Chromosomes of ``(order name, blacklist index)`` pairs."""
+#: Values per temporary block of the initial population (random blacklists, seed rows
+#: decoded together): bounds its memory on large job-sets (64 MB).
+RANDOM_CHUNK = 1 << 23
+
+
+def _seed_rows(orders, bls, pairs, out=None) -> np.ndarray:
+    """Chromosomes of ``(order name, blacklist index)`` pairs (the first rows of ``out``
+    if given)."""
     J = len(next(iter(orders.values())))
-    rows = np.empty((len(pairs), J + bls[0].size))
+    rows = np.empty((len(pairs), J + bls[0].size)) if out is None else out[:len(pairs)]
     for i, (n, b) in enumerate(pairs):
         rows[i, :J] = orders[n]
         rows[i, J:] = bls[b].reshape(-1)
@@ -505,7 +521,11 @@ class ScheduleMutation(Mutation):
         self.max_segment = max_segment
         self.cluster_rate = cluster_rate
 
-    def _do(self, problem, X, *args, random_state=None, **kwargs):
+    #: :meth:`_do` can write the mutated rows into its input (``out=X``).
+    in_place = True
+
+    def _do(self, problem, X, *args, random_state=None, out=None, **kwargs):
+        """The mutated rows of ``X``: a new array, or ``out`` (which may be ``X`` itself)."""
         J, K = _dims(problem)
         n = X.shape[0]
         order_rate = 1.0 / J if self.order_rate is None else self.order_rate
@@ -522,9 +542,11 @@ class ScheduleMutation(Mutation):
         near = np.clip(i + random_state.integers(-seg, seg + 1, rows.size), 0, J - 1)
         j = np.where(kinds == 0, far, near)
         _apply_order_moves(orders, rows, kinds, i, j)
-        out = np.empty_like(X, dtype=np.float64)
+        if out is None:
+            out = np.empty_like(X, dtype=np.float64)
         out[:, :J] = orders
-        out[:, J:] = X[:, J:]
+        if out is not X:
+            out[:, J:] = X[:, J:]
         if K == 0:
             return out
         # Entries to reset: a binomial count per individual, then that many positions.
