@@ -98,6 +98,7 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
             observe(n_gen, n_evals, pop, F, X)
         if done:
             return pop
+        X = F = None  # the last children are in the population now (or gone)
         X, hashes = mating.children(
             problem, pop.X, pop_size, rs,
             functools.partial(_pairs, selection, pop, rs), hashes=pop.hashes)
@@ -126,17 +127,64 @@ def _pairs(selection, pop, rs, n_matings):
 
 
 def _merge_survive(pop, X, F, hashes, n_survive, random_state) -> Population:
-    """:func:`survive` over the population and its children, gathering each kept row once."""
+    """:func:`survive` over the population and its children, the kept rows written over the
+    population's own array (the old population is not used again)."""
     n = len(pop)
     both = survive(np.arange(n + len(X))[:, None], np.vstack([pop.F, F]), n_survive,
                    random_state)
     idx = both.X[:, 0]
-    old, new = idx[idx < n], idx[idx >= n] - n
-    out = np.empty((len(idx), pop.X.shape[1]))
-    out[idx < n] = pop.X[old]
-    out[idx >= n] = X[new]
-    return Population(out, both.F, both.rank, both.crowding,
+    A = pop.X
+    if len(idx) == n and A.flags.writeable and A.flags.c_contiguous:
+        _rows_in_place(A, idx, X)
+    else:
+        A = np.empty((len(idx), pop.X.shape[1]))
+        for t, i in enumerate(idx):  # row by row: no gathered temporaries
+            A[t] = pop.X[i] if i < n else X[i - n]
+    return Population(A, both.F, both.rank, both.crowding,
                       np.concatenate([pop.hashes, hashes])[idx])
+
+
+def _rows_in_place(A, src, B) -> None:
+    """Make row ``t`` of ``A`` (n rows) the old row ``A[src[t]]`` when ``src[t] < n``, else
+    ``B[src[t] - n]``; each source is used at most once.
+
+    Moving an old row to another position is a chain: position t takes row src[t], whose
+    position takes row src[src[t]], and so on. A chain that ends at a row nobody takes is
+    copied from that end back (every row is read before it is overwritten); what is left
+    are cycles, each rotated through one spare row.
+    """
+    n = len(A)
+    taken = np.zeros(n, dtype=bool)  # old rows some position takes
+    for s in src:
+        if s < n:
+            taken[s] = True
+    done = np.zeros(n, dtype=bool)
+    for end in range(n):
+        if taken[end]:
+            continue
+        t = end
+        while src[t] < n and not done[t]:
+            done[t] = True
+            if src[t] != t:
+                A[t] = A[src[t]]
+            t = src[t]
+    for start in range(n):
+        if done[start] or src[start] >= n:
+            continue
+        if src[start] == start:
+            done[start] = True
+            continue
+        spare = A[start].copy()
+        t = start
+        while src[t] != start:
+            done[t] = True
+            A[t] = A[src[t]]
+            t = src[t]
+        done[t] = True
+        A[t] = spare
+    for t in range(n):
+        if src[t] >= n:
+            A[t] = B[src[t] - n]
 
 
 def _first_occurrences(X, hashes) -> np.ndarray:

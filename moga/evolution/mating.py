@@ -158,15 +158,17 @@ class ArrayMating(InfillCriterion):
                 break
             n_matings = -(-(n_offsprings - n_kept) // 2)
             parents = np.asarray(select(n_matings), dtype=np.int64)
-            P = X[parents.T]  # (2, n_matings, n_var), one gather
             # pymoo's Crossover.do: one draw per mating against the operator's prob.
             cross = random_state.random(n_matings) < get(self.crossover.prob, size=n_matings)
-            C = P
-            if cross.any():
-                C = self.crossover._do(problem, P, random_state=random_state, **kwargs)
-                if not cross.all():
-                    C[:, ~cross] = P[:, ~cross]
-            del P
+            if not cross.any():
+                C = X[parents.T]  # (2, n_matings, n_var): copies of the parents
+            elif hasattr(self.crossover, "children"):  # reads the parents where they are
+                C = self.crossover.children(problem, X, parents, random_state)
+            else:
+                C = self.crossover._do(problem, X[parents.T], random_state=random_state,
+                                       **kwargs)
+            if cross.any() and not cross.all():
+                C[:, ~cross] = X[parents[~cross].T]
             C = C.reshape(-1, X.shape[1])
             # pymoo's Mutation.do: mutate all, keep those drawn under the operator's prob.
             prob = get(self.mutation.prob, size=len(C))
@@ -180,9 +182,12 @@ class ArrayMating(InfillCriterion):
             if not mut.all():
                 M[~mut] = C[~mut]
             C = M
-            if self.improve is not None:
-                C = self.improve(problem, C, random_state)
             C = np.ascontiguousarray(C, dtype=np.float64)
+            if self.improve is not None:  # C is this round's own array: it may write into it
+                C = (self.improve(problem, C, random_state, out=C)
+                     if getattr(self.improve, "in_place", False)
+                     else self.improve(problem, C, random_state))
+                C = np.ascontiguousarray(C, dtype=np.float64)
             C += 0.0  # -0.0 -> 0.0
             h = _row_hashes(C)
             new = np.array([i for i, (row, hi) in enumerate(zip(C, h, strict=True))
@@ -194,15 +199,17 @@ class ArrayMating(InfillCriterion):
 
 
 def _gather(batches, n_var):
-    """The kept rows of every round, in order, and their hashes; the first round's rows are
-    moved up in place (no copy) when it is the only one."""
-    if len(batches) == 1:
-        C, idx, h = batches[0]
-        for t, i in enumerate(idx):  # idx increases: row i moves up to t <= i
-            if t != i:
-                C[t] = C[i]
-        return C[:idx.size], h
+    """The kept rows of every round, in order, and their hashes, in the first round's
+    array (moved up in place: it has room for every child asked for)."""
     if not batches:
         return np.empty((0, n_var)), np.empty(0, dtype=np.uint64)
-    return (np.concatenate([C[idx] for C, idx, _ in batches]).reshape(-1, n_var),
-            np.concatenate([h for _, _, h in batches]).astype(np.uint64))
+    C, idx, _ = batches[0]
+    for t, i in enumerate(idx):  # idx increases: row i moves up to t <= i
+        if t != i:
+            C[t] = C[i]
+    t = idx.size
+    for D, more, _ in batches[1:]:
+        for i in more:
+            C[t] = D[i]
+            t += 1
+    return C[:t], np.concatenate([h for _, _, h in batches]).astype(np.uint64)

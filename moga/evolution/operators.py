@@ -312,36 +312,49 @@ class ScheduleCrossover(Crossover):
         self.alpha = alpha
 
     def _do(self, problem, X, *args, random_state=None, **kwargs):
-        J, K = _dims(problem)
         _, n, n_var = X.shape
         X = np.ascontiguousarray(X, dtype=np.float64)
+        parents = np.column_stack([np.arange(n), n + np.arange(n)])
+        return self.children(problem, X.reshape(2 * n, n_var), parents, random_state)
+
+    def children(self, problem, X, parents, random_state) -> np.ndarray:
+        """The children (2, n, n_var) of the parent pairs ``parents`` (n, 2), rows of ``X``.
+
+        The same children and random draws as :meth:`_do` on ``X[parents.T]``, without
+        gathering the parents into a new array.
+        """
+        J, K = _dims(problem)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        parents = np.ascontiguousarray(parents, dtype=np.int64)
+        n, n_var = parents.shape[0], X.shape[1]
         cuts = np.sort(random_state.integers(0, J + 1, (2, n, 2)), axis=2)
         do_order = random_state.random(n) < self.prob_order
         do_bl = random_state.random(n) < self.prob_blacklist
-        out = np.empty_like(X)
-        _order_crossover_into(X, J, cuts, do_order, out, self.order == "prefix")
+        out = np.empty((2, n, n_var))
+        _order_crossover_into(X, parents, J, cuts, do_order, out, self.order == "prefix")
         if self.blacklist == "uniform":
             # One random bit per entry: 8 entries per random byte.
             bits = random_state.integers(0, 256, (n, -(-(n_var - J) // 8)), dtype=np.uint8)
-            _uniform_into(X, J, bits, do_bl, out)
+            _uniform_into(X, parents, J, bits, do_bl, out)
         elif self.blacklist == "rows":
             # One random bit per job: a job's whole row comes from one parent.
             K = (n_var - J) // max(J, 1)
             per_job = random_state.random((n, J)) < 0.5
             bits = np.packbits(np.repeat(per_job, K, axis=1), axis=1)
-            _uniform_into(X, J, bits, do_bl, out)
+            _uniform_into(X, parents, J, bits, do_bl, out)
         else:
             u = random_state.random((2, n, n_var - J))
-            _blend_into(X, J, u, do_bl, self.alpha, out)
+            _blend_into(X, parents, J, u, do_bl, self.alpha, out)
         return out
 
 
 @njit(cache=True)
-def _order_crossover_into(X, J, cuts, do_order, out, prefix=False):
-    """Order crossover of the order parts of parents ``X[0], X[1]`` into ``out[:, :, :J]``.
+def _order_crossover_into(X, parents, J, cuts, do_order, out, prefix=False):
+    """Order crossover of the order parts of the parent pairs into ``out[:, :, :J]``.
 
-    OX1 (``prefix`` false): child ``c`` of mating ``m`` keeps
-    ``X[c, m, a:b]`` in place (``a, b = cuts[c, m]``) and fills the other
+    Mating ``m``'s parents are rows ``parents[m, 0]`` and ``parents[m, 1]`` of ``X``.
+    OX1 (``prefix`` false): child ``c`` of mating ``m`` keeps its parent ``c``'s
+    positions ``a:b`` (``a, b = cuts[c, m]``) in place and fills the other
     positions, from ``b`` on and wrapping around, with the remaining genes in
     the order they appear in the other parent from position ``b`` on.
 
@@ -353,12 +366,12 @@ def _order_crossover_into(X, J, cuts, do_order, out, prefix=False):
 
     Matings with ``do_order[m]`` false copy their parents.
     """
-    n = X.shape[1]
+    n = parents.shape[0]
     taken = np.zeros(J, dtype=np.bool_)
     for m in range(n):
         for c in range(2):
-            p1 = X[c, m]
-            p2 = X[1 - c, m]
+            p1 = X[parents[m, c]]
+            p2 = X[parents[m, 1 - c]]
             if not do_order[m]:
                 for i in range(J):
                     out[c, m, i] = p1[i]
@@ -381,32 +394,34 @@ def _order_crossover_into(X, J, cuts, do_order, out, prefix=False):
 
 
 @njit(cache=True)
-def _uniform_into(X, J, bits, do_bl, out):
+def _uniform_into(X, parents, J, bits, do_bl, out):
     """Uniform crossover of the blacklist parts: bit set -> child 0 takes parent 0's entry."""
-    n, n_var = X.shape[1], X.shape[2]
+    n, n_var = parents.shape[0], X.shape[1]
     for m in range(n):
+        x0 = X[parents[m, 0]]
+        x1 = X[parents[m, 1]]
         if not do_bl[m]:
             for i in range(J, n_var):
-                out[0, m, i] = X[0, m, i]
-                out[1, m, i] = X[1, m, i]
+                out[0, m, i] = x0[i]
+                out[1, m, i] = x1[i]
             continue
         for i in range(n_var - J):
             if (bits[m, i >> 3] >> (7 - (i & 7))) & 1:
-                out[0, m, J + i] = X[0, m, J + i]
-                out[1, m, J + i] = X[1, m, J + i]
+                out[0, m, J + i] = x0[J + i]
+                out[1, m, J + i] = x1[J + i]
             else:
-                out[0, m, J + i] = X[1, m, J + i]
-                out[1, m, J + i] = X[0, m, J + i]
+                out[0, m, J + i] = x1[J + i]
+                out[1, m, J + i] = x0[J + i]
 
 
 @njit(cache=True)
-def _blend_into(X, J, u, do_bl, alpha, out):
+def _blend_into(X, parents, J, u, do_bl, alpha, out):
     """BLX-alpha on the blacklist parts, clipped to [0, 1]."""
-    n, n_var = X.shape[1], X.shape[2]
+    n, n_var = parents.shape[0], X.shape[1]
     for m in range(n):
         for i in range(J, n_var):
-            x0 = X[0, m, i]
-            x1 = X[1, m, i]
+            x0 = X[parents[m, 0], i]
+            x1 = X[parents[m, 1], i]
             if not do_bl[m]:
                 out[0, m, i] = x0
                 out[1, m, i] = x1
