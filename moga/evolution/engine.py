@@ -84,6 +84,7 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
     if X is S and not isinstance(sampling, ScheduleSampling):
         X = X.copy()  # another sampling's array may be its own: leave it as it is
     X += 0.0
+    del S
     hashes = _row_hashes(X)
     keep = _first_occurrences(X, hashes)
     if keep.size < len(X):
@@ -118,7 +119,8 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
                                                               dtype=np.uint64)])
         F = problem.decode(X)[0]
         n_evals += len(X)
-        pop = _merge_survive(pop, X, F, hashes, pop_size, rs)
+        # The population's array is evolve's own (survive's gather at the start).
+        pop = _merge_survive(pop, X, F, hashes, pop_size, rs, in_place=True)
         n_gen += 1
 
 
@@ -126,15 +128,17 @@ def _pairs(selection, pop, rs, n_matings):
     return selection.pairs(pop.rank, pop.crowding, pop.F, n_matings, rs)
 
 
-def _merge_survive(pop, X, F, hashes, n_survive, random_state) -> Population:
-    """:func:`survive` over the population and its children, the kept rows written over the
-    population's own array (the old population is not used again)."""
+def _merge_survive(pop, X, F, hashes, n_survive, random_state,
+                   in_place: bool = False) -> Population:
+    """:func:`survive` over the population and its children, gathering each kept row once;
+    with ``in_place``, written over the population's own array (for a caller that uses the
+    old population no more)."""
     n = len(pop)
     both = survive(np.arange(n + len(X))[:, None], np.vstack([pop.F, F]), n_survive,
                    random_state)
     idx = both.X[:, 0]
     A = pop.X
-    if len(idx) == n and A.flags.writeable and A.flags.c_contiguous:
+    if in_place and len(idx) == n and A.flags.writeable and A.flags.c_contiguous:
         _rows_in_place(A, idx, X)
     else:
         A = np.empty((len(idx), pop.X.shape[1]))
