@@ -129,7 +129,11 @@ def new_out(J, K):
 
 
 def new_state(J, K):
-    """Fresh work arrays for decodes of J jobs on K clusters (reusable from decode to decode)."""
+    """Fresh work arrays for decodes of J jobs on K clusters (reusable from decode to decode).
+
+    The one place the loop's :data:`State` is built, field by field (the
+    module docstring says what each holds).
+    """
     J, K = int(J), int(K)
     f = np.empty((4, J))
     i = np.empty((12, J), dtype=np.int64)
@@ -138,14 +142,26 @@ def new_state(J, K):
     G = n_groups.py_func(K)
     n_tree = 4 * J + 2 * G + 2
     g = np.empty((2, G + 1), dtype=np.int64)
-    return State(f[0], f[1], f[2], i[0], i[1], i[2], i[3], i[4], f[3], i[5], i[6], i[7],
-                 c[0], np.empty(K), c[1], c[2], c[3], c[4], np.zeros(18, dtype=np.int64),
-                 np.full(2, np.inf), p[0], p[1], p[2], p[3], c[5], c[6], c[7],
-                 np.empty((J, K), dtype=np.int64), i[8], i[9], c[8],
-                 np.zeros(1 << min(K, TABLE_K), dtype=np.int64),
-                 i[10], g[0], g[1], i[11], np.empty(G, dtype=np.int64),
-                 np.empty(G, dtype=np.int64), np.empty(n_tree, dtype=np.int64), np.empty(n_tree),
-                 np.empty(2 * 64 + 8, dtype=np.int64))
+    return State(
+        # the event loop: finishes, slowdowns, the event heap, re-rated jobs, scalars
+        fin=f[0], sd=f[1], ht=f[2], hj=i[0], cl=i[1], coal=i[2],
+        evi=np.zeros(18, dtype=np.int64), evf=np.full(2, np.inf),
+        # the queue of the rules that keep one
+        started=i[3], wq=i[4], sh_t=f[3], sh_j=i[5], by_release=i[6], pos_of=i[7],
+        # the clusters: free nodes, link load, the current job's allowance
+        free=c[0], load=np.empty(K), allow=c[1],
+        # EASY's reservation
+        allow_h=c[2], free_s=c[3], hold=c[4], slack_h=c[8],
+        # power: running increments, at the reservation, promised past it, scratch
+        pk=p[0], pks=p[1], hold_p=p[2], pkh=p[3], xs=c[5], rk=c[6], free_h=c[7],
+        # EASY's backfill scan: the allowance table and the free nodes by cluster set
+        allow_j=np.empty((J, K), dtype=np.int64), relaxed_j=i[8], mask_j=i[9],
+        free_in=np.zeros(1 << min(K, TABLE_K), dtype=np.int64),
+        # EASY's candidate index (decoders._backfill_index)
+        g_leaf=i[10], g_off=g[0], g_toff=g[1], g_pos=i[11], g_act=np.empty(G, dtype=np.int64),
+        g_cand=np.empty(G, dtype=np.int64), tr_t=np.empty(n_tree, dtype=np.int64),
+        tr_r=np.empty(n_tree), dfs=np.empty(2 * 64 + 8, dtype=np.int64),
+    )
 
 
 @helper

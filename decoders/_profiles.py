@@ -3,11 +3,37 @@
 A profile is a step function of free nodes in one cluster: breakpoints
 ``times[:m]`` (``times[0] = 0``) and ``free[i]``, the free nodes on
 ``[times[i], times[i+1])``; the last step lasts forever.
+
+The value decoders' bundles (named tuples of arrays; nothing is copied),
+beside the federated core's ``Jobs`` and ``Platform``
+(:mod:`decoders._federated_core`), under names of their own:
+
+``jobs`` (:data:`ValueJobs`)
+    Per job, shape (J,): ``release``, ``tasks``, ``runtime`` (s on a speed-1.0
+    node) and the value function ``v_start``, ``v_final``, ``soft``, ``hard``.
+``plat`` (:data:`ProfilePlatform`)
+    Per cluster, shape (K,): ``nodes`` and ``speed``.
+``prof`` (:data:`Profiles`)
+    The availability profiles, one per cluster: breakpoints ``times`` (K, n),
+    free nodes ``free`` on each step (K, n), and the step counts ``m`` (K,).
 """
 
 from __future__ import annotations
 
+from collections import namedtuple
+
+import numpy as np
 from numba import njit
+
+ValueJobs = namedtuple("ValueJobs", "release tasks runtime v_start v_final soft hard")
+ProfilePlatform = namedtuple("ProfilePlatform", "nodes speed")
+Profiles = namedtuple("Profiles", "times free m")
+
+
+def new_profiles(K, n):
+    """Empty profiles of K clusters with room for ``n`` breakpoints each."""
+    return Profiles(times=np.empty((K, n)), free=np.empty((K, n), dtype=np.int64),
+                    m=np.empty(K, dtype=np.int64))
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)

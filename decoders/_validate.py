@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
+
+
+class Arrays(NamedTuple):
+    """The validated job and platform arrays of a decode (:func:`prepare`)."""
+
+    release: np.ndarray
+    tasks: np.ndarray
+    runtime: np.ndarray
+    sigma: np.ndarray
+    bw: np.ndarray
+    nodes: np.ndarray
+    speed: np.ndarray
+    power_busy: np.ndarray
+    power_idle: np.ndarray
+    link: np.ndarray
 
 
 def choice_code(kind: str, value, choices: dict) -> int:
@@ -53,14 +70,14 @@ def prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_
     """
     if not check:
         f64, i64 = np.float64, np.int64
-        out = (np.ascontiguousarray(release, f64), np.ascontiguousarray(tasks, i64),
-               np.ascontiguousarray(runtime, f64), np.ascontiguousarray(sigma, f64),
-               np.ascontiguousarray(bw, f64), np.ascontiguousarray(nodes, i64),
-               np.ascontiguousarray(speed, f64), np.ascontiguousarray(power_busy, f64),
-               np.ascontiguousarray(power_idle, f64), np.ascontiguousarray(link, f64))
-        check_width(out[1], out[5])
-        for name, a in (("release", out[0]), ("runtime", out[2]), ("sigma", out[3]),
-                        ("bw", out[4]), ("speed", out[6]), ("link", out[9])):
+        out = Arrays(np.ascontiguousarray(release, f64), np.ascontiguousarray(tasks, i64),
+                     np.ascontiguousarray(runtime, f64), np.ascontiguousarray(sigma, f64),
+                     np.ascontiguousarray(bw, f64), np.ascontiguousarray(nodes, i64),
+                     np.ascontiguousarray(speed, f64), np.ascontiguousarray(power_busy, f64),
+                     np.ascontiguousarray(power_idle, f64), np.ascontiguousarray(link, f64))
+        check_width(out.tasks, out.nodes)
+        for name in ("release", "runtime", "sigma", "bw", "speed", "link"):
+            a = getattr(out, name)
             if not np.isfinite(a).all():
                 i = int(np.flatnonzero(~np.isfinite(a))[0])
                 raise ValueError(f"{name}[{i}] must be finite, got {a[i]}")
@@ -83,7 +100,7 @@ def prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_
     sigma = check_vector("sigma", sigma, J, np.float64, lo=0, hi=1)
     bw = check_vector("bw", bw, J, np.float64, lo=0)
     check_width(tasks, nodes)
-    return (release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link)
+    return Arrays(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link)
 
 
 def check_clusters(nodes, speed):

@@ -6,15 +6,15 @@ One machine of ``N`` identical nodes whose jobs take whole partitions
 (:mod:`decoders.federated`) as one cluster of ``N`` nodes at speed 1, with
 the queue in rank order: the driver here starts the front of the queue
 (and the real-time jobs' preemptions) there, and the core's EASY
-(``_step_easy``, the one EASY of the project) backfills behind the head.
+(``steps.easy``, the one EASY of the project) backfills behind the head.
 Each execution runs for its restart read, computation and periodic writes,
-is stopped with ``_step_stop`` (and queued again with ``_step_requeue``),
+is stopped with ``steps.stop`` (and queued again with ``steps.requeue``),
 and its end comes from the loop. Under JIT the victims leave the core when
 preempted and write their checkpoints outside it, while the real-time job
 they make room for runs on the core from then on, on its nodes, until its
 planned end (its wait for the writes included), so that EASY's
 reservations see its nodes come back then; the writers' nodes beyond its
-need are claimed (``_step_claim``) until it starts. Jobs arrive at their
+need are claimed (``steps.claim``) until it starts. Jobs arrive at their
 submit times; an event is the earliest of the driver's timers
 (arrivals, JIT write ends, held starts, triggers) and the core's next
 finish (finishes within the core's relative tolerance end together); at
@@ -63,20 +63,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from . import steps
 from ._federated_core import E_NH, E_STARTED, next_finish
 from ._kernels import FINISH_RTOL, heap_pop, heap_push
 from ._validate import check_vector, choice_code
-from .dispatch import driver_core
-from .federated import (
-    _step_begin,
-    _step_claim,
-    _step_easy,
-    _step_end,
-    _step_init_easy,
-    _step_map,
-    _step_requeue,
-    _step_stop,
-)
 
 __all__ = ["SCHEME_CODES", "CHECKPOINT_CODES", "READING_CODES", "RealtimeRun",
            "simulate_realtime"]
@@ -128,6 +118,19 @@ class _Jobs(NamedTuple):
     interval: np.ndarray
     wall: np.ndarray      # requested time (the qsim reading's slowdowns)
     trig: np.ndarray      # when a real-time job is triggered (the qsim reading)
+
+
+class _Execs(NamedTuple):
+    """Per job, the driver's ledger of its executions (J,): ``status`` (``_FUTURE`` ...),
+    ``saved`` (work kept by checkpoints), the current execution's ``seg_start``,
+    ``seg_read`` (its restart read) and planned ``end``, and the first ``start``."""
+
+    status: np.ndarray
+    saved: np.ndarray
+    seg_start: np.ndarray
+    seg_read: np.ndarray
+    end: np.ndarray
+    start: np.ndarray
 
 
 # ------------------------------------------------------------------ queue tree
@@ -284,9 +287,9 @@ def _kept(keep, idx, cb, nc, out):
 
 
 @njit(cache=True, error_model="numpy")
-def _victims(jobs, kind, improved, th_batch, status, saved, seg_start, seg_read, aj, na,
-             j, t, free, out):
+def _victims(jobs, kind, improved, th_batch, ex, aj, na, j, t, free, out):
     """Batch jobs to preempt for ``j`` (into ``out``); returns how many (0: none)."""
+    status, saved, seg_start, seg_read = ex.status, ex.saved, ex.seg_start, ex.seg_read
     need = jobs.nodes[j] - free
     cn = np.empty(na, np.int64)
     cl = np.empty(na)
@@ -439,14 +442,15 @@ def _record(s_job, s_f, s_pre, ns, j, start, end, read, kept, lost, write, preem
 
 
 @njit(cache=True, error_model="numpy")
-def _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na, j, t, run_w,
-           cout):
+def _begin(jobs, ex, ae, aj, na, j, t, run_w, cout):
     """Start an execution of ``j`` at ``t``; returns the running list's new size.
 
     The core runs it for ``run_w[j]`` (its read, computation and periodic
     writes, :func:`_duration`); its planned end is the core's, ``t +
     run_w[j]`` (speed 1).
     """
+    saved, status, seg_start, seg_read, end, start = (ex.saved, ex.status, ex.seg_start,
+                                                      ex.seg_read, ex.end, ex.start)
     r, run_w[j] = _plan(jobs, saved, j, 0.0)
     e = t + run_w[j]
     cout.finish[j] = np.nan
@@ -466,12 +470,14 @@ def _duration(jobs, saved, j):
 
 # -------------------------------------------------------------------- the loop
 @njit(cache=True, error_model="numpy")
-def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, arrival,
-              cjobs, cplat, st, cout, bl, run_w, listed):
-    """The loop on the simulation core (module docstring); ``cjobs`` ... ``cout`` are the
-    core's bundles of the same jobs on one cluster of ``N`` nodes at speed 1 (its queue
-    order ``by_rank``), ``bl`` its (empty) blacklist, ``run_w`` the writable run times
-    that ``cjobs.runtime`` and ``cjobs.est`` view, and ``listed`` (J,) work space."""
+def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, arrival, core,
+              listed):
+    """The loop on the simulation core (module docstring); ``core`` holds the core's
+    bundles (:class:`decoders.steps.DriverCore`) of the same jobs on one cluster of ``N``
+    nodes at speed 1 (its queue order ``by_rank``): ``bl`` its (empty) blacklist,
+    ``run_w`` the writable run times that ``jobs.runtime`` and ``jobs.est`` view;
+    ``listed`` (J,) is work space."""
+    cjobs, cplat, st, cout, bl, run_w = core.jobs, core.plat, core.st, core.out, core.bl, core.run_w
     J = jobs.sub.shape[0]
     status = np.zeros(J, np.int64)
     saved = np.zeros(J)
@@ -480,6 +486,8 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
     end = np.zeros(J)
     version = np.zeros(J, np.int64)
     start = np.full(J, np.nan)
+    ex = _Execs(status=status, saved=saved, seg_start=seg_start, seg_read=seg_read, end=end,
+                start=start)
     finish = np.full(J, np.nan)
     npre = np.zeros(J, np.int64)
     held = np.zeros(J, np.int64)
@@ -518,7 +526,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
 
     for j in range(J):  # what EASY plans each queued job's execution to take
         run_w[j] = _duration(jobs, saved, j)
-    _step_init_easy(cjobs, cplat, st, cout, by_rank, bl)
+    steps.init_easy(cjobs, cplat, st, cout, by_rank, bl)
     n_start = 0  # jobs to start on the core at the end of this event (in ``listed``)
     mismatch = 0
     for j in arrival:  # in submit order (ties: lower index), the first sequence numbers
@@ -535,7 +543,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
         n_events += 1
         # The core releases the jobs finishing by t (finishes within its tolerance end
         # together, at the earliest of them; the event may move there).
-        t = _step_begin(t, 0, cjobs, cplat, st, cout)
+        t = steps.begin(t, 0, cjobs, cplat, st, cout)
         # The running jobs the core released (NaN finish until then): from the front of
         # the list by planned end, which is the core's projected finish.
         i = 0
@@ -578,17 +586,16 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     held[claim[j]] += jobs.nodes[j]
                     claim[j] = -1
                     run_w[j] = _duration(jobs, saved, j)
-                    _step_requeue(cjobs, cplat, st, j)
+                    steps.requeue(cjobs, cplat, st, j)
                 status[j] = _WAITING
                 _tree_set(tn, size, rank[j], jobs.nodes[j])
                 n_wait += 1
             else:  # a real-time job's JIT wait is over (it runs on the core already)
                 busy -= held[j]
-                _step_claim(st, 0, jobs.nodes[j] - held[j])  # the surplus back
+                steps.claim(st, 0, jobs.nodes[j] - held[j])  # the surplus back
                 held[j] = 0
                 na = _act_remove(ae, aj, na, end[j], j)
-                na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
-                            j, t, run_w, cout)
+                na = _begin(jobs, ex, ae, aj, na, j, t, run_w, cout)
                 busy += jobs.nodes[j]
 
         # ---- schedule at t: the queue in rank order, as it stood at the event. Under
@@ -633,8 +640,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                 if qsim:
                     nv = _victims_qsim(jobs, th_batch, status, end, aj, na, j, t, free, out)
                 elif allowed:
-                    nv = _victims(jobs, kind, improved == 1, th_batch, status, saved,
-                                  seg_start, seg_read, aj, na, j, t, free, out)
+                    nv = _victims(jobs, kind, improved == 1, th_batch, ex, aj, na, j, t, free, out)
                 if nv > 0:
                     wait = 0.0
                     writing = 0  # nodes of the victims that write a JIT checkpoint
@@ -650,7 +656,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         n_pre += 1
                         wait = max(wait, jit)
                         na = _act_remove(ae, aj, na, end[b], b)
-                        _step_stop(t, 0, cjobs, cplat, st, cout, b)
+                        steps.stop(t, 0, cjobs, cplat, st, cout, b)
                         if jit > 0:
                             # It keeps its nodes while it writes, then hands them over (on
                             # the core, the real-time job takes them now: see below).
@@ -680,7 +686,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         run_w[j] = wait + jobs.run[j]
                         listed[n_start] = j
                         n_start += 1
-                        _step_claim(st, 0, max(0, writing - jobs.nodes[j]))
+                        steps.claim(st, 0, max(0, writing - jobs.nodes[j]))
                         end[j] = t + wait + jobs.run[j]
                         na = _act_insert(ae, aj, na, end[j], j)
                         ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, t + wait, _RTJ_START,
@@ -690,8 +696,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
             if started:
                 _tree_set(tn, size, p, _BIG)
                 n_wait -= 1
-                na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj, na,
-                            j, t, run_w, cout)
+                na = _begin(jobs, ex, ae, aj, na, j, t, run_w, cout)
                 busy += jobs.nodes[j]
                 listed[n_start] = j
                 n_start += 1
@@ -712,7 +717,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
 
         # Start on the core what this event started: they fit, as the loop counts nodes.
         if n_start > 0:
-            _step_map(t, 0, cjobs, cplat, st, cout, bl, listed, n_start)
+            steps.map(t, 0, cjobs, cplat, st, cout, bl, listed, n_start)
             for a in range(n_start):
                 mismatch += st.started[listed[a]] == 0
             n_start = 0
@@ -721,7 +726,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
         # core's event heap.
         if head >= 0 and busy < N and _tree_first(tn, size, head + 1, N - busy, stack) >= 0:
             before = st.evi[E_STARTED]
-            _step_easy(t, 0, cjobs, cplat, st, cout, by_rank, bl)
+            steps.easy(t, 0, cjobs, cplat, st, cout, by_rank, bl)
             if st.evi[E_STARTED] > before:
                 for i in range(st.evi[E_NH]):
                     j = st.hj[i]
@@ -729,18 +734,17 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         continue
                     _tree_set(tn, size, rank[j], _BIG)
                     n_wait -= 1
-                    na = _begin(jobs, saved, status, seg_start, seg_read, end, start, ae, aj,
-                                na, j, t, run_w, cout)
+                    na = _begin(jobs, ex, ae, aj, na, j, t, run_w, cout)
                     busy += jobs.nodes[j]
 
         for a in range(n_def):
             b = deferred[a]
             run_w[b] = _duration(jobs, saved, b)
-            _step_requeue(cjobs, cplat, st, b)
+            steps.requeue(cjobs, cplat, st, b)
             _tree_set(tn, size, rank[b], jobs.nodes[b])
             n_wait += 1
 
-    _step_end(t if n_events > 0 else 0.0, 0, cjobs, cplat, st, cout)
+    steps.end(t if n_events > 0 else 0.0, 0, cjobs, cplat, st, cout)
     ok = n_wait == 0 and mismatch == 0
     for j in range(J):
         if status[j] != _DONE:
@@ -833,10 +837,10 @@ def simulate_realtime(submit, runtime, nodes, rtj, cls, N, scheme="preempt", che
     rank = np.empty(J, np.int64)
     rank[by_rank] = idx
     # The simulation core: one cluster of N nodes at speed 1, no communication or power cap.
-    c = driver_core(jobs.sub, jobs.nodes, run, np.array([N]), np.ones(1))
+    c = steps.driver_core(jobs.sub, jobs.nodes, run, np.array([N]), np.ones(1))
     ok, start, finish, npre, s_job, s_f, s_pre, n_ev, n_pre = _simulate(
-        jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival, c.jobs, c.plat,
-        c.st, c.out, c.bl, c.run_w, np.empty(J, dtype=np.int64))
+        jobs, N, sch, ck, code, float(rtj_threshold), th, rank, by_rank, arrival, c,
+        np.empty(J, dtype=np.int64))
     if not ok:
         raise RuntimeError("the simulation ended with unfinished jobs")
     return RealtimeRun(start, finish, npre, s_job, *(np.ascontiguousarray(s_f[:, c])

@@ -21,15 +21,30 @@ that never exceeds a cluster's nodes always has a node-by-node assignment
 
 from __future__ import annotations
 
+from collections import namedtuple
 from typing import NamedTuple
 
 import numpy as np
 from numba import get_num_threads, njit, prange
 
-from ._profiles import earliest_fit, init_profiles, job_value, occupy
+from ._profiles import (
+    ProfilePlatform,
+    Profiles,
+    ValueJobs,
+    earliest_fit,
+    init_profiles,
+    job_value,
+    new_profiles,
+    occupy,
+)
 from ._validate import check_blacklists, check_clusters, check_orders, check_vector, readonly
 
 __all__ = ["ValueDecode", "decode_value", "decode_value_batch", "value_at"]
+
+
+#: What the value decoder writes per job: ``start``, ``finish`` (NaN: not run),
+#: ``cluster`` (-1: not run) and ``value`` earned.
+ValueOut = namedtuple("ValueOut", "start finish cluster value")
 
 
 class ValueDecode(NamedTuple):
@@ -56,13 +71,17 @@ def value_at(finish, v_start, v_final, soft, hard):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _decode_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed, order,
-                  blacklist, start, finish, cluster, value, times, free, m):
-    """Place every job in order; fills ``start``, ``finish``, ``cluster`` (-1: not run), ``value``.
+def _decode_value(jobs, plat, order, blacklist, out, prof):
+    """Place every job in order; fills ``out`` (:data:`ValueOut`).
 
-    ``times`` and ``free`` (K, 2J + 1) hold the profiles, ``m`` (K,) their lengths.
+    ``prof`` (:data:`decoders._profiles.Profiles`, (K, 2J + 1)) is work space.
     Returns ``(total value, jobs run, relaxed blacklists)``.
     """
+    release, tasks, runtime = jobs.release, jobs.tasks, jobs.runtime
+    v_start, v_final, soft, hard = jobs.v_start, jobs.v_final, jobs.soft, jobs.hard
+    nodes, speed = plat.nodes, plat.speed
+    start, finish, cluster, value = out.start, out.finish, out.cluster, out.value
+    times, free, m = prof.times, prof.free, prof.m
     J = order.shape[0]
     K = nodes.shape[0]
     init_profiles(times, free, m, nodes)
@@ -110,28 +129,23 @@ def _decode_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, 
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def _decode_value_batch(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed,
-                        orders, blacklists, n_chunks, out_v, out_i):
+def _decode_value_batch(jobs, plat, orders, blacklists, n_chunks, out_v, out_i):
     P, J = orders.shape
-    K = nodes.shape[0]
+    K = plat.nodes.shape[0]
     for c in prange(n_chunks):
-        start = np.empty(J)
-        finish = np.empty(J)
-        value = np.empty(J)
-        cluster = np.empty(J, dtype=np.int64)
-        times = np.empty((K, 2 * J + 1))
-        free = np.empty((K, 2 * J + 1), dtype=np.int64)
-        m = np.empty(K, dtype=np.int64)
+        out = ValueOut(np.empty(J), np.empty(J), np.empty(J, dtype=np.int64), np.empty(J))
+        prof = Profiles(np.empty((K, 2 * J + 1)), np.empty((K, 2 * J + 1), dtype=np.int64),
+                        np.empty(K, dtype=np.int64))
         for p in range(c * P // n_chunks, (c + 1) * P // n_chunks):
-            tot, nr, nx = _decode_value(release, tasks, runtime, v_start, v_final, soft, hard,
-                                        nodes, speed, orders[p], blacklists[p], start, finish,
-                                        cluster, value, times, free, m)
+            tot, nr, nx = _decode_value(jobs, plat, orders[p], blacklists[p], out, prof)
             out_v[p] = tot
             out_i[p, 0] = nr
             out_i[p, 1] = nx
 
 
-def _prepare_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed):
+def value_bundles(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed):
+    """Validated, read-only ``(jobs, plat)`` (:data:`~decoders._profiles.ValueJobs`,
+    :data:`~decoders._profiles.ProfilePlatform`) of a value decode or simulation."""
     nodes, speed = check_clusters(nodes, speed)
     J = np.shape(release)[0] if np.ndim(release) == 1 else -1
     if J < 0:
@@ -153,7 +167,10 @@ def _prepare_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes,
         i = int(np.flatnonzero(tasks > nodes.max())[0])
         raise ValueError(f"job {i} needs {tasks[i]} nodes but the largest cluster has "
                          f"{nodes.max()}; jobs may not span clusters here")
-    return release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed
+    jobs = ValueJobs(release=release, tasks=tasks, runtime=runtime, v_start=v_start,
+                     v_final=v_final, soft=soft, hard=hard)
+    plat = ProfilePlatform(nodes=nodes, speed=speed)
+    return ValueJobs._make(readonly(*jobs)), ProfilePlatform._make(readonly(*plat))
 
 
 def decode_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed, order,
@@ -180,36 +197,35 @@ def decode_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, s
         ``start``, ``finish`` (NaN for jobs not run), ``cluster`` (-1), ``value``
         per job, ``total_value``, ``n_run`` and ``n_relaxed``.
     """
-    arrs = _prepare_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed)
-    J, K = arrs[0].shape[0], arrs[7].shape[0]
+    jobs, plat = value_bundles(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed)
+    J, K = jobs.release.shape[0], plat.nodes.shape[0]
     if np.ndim(order) != 1:
         raise ValueError(f"order must be one permutation of shape ({J},), got shape "
                          f"{np.shape(order)}; decode populations with decode_value_batch")
     order = check_orders(np.asarray(order)[None, :], J)[0]
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
-    arrs = readonly(*arrs, order, blacklist)
-    start, finish, value = np.empty(J), np.empty(J), np.empty(J)
-    cluster = np.empty(J, dtype=np.int64)
-    times = np.empty((K, 2 * J + 1))
-    free = np.empty((K, 2 * J + 1), dtype=np.int64)
-    m = np.empty(K, dtype=np.int64)
-    tot, nr, nx = _decode_value(*arrs, start, finish, cluster, value, times, free, m)
-    return ValueDecode(start, finish, cluster, value, float(tot), int(nr), int(nx))
+    order, blacklist = readonly(order, blacklist)
+    out = ValueOut(start=np.empty(J), finish=np.empty(J), cluster=np.empty(J, dtype=np.int64),
+                   value=np.empty(J))
+    tot, nr, nx = _decode_value(jobs, plat, order, blacklist, out, new_profiles(K, 2 * J + 1))
+    return ValueDecode(out.start, out.finish, out.cluster, out.value, float(tot), int(nr),
+                       int(nx))
 
 
 def decode_value_batch(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed,
                        orders, blacklists):
     """Decode a population in parallel; returns ``(total_value (P,), n_run (P,), n_relaxed (P,))``."""
-    arrs = _prepare_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed)
-    J, K = arrs[0].shape[0], arrs[7].shape[0]
+    jobs, plat = value_bundles(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed)
+    J, K = jobs.release.shape[0], plat.nodes.shape[0]
     orders = check_orders(orders, J)
     if np.ndim(blacklists) != 3 or np.shape(blacklists)[0] != orders.shape[0]:
         raise ValueError(f"blacklists must have shape ({orders.shape[0]}, {J}, {K}), "
                          f"got {np.shape(blacklists)}")
     blacklists = check_blacklists(blacklists, J, K)
-    arrs = readonly(*arrs, orders, blacklists)
+    orders, blacklists = readonly(orders, blacklists)
     P = orders.shape[0]
     out_v = np.empty(P)
     out_i = np.empty((P, 2), dtype=np.int64)
-    _decode_value_batch(*arrs, max(1, min(P, get_num_threads())), out_v, out_i)
+    _decode_value_batch(jobs, plat, orders, blacklists, max(1, min(P, get_num_threads())), out_v,
+                        out_i)
     return out_v, out_i[:, 0].copy(), out_i[:, 1].copy()

@@ -23,7 +23,7 @@ KERNEL_GROUPS = {
     "batch decoder": ("the decoder's kernel, which decodes populations too (the same kernel as "
                       "'decoder')", [("federated", "_decode")]),
     "dispatch steps": ("moga powercap (the hybrid dispatcher)",
-                       [("federated", "_step_map"), ("federated", "_step_end")]),
+                       [("steps", "map"), ("steps", "end")]),
     "value decoders": ("moga value", [("value", "_decode_value"),
                                       ("value", "_decode_value_batch")]),
     "online value heuristics": ("moga value", [("loop", "_simulate")]),

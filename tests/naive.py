@@ -648,9 +648,41 @@ def naive_prb(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, li
     with the ``rule``'s allocation (the least-power one where that exceeds
     a budget); the others wait. Returns ``(start, finish, alloc)``.
     """
+    weight = [float(w) for w in weight]
+
+    def rank(j, t):
+        return (-weight[j] * (t - float(release[j]) + 1.0), int(tasks[j]) * float(runtime[j]), j)
+
+    return _naive_list(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
+                       rank, power=power, cap=cap, cluster_caps=cluster_caps, rule=rule)
+
+
+def naive_saf(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link, power=None,
+              cap=None, cluster_caps=None, rule="fastest", estimate=None):
+    """Reference of smallest area first under the ``at_start`` model.
+
+    At every arrival or finish the waiting jobs are ranked by increasing
+    area, ``tasks * estimate`` (the planned run time, default ``runtime``),
+    ties by release, then index; each that fits now (nodes, power) starts
+    with the ``rule``'s allocation (the least-power one where that exceeds
+    a budget); the others wait. Returns ``(start, finish, alloc)``.
+    """
+    est = [float(e) for e in (runtime if estimate is None else estimate)]
+
+    def rank(j, t):
+        return (int(tasks[j]) * est[j], float(release[j]), j)
+
+    return _naive_list(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
+                       rank, power=power, cap=cap, cluster_caps=cluster_caps, rule=rule)
+
+
+def _naive_list(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link, rank,
+                power=None, cap=None, cluster_caps=None, rule="fastest"):
+    """A list scheduler under the ``at_start`` model: at every arrival or finish the waiting
+    jobs, sorted by ``rank(j, t)``, each start now if they fit (nodes, power)."""
     J, K = len(release), len(nodes)
-    (release, runtime, sigma, bw, speed, link, pbusy, pidle, weight), (tasks, nodes) = _lists(
-        (release, runtime, sigma, bw, speed, link, pbusy, pidle, weight), (tasks, nodes))
+    (release, runtime, sigma, bw, speed, link, pbusy, pidle), (tasks, nodes) = _lists(
+        (release, runtime, sigma, bw, speed, link, pbusy, pidle), (tasks, nodes))
     fast_first = sorted(range(K), key=lambda k: _cluster_key_fast(k, speed, pbusy))
     slow_first = sorted(range(K), key=lambda k: _cluster_key_slow(k, speed, pbusy))
     pick_first = _pick_order(rule, fast_first, speed, pbusy)
@@ -679,7 +711,7 @@ def naive_prb(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, li
     while any(s is None for s in start):
         t = _release_projected(proj, t, finish, free, alloc)
         queue = [j for j in range(J) if release[j] <= t and start[j] is None]
-        queue.sort(key=lambda j: (-weight[j] * (t - release[j] + 1.0), tasks[j] * runtime[j], j))
+        queue.sort(key=lambda j: rank(j, t))
         for j in queue:
             if sum(free) < tasks[j]:
                 continue

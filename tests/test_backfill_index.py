@@ -105,12 +105,12 @@ def test_the_late_width_bound_keeps_every_job_that_could_leave_the_head_room(see
     # The candidate index skips a job that cannot end by the reservation when it is wider
     # than _late_width of its cluster set; no allocation of such a job may leave the head
     # its nodes, or the index would change schedules.
-    from decoders import federated
+    from decoders import easy
 
     # The kernels' own code run as Python (the helpers have no Python entry point).
-    _late_width = federated._late_width.py_func
-    _room_bounds = federated._room_bounds.py_func
-    _room_left = federated._room_left.py_func
+    _late_width = easy._late_width.py_func
+    _room_bounds = easy._room_bounds.py_func
+    _room_left = easy._room_left.py_func
     rng = np.random.default_rng(seed)
     K = int(rng.integers(1, 4))
     st = new_state(4, K)

@@ -257,7 +257,7 @@ def test_room_left_is_the_most_room_any_allowed_allocation_leaves(data):
     """The backfill scan's bound equals the best room over all allocations it admits (a twin)."""
     import itertools
 
-    from decoders.federated import _room_left
+    from decoders.easy import _room_left
 
     K = data.draw(st.integers(1, 4))
     ints = st.lists(st.integers(0, 4), min_size=K, max_size=K)

@@ -10,8 +10,7 @@ from naive import naive_online, naive_value_decode
 
 import moga
 import moga.value
-from decoders.online import HEURISTICS as HEURISTICS_BY_CODE
-from decoders.online import simulate
+from decoders.online import RULE_CODES, simulate
 from moga.value import DEFAULT_CLASSES, attach_values, evaluate_value, evaluate_value_batch, value_at
 
 
@@ -194,7 +193,7 @@ def test_easy_backfills_without_delaying_the_reservation():
     assert s.reserved[1] == 10.0 and np.isnan(s.reserved[2])
 
 
-@pytest.mark.parametrize("h", sorted(HEURISTICS_BY_CODE))
+@pytest.mark.parametrize("h", sorted(RULE_CODES))
 def test_online_runs_on_the_core_loop_with_its_tolerance(h):
     # Two jobs end 1e-11 s apart: the core loop ends them together at the earlier finish,
     # so the two-node job waiting for both starts then, as in the twin.
@@ -251,7 +250,7 @@ def test_online_argument_errors():
         moga.value.online(js, fed, "fcfs-multi", small=10, medium=5)
 
 
-@given(inst=value_instances(max_jobs=22), h=st.sampled_from(sorted(HEURISTICS_BY_CODE)),
+@given(inst=value_instances(max_jobs=22), h=st.sampled_from(sorted(RULE_CODES)),
        thresholds=st.sampled_from([(1, 3), (2, 2), (16, 256)]), batch=st.booleans())
 def test_online_simulator_equals_its_plain_python_twin(inst, h, thresholds, batch):
     js, fed, _, _ = inst

@@ -22,6 +22,6 @@ Layout: the driver in :mod:`.loop` (with the wrapper :func:`simulate`), the
 heuristics in :mod:`.rules`, the bundled state in :mod:`._state`.
 """
 
-from .loop import HEURISTICS, OnlineResult, simulate
+from .loop import RULE_CODES, OnlineResult, simulate
 
-__all__ = ["HEURISTICS", "OnlineResult", "simulate"]
+__all__ = ["RULE_CODES", "OnlineResult", "simulate"]

@@ -1,36 +1,30 @@
 """The online simulator's bundled state (named tuples of arrays; nothing is copied).
 
-``jobs`` (:data:`Jobs`)
-    Per job, shape (J,): ``release``, ``tasks``, ``runtime`` (s on a speed-1.0
-    node), the value function ``v_start``, ``v_final``, ``soft``, ``hard``,
-    and ``by_release`` (jobs by arrival, ties by index).
-``plat`` (:data:`Platform`)
-    Per cluster, shape (K,): ``nodes`` and ``speed``.
-``prof`` (:data:`Profiles`)
-    The availability profiles, one per cluster: breakpoints ``times`` (K, 2J+1),
-    free nodes ``free`` on each step, and the step counts ``m`` (K,).
-``out`` (:data:`Out`)
+These bundles sit beside the simulation core's own (:mod:`decoders._federated_core`:
+``Jobs``, ``Platform``, ``Out``), which the driver passes to the steps, and have
+names of their own. The jobs, the clusters and the profiles are the value
+decoders' bundles (:mod:`decoders._profiles`: ``ValueJobs``,
+``ProfilePlatform``, ``Profiles``, with (K, 6J + 1) breakpoints here).
+
+``out`` (:data:`ProfileOut`)
     What the simulation writes, per job: ``start``, ``finish`` (NaN if not
     run), ``cluster`` (-1), ``value`` earned, ``reserved`` (the reservation or
     place-holder start, NaN if the job started when first mapped), and
     ``status`` (0 not arrived, :data:`WAITING`, :data:`PLACED`, :data:`DROPPED`).
 ``q`` (:data:`Queues`)
-    ``waiting`` (the queue), ``phs`` (jobs holding a future place-holder),
-    ``ht``/``hj`` (the heap of planned starts not yet made on the core, times
-    and jobs), ``ft``/``fj`` (the heap of planned finishes of the jobs
-    started, times and jobs), and ``evi`` (int64: the lengths and cursors,
-    indices ``Q_*``).
+    ``by_release`` (the jobs by arrival, ties by index), ``waiting`` (the
+    queue), ``phs`` (jobs holding a future place-holder), ``ht``/``hj`` (the
+    heap of planned starts not yet made on the core, times and jobs),
+    ``ft``/``fj`` (the heap of planned finishes of the jobs started, times
+    and jobs), and ``evi`` (int64: the lengths and cursors, indices ``Q_*``).
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
 
-Jobs = namedtuple("Jobs", "release tasks runtime v_start v_final soft hard by_release")
-Platform = namedtuple("Platform", "nodes speed")
-Profiles = namedtuple("Profiles", "times free m")
-Out = namedtuple("Out", "start finish cluster value reserved status")
-Queues = namedtuple("Queues", "waiting phs ht hj ft fj evi")
+ProfileOut = namedtuple("ProfileOut", "start finish cluster value reserved status")
+Queues = namedtuple("Queues", "by_release waiting phs ht hj ft fj evi")
 
 #: Job status codes.
 WAITING, PLACED, DROPPED = 1, 2, 3

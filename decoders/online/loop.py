@@ -10,7 +10,7 @@ jobs finishing by ``t`` and queue the arrivals, (2) queues the arrivals for
 the heuristic, (3) retires the place-holders whose start has come, (4)
 trims the profiles' past, (5) drops the waiting jobs that cannot earn
 anything any more, even at their best slot (the core takes them out of its
-queue: :func:`decoders.federated._step_drop`), then (6) lets the heuristic
+queue: :func:`decoders.steps.drop`), then (6) lets the heuristic
 map jobs (:mod:`decoders.online.rules`), (7) keeps the unplaced jobs
 waiting, and (8) starts on the core, each on its cluster alone, every job
 whose planned start has come: those mapped now and the place-holders
@@ -33,13 +33,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from .. import steps
 from .._federated_core import E_STARTED
 from .._kernels import FINISH_RTOL, heap_pop, heap_push
-from .._profiles import init_profiles, job_value, occupy, trim_before
-from .._validate import choice_code, readonly
-from ..dispatch import driver_core
-from ..federated import _step_begin, _step_drop, _step_end, _step_init, _step_map
-from ..value import _prepare_value
+from .._profiles import init_profiles, job_value, new_profiles, occupy, trim_before
+from .._validate import choice_code
+from ..value import value_bundles
 from ._state import (
     DROPPED,
     PLACED,
@@ -50,18 +49,16 @@ from ._state import (
     Q_NW,
     Q_RES_JOB,
     WAITING,
-    Jobs,
-    Out,
-    Platform,
-    Profiles,
+    ProfileOut,
     Queues,
 )
 from .rules import best_choice, duration, map_easy, map_fcfs_multi, map_max_max
 
-__all__ = ["HEURISTICS", "OnlineResult", "simulate"]
+__all__ = ["RULE_CODES", "OnlineResult", "simulate"]
 
-#: Online heuristics by their simulator code, with the integer the kernel uses.
-HEURISTICS = {"easy": 0, "fcfs-multi": 1, "max-max-value": 2, "max-max-vpr": 3}
+#: The rules of the online kernel by name, with the integer code the kernel uses (the
+#: catalogue of named heuristics is :data:`moga.value.ONLINE_HEURISTICS`).
+RULE_CODES = {"easy": 0, "fcfs-multi": 1, "max-max-value": 2, "max-max-vpr": 3}
 
 
 class OnlineResult(NamedTuple):
@@ -102,8 +99,8 @@ def _advance(t, jobs, plat, prof, out, q, dropped):
     K = plat.nodes.shape[0]
     nw = q.evi[Q_NW]
     arrived = q.evi[Q_ARRIVED]
-    while arrived < J and jobs.release[jobs.by_release[arrived]] <= t:
-        j = jobs.by_release[arrived]
+    while arrived < J and jobs.release[q.by_release[arrived]] <= t:
+        j = q.by_release[arrived]
         q.waiting[nw] = j
         out.status[j] = WAITING
         nw += 1
@@ -136,30 +133,30 @@ def _advance(t, jobs, plat, prof, out, q, dropped):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _simulate(cjobs, cplat, st, cout, bl_rows, bl, listed, jobs, plat, prof, out, q, heuristic,
-              small, medium):
+def _simulate(core, listed, jobs, plat, prof, out, q, heuristic, small, medium):
     """Run the simulation; returns ``(total value, jobs run, jobs dropped, mapping events,
     planned starts the core refused)``.
 
-    ``cjobs``, ``cplat``, ``st``, ``cout``: the core's bundles
-    (:mod:`decoders._federated_core`) of the same jobs and clusters;
+    ``core`` (:class:`decoders.steps.DriverCore`): the core's bundles
+    (:mod:`decoders._federated_core`) of the same jobs and clusters, with
     ``bl_rows`` (J, K) the blacklist rows that confine a job to its cluster,
     written here, and ``bl`` a read-only view of them, what the core's steps
     read (so they run in the signature the Python seam compiles);
     ``listed`` (J,) work space. The last count is 0 unless plans and core
     disagree.
     """
+    cjobs, cplat, st, cout, bl_rows, bl = core.jobs, core.plat, core.st, core.out, core.bl_rows, core.bl
     J = jobs.release.shape[0]
     K = plat.nodes.shape[0]
     _init(jobs, plat, prof, out, q)
-    _step_init(cjobs, cplat, st, cout, jobs.by_release)
+    steps.init(cjobs, cplat, st, cout, q.by_release)
     n_events = 0
     n_dropped = 0
     refused = 0
-    t = jobs.release[jobs.by_release[0]] if J > 0 else 0.0
+    t = jobs.release[q.by_release[0]] if J > 0 else 0.0
     while J > 0:
         n_events += 1
-        t = _step_begin(t, 0, cjobs, cplat, st, cout)
+        t = steps.begin(t, 0, cjobs, cplat, st, cout)
         # The core ends together the jobs whose finishes agree to its tolerance, at the
         # earliest of them: free their nodes in the plans from then on too.
         nf = q.evi[Q_NF]
@@ -174,7 +171,7 @@ def _simulate(cjobs, cplat, st, cout, bl_rows, bl, listed, jobs, plat, prof, out
         q.evi[Q_NF] = nf
         n = _advance(t, jobs, plat, prof, out, q, listed)
         for i in range(n):
-            _step_drop(cjobs, st, cout, listed[i])
+            steps.drop(cjobs, st, cout, listed[i])
         n_dropped += n
         if heuristic == 0:
             map_easy(t, jobs, plat, prof, out, q)
@@ -201,7 +198,7 @@ def _simulate(cjobs, cplat, st, cout, bl_rows, bl, listed, jobs, plat, prof, out
             listed[n] = j
             n += 1
         q.evi[Q_NH] = nh
-        nxt = _step_map(t, 0, cjobs, cplat, st, cout, bl, listed, n)
+        nxt = steps.map(t, 0, cjobs, cplat, st, cout, bl, listed, n)
         nf = q.evi[Q_NF]
         for i in range(n):
             j = listed[i]
@@ -227,7 +224,7 @@ def _simulate(cjobs, cplat, st, cout, bl_rows, bl, listed, jobs, plat, prof, out
             refused += J - st.evi[E_STARTED]
             break
         t = max(t, nxt)
-    _step_end(t, 0, cjobs, cplat, st, cout)
+    steps.end(t, 0, cjobs, cplat, st, cout)
     for i in range(q.evi[Q_NW]):
         out.status[q.waiting[i]] = DROPPED  # cannot happen: an idle federation takes every job
     total = 0.0
@@ -266,28 +263,23 @@ def simulate(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed
         start, NaN if the job started when first mapped); ``total_value``,
         ``n_run``, ``n_dropped`` and ``n_events`` (mapping events).
     """
-    code = choice_code("online heuristic", heuristic, HEURISTICS)
+    code = choice_code("online heuristic", heuristic, RULE_CODES)
     if not 0 < small <= medium:
         raise ValueError(f"queue thresholds must satisfy 0 < small <= medium, got {small}, {medium}")
-    arrs = _prepare_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed)
-    J, K = arrs[0].shape[0], arrs[7].shape[0]
-    by_release = np.lexsort((np.arange(J), arrs[0])).astype(np.int64)
-    a = readonly(*arrs, by_release)
-    jobs = Jobs(*a[0:7], a[9])
-    plat = Platform(a[7], a[8])
+    jobs, plat = value_bundles(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed)
+    J, K = jobs.release.shape[0], plat.nodes.shape[0]
+    # The core's bundles; its order is the arrival order (ties by index).
+    c = steps.driver_core(jobs.release, jobs.tasks, jobs.runtime, plat.nodes, plat.speed)
     # Two breakpoints per placement, two where a place-holder starts early, two where the core
     # ends a job early.
-    prof = Profiles(np.empty((K, 6 * J + 1)), np.empty((K, 6 * J + 1), dtype=np.int64),
-                    np.empty(K, dtype=np.int64))
-    out = Out(np.empty(J), np.empty(J), np.empty(J, dtype=np.int64), np.empty(J), np.empty(J),
-              np.empty(J, dtype=np.int64))
-    q = Queues(np.empty(J, dtype=np.int64), np.empty(J, dtype=np.int64), np.empty(J),
-               np.empty(J, dtype=np.int64), np.empty(J), np.empty(J, dtype=np.int64),
-               np.empty(6, dtype=np.int64))
-    c = driver_core(a[0], a[1], a[2], a[7], a[8])
-    tot, n_run, n_drop, n_ev, refused = _simulate(c.jobs, c.plat, c.st, c.out, c.bl_rows, c.bl,
-                                                  np.empty(J, dtype=np.int64), jobs, plat, prof,
-                                                  out, q, code, int(small), int(medium))
+    prof = new_profiles(K, 6 * J + 1)
+    out = ProfileOut(start=np.empty(J), finish=np.empty(J), cluster=np.empty(J, dtype=np.int64),
+                     value=np.empty(J), reserved=np.empty(J), status=np.empty(J, dtype=np.int64))
+    q = Queues(by_release=c.order, waiting=np.empty(J, dtype=np.int64),
+               phs=np.empty(J, dtype=np.int64), ht=np.empty(J), hj=np.empty(J, dtype=np.int64),
+               ft=np.empty(J), fj=np.empty(J, dtype=np.int64), evi=np.empty(6, dtype=np.int64))
+    tot, n_run, n_drop, n_ev, refused = _simulate(c, np.empty(J, dtype=np.int64), jobs, plat,
+                                                  prof, out, q, code, int(small), int(medium))
     if refused:
         raise RuntimeError(f"the simulation core refused {refused} planned start(s); plans and "
                            "core disagree (please report this with the workload)")

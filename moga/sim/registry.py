@@ -98,7 +98,7 @@ POLICIES = {p.name: p for p in (
                "out of it", "decoders.federated._start_in_order", "naive_decode",
                frozenset({"power_cap"}), ("exact",)),
     PolicyInfo("easy", "kernel", "EASY backfilling in arrival order (one reservation for "
-               "the head)", "decoders.federated._start_easy", "naive_easy_federated",
+               "the head)", "decoders.easy.start_easy", "naive_easy_federated",
                frozenset({"power_cap", "reservation"}), ("exact", "requested")),
     PolicyInfo("prb", "kernel", "priority-rule-based: queue weight x (wait + 1), every "
                "ranked job that fits", "decoders.federated._start_prb", "naive_prb",

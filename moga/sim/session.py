@@ -1,7 +1,8 @@
 """The Python seam of the simulation core: the federated event loop, one event at a time.
 
 A :class:`Session` runs the same Numba event loop as the decoders and the
-kernel dispatchers (:mod:`decoders.federated`): jobs arrive at their
+kernel dispatchers (:mod:`decoders.federated`), calling its steps
+(:mod:`decoders.steps`) directly: jobs arrive at their
 release, nodes are allocated by the allocation rule (fastest or greenest
 clusters first, co-allocation across clusters, the power caps of the
 federation honoured), execution follows the slowdown model. Between events
@@ -20,11 +21,14 @@ real run times.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
-from decoders.dispatch import Stepper
-from decoders.federated import CapInfeasibleError
+from decoders import steps
+from decoders._federated_core import E_NCL, E_NH, E_NQ, E_QH, E_STARTED, Out, new_state
+from decoders._validate import choice_code
+from decoders.federated import MODELS, CapInfeasibleError, setup_online
 
 from ..errors import InputError
 from ..model.jobset import JobSet
@@ -45,6 +49,25 @@ def _positions(jobs, verb: str) -> np.ndarray:
     if listed.size and listed.dtype.kind not in "iu":
         raise ValueError(f"{verb} takes job positions (integers), got dtype {listed.dtype}")
     return listed.astype(np.int64)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a``."""
+    v = a.view()
+    v.setflags(write=False)
+    return v
+
+
+class _End(NamedTuple):
+    """The loop's schedule at the end of a session (arrays indexed like the job-set)."""
+
+    start: np.ndarray
+    finish: np.ndarray
+    alloc: np.ndarray
+    makespan: float
+    energy: float
+    flowtime: float
+    n_coalloc: int
 
 
 class PolicyStalled(RuntimeError):
@@ -92,13 +115,26 @@ class Session:
         self.jobset, self.federation = jobset, federation
         self.model, self.rule, self.estimates = model, rule, estimates
         fed = federation
+        self._code = choice_code("execution model", model, MODELS)
         try:
-            self._s = Stepper(*jobset.arrays(), fed.nodes, fed.speed, fed.power_busy,
-                              fed.power_idle, fed.link, power=jobset.power,
-                              power_cap=fed.power_cap, cluster_caps=fed.cluster_caps,
-                              model=model, rule=rule, check=False)
+            self._jobs, self._plat, order, _ = setup_online(
+                *jobset.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link,
+                power=jobset.power, power_cap=fed.power_cap, cluster_caps=fed.cluster_caps,
+                rule=rule, check=False)
         except CapInfeasibleError as e:
             raise cap_error(e, jobset, fed) from None
+        J, K = len(jobset), fed.n_clusters
+        # The loop reads read-only views (the steps' argument types) of what :meth:`preempt`
+        # changes (a restarted job's run time) and :meth:`start` sets for one call (the
+        # blacklist rows of the listed jobs).
+        self._runtime = np.array(self._jobs.runtime)
+        self._jobs = self._jobs._replace(runtime=_readonly(self._runtime))
+        self._bl = np.zeros((J, K))
+        self._bl_view = _readonly(self._bl)
+        self._st = new_state(J, K)
+        self._out = Out(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, K), dtype=np.int64),
+                        np.empty(J))
+        steps.init(self._jobs, self._plat, self._st, self._out, order)
         est = jobset.requested if estimates == "requested" else jobset.runtime
         self._estimate = np.array(est, dtype=np.float64)
         self._estimate.setflags(write=False)
@@ -114,8 +150,22 @@ class Session:
         self._begin(self._t)
 
     def _begin(self, t: float) -> None:
-        self._t = self._s.begin(t)
+        self._t = float(steps.begin(float(t), self._code, self._jobs, self._plat, self._st,
+                                    self._out))
         self.events += 1
+
+    def _map(self, listed) -> float:
+        """Start the queued jobs ``listed`` (int64) in order where they fit now; returns the
+        next finish or arrival."""
+        listed = np.ascontiguousarray(listed, dtype=np.int64)
+        return float(steps.map(self._t, self._code, self._jobs, self._plat, self._st, self._out,
+                               self._bl_view, listed, listed.shape[0]))
+
+    def _running(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(jobs, predicted finish)`` of the running jobs, as the loop has them."""
+        st = self._st
+        run = np.concatenate([st.hj[:int(st.evi[E_NH])], st.cl[:int(st.evi[E_NCL])]])
+        return run, st.fin[run].copy()
 
     @property
     def now(self) -> float:
@@ -125,7 +175,7 @@ class Session:
     @property
     def done(self) -> bool:
         """True once every job has started or been rejected."""
-        return self._s.done
+        return int(self._st.evi[E_STARTED]) == len(self.jobset)
 
     @property
     def estimate(self) -> np.ndarray:
@@ -135,8 +185,9 @@ class Session:
 
     def queued(self) -> np.ndarray:
         """The waiting jobs (positions in the job-set), in arrival order (a copy)."""
-        q = self._s.queued()
-        return q[self._s.st.started[q] == 0]
+        qh = int(self._st.evi[E_QH])
+        q = self._st.wq[qh:qh + int(self._st.evi[E_NQ])]
+        return q[self._st.started[q] == 0]
 
     def running(self) -> tuple[np.ndarray, np.ndarray]:
         """``(jobs, planned finish)`` of the running jobs.
@@ -145,33 +196,31 @@ class Session:
         the estimate (``estimate / runtime``), never before :attr:`now`: a job
         that overruns its request is planned to end now.
         """
-        run, fin = self._s.running()
-        start = self._s.out.start[run]
+        run, fin = self._running()
+        start = self._out.start[run]
         planned = start + (fin - start) * self._scale[run]
         return run, np.maximum(planned, self._t)
 
     def current_start(self, jobs) -> np.ndarray:
         """When the current execution of each of these running jobs started, s (a restarted
         job's restart; its first start is in the result's ``start``)."""
-        return self._s.out.start[np.asarray(jobs, dtype=np.int64)].copy()
+        return self._out.start[np.asarray(jobs, dtype=np.int64)].copy()
 
     @property
     def free(self) -> np.ndarray:
         """Free nodes per cluster (a copy)."""
-        return self._s.free
+        return self._st.free.copy()
 
     @property
     def power_used(self) -> np.ndarray:
         """Power the running jobs add to idle power, per cluster then overall, W (a copy)."""
-        return self._s.power_used
+        return self._st.pk.copy()
 
     @property
     def allocation(self) -> np.ndarray:
         """Nodes of each job on each cluster, (J, K), zero for jobs not started (a read-only
         view: it changes as jobs start)."""
-        a = self._s.out.alloc.view()
-        a.setflags(write=False)
-        return a
+        return _readonly(self._out.alloc)
 
     def start(self, jobs, blacklist=None) -> np.ndarray:
         """Start the given queued jobs now, in that order, each where it fits (nodes and power).
@@ -212,14 +261,14 @@ class Session:
                 raise ValueError(f"blacklist of job {int(listed[i])} on cluster "
                                  f"{self.federation.names[k]!r} is {bl[i, k]!r}, not in [0, 1]")
         self._check_waiting(listed)
-        before = self._s.st.started[listed].copy()
+        before = self._st.started[listed].copy()
         if bl is None:
-            self._s.map(self._t, listed)
+            self._map(listed)
         else:
-            self._s.set_blacklist(listed, bl)
-            self._s.map(self._t, listed)
-            self._s.set_blacklist(listed, 0.0)  # a blacklist holds for this call only
-        now = listed[(self._s.st.started[listed] == 1) & (before == 0)]
+            self._bl[listed] = bl
+            self._map(listed)
+            self._bl[listed] = 0.0  # a blacklist holds for this call only
+        now = listed[(self._st.started[listed] == 1) & (before == 0)]
         self._first[now] = np.where(np.isnan(self._first[now]), self._t, self._first[now])
         return now
 
@@ -228,7 +277,7 @@ class Session:
         (the loop queues a job once its release is due), not started and not rejected."""
         bad = (listed < 0) | (listed >= len(self.jobset))
         ok = listed[~bad]
-        bad[~bad] = (self.jobset.release[ok] > self._t) | (self._s.st.started[ok] != 0)
+        bad[~bad] = (self.jobset.release[ok] > self._t) | (self._st.started[ok] != 0)
         if bad.any():
             j = int(listed[np.flatnonzero(bad)[0]])
             raise ValueError(f"job {j} is not waiting at t={self._t:g} (not arrived, already "
@@ -262,19 +311,21 @@ class Session:
         if np.unique(listed).size != listed.size:
             raise ValueError("reject got a job position twice")
         for j in listed.tolist():
-            self._s.drop(j)
+            steps.drop(self._jobs, self._st, self._out, int(j))
         self._rejected[listed] = True
         return listed
 
     def would_start(self, jobs, blacklist=None) -> np.ndarray:
         """The jobs :meth:`start` would start now, in that order, without starting any (a dry
         run on a copy of the loop's state)."""
-        saved = self._s.snapshot()
+        state = (*self._st, *self._out, self._bl, self._runtime)
+        saved = [a.copy() for a in state]
         first = self._first.copy()
         try:
             return self.start(jobs, blacklist)
         finally:
-            self._s.restore(saved)
+            for a, copy in zip(state, saved, strict=True):
+                np.copyto(a, copy)
             self._first = first
 
     def preempt(self, jobs, keep: float = 1.0, restart: float = 0.0) -> np.ndarray:
@@ -305,20 +356,21 @@ class Session:
         listed = _positions(jobs, "preempt")
         keep = check_number("keep", keep, 0, 1)
         restart = check_number("restart", restart, 0)
-        running = set(self._s.running()[0].tolist())
+        running = set(self._running()[0].tolist())
         for j in listed.tolist():
             if j not in running:
                 raise ValueError(f"job {j} is not running at t={self._t:g}")
-        st, out, t = self._s.st, self._s.out, self._t
+        st, out, t = self._st, self._out, self._t
         for j in listed.tolist():
             start, alloc, sd = float(out.start[j]), out.alloc[j].copy(), float(st.sd[j])
-            before = self._s.runtime(j)
-            left = self._s.preempt(t, j)
+            before = float(self._runtime[j])
+            left = float(steps.preempt(t, self._code, self._jobs, self._plat, st, out, int(j)))
             done = max(before - left, 0.0)
             read = self._read[j]
             useful = max(done - read, 0.0)
-            self._s.set_runtime(j, max(left - max(read - done, 0.0) + (1 - keep) * useful
-                                       + restart, 1e-9 * before))
+            # The run time of its next start, s on a speed-1.0 node (> 0).
+            self._runtime[j] = max(left - max(read - done, 0.0) + (1 - keep) * useful + restart,
+                                   1e-9 * before)
             read_wall = min(read * sd, t - start)
             compute = t - start - read_wall
             self._stopped.append((j, start, t, read_wall, keep * compute, (1 - keep) * compute,
@@ -336,7 +388,7 @@ class Session:
         """
         if self.done:
             return math.inf
-        nxt = self._s.map(self._t, np.zeros(0, dtype=np.int64))
+        nxt = self._map(np.zeros(0, dtype=np.int64))
         if nxt == math.inf:
             raise PolicyStalled(f"at t={self._t:g} {self.queued().size} job(s) wait on an idle "
                                 "federation and no job arrives: the policy must start one")
@@ -350,7 +402,7 @@ class Session:
         """
         if not self.done:
             raise RuntimeError(f"{self.queued().size} job(s) are still waiting; advance first")
-        d = self._s.finish(self._t)
+        d = self._finish()
         js = self.jobset
         info = dict(info or {})
         info.setdefault("estimates", self.estimates)
@@ -374,18 +426,26 @@ class Session:
             if segments is None:  # (with segments, the energy above counts what ran)
                 energy = schedule_energy(js.release, d.start[done], d.finish[done],
                                          d.alloc[done], js.power[done], self.federation)
-        order = start_order(start)
-        arrays = [order, np.zeros(d.alloc.shape), start, d.finish.copy(), d.alloc.copy()]
-        for a in arrays:
+        arrays = {"order": start_order(start), "blacklist": np.zeros(d.alloc.shape),
+                  "start": start, "finish": d.finish.copy(), "alloc": d.alloc.copy()}
+        for a in arrays.values():
             a.setflags(write=False)
-        return Schedule(js, self.federation, arrays[0], arrays[1], self.model, arrays[2],
-                        arrays[3], arrays[4], makespan, energy, flowtime, 0, d.n_coalloc,
-                        "none", self.rule, None, policy, info, segments)
+        return Schedule(jobset=js, federation=self.federation, model=self.model, **arrays,
+                        makespan=makespan, energy=energy, flowtime=flowtime, n_relaxed=0,
+                        n_coalloc=d.n_coalloc, backfill="none", rule=self.rule, reservation=None,
+                        policy=policy, info=info, segments=segments)
+
+    def _finish(self) -> _End:
+        """Let the running jobs end: the loop's schedule and objectives."""
+        m, e, fl = steps.end(self._t, self._code, self._jobs, self._plat, self._st, self._out)
+        out = self._out
+        n_coalloc = int(np.count_nonzero((out.alloc > 0).sum(axis=1) >= 2))
+        return _End(out.start, out.finish, out.alloc, float(m), float(e), float(fl), n_coalloc)
 
     def _segments(self, d) -> Segments:
         """Every execution: the stopped ones and each job's last, in the order they ended."""
         J = len(self.jobset)
-        sd = self._s.st.sd
+        sd = self._st.sd
         last = [(j, float(d.start[j]), float(d.finish[j]),
                  min(self._read[j] * float(sd[j]), float(d.finish[j] - d.start[j])))
                 for j in range(J) if not self._rejected[j]]

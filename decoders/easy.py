@@ -1,0 +1,395 @@
+"""The one EASY backfilling of the project, on the federated loop's state.
+
+:func:`start_easy` is the rule at one event: arrivals join the queue in the
+order; queued jobs start from the front while they fit (nodes and power);
+the first that does not (the head) gets a reservation at the earliest time
+the running jobs' planned ends free enough allowed nodes (and power) for it
+(:func:`_shadow`); a later queued job that fits now starts if it is planned
+to end by the reservation or leaves the head enough allowed nodes and power
+then (:func:`_backfill`). The candidates come from the index of
+:mod:`decoders._backfill_index`. The batch decoder (:mod:`decoders.federated`)
+and the steps (:func:`decoders.steps.easy`) call it; every helper is inlined.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._backfill_index import EMPTY, add_jobs, first_candidate, first_candidate_behind, set_leaf
+from ._federated_core import (
+    E_CURSOR,
+    E_HOLES,
+    E_NACT,
+    E_NCL,
+    E_NH,
+    E_NQ,
+    E_PLAN,
+    E_QH,
+    E_RELAXED,
+    E_RERATE,
+    E_SHEAD,
+    E_SRERATE,
+    E_SSTART,
+    E_STARTED,
+    TABLE_K,
+    cluster_mask,
+    commit_start,
+    fits,
+    free_by_mask,
+    is_capped,
+    least_power,
+    node_increment,
+    place,
+    planned_end,
+    unpower,
+)
+from ._kernels import FINISH_RTOL, heap_pop, heap_push, helper, slowdown
+from ._queue import dequeue_started, enqueue, try_start
+
+
+@helper
+def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
+    """EASY backfilling at time ``t`` over the queue in ``order`` (see the module docstring).
+
+    Arrivals join the waiting queue ``wq`` at their place in the order; queued
+    jobs start from the front while they fit (nodes and power); the first that
+    does not (the head) gets its reservation (the first one is kept in
+    ``out.reserve``); later queued jobs that fit now start if they end by the
+    reservation or leave the head enough allowed nodes and power then.
+    Returns the next arrival (inf when every job has arrived).
+
+    A batch job-set keeps most of its jobs queued at every event, so the
+    backfill candidates come from the index of :mod:`decoders._backfill_index`
+    in queue order: only the jobs that pass the cheap tests (their allowed
+    clusters hold their tasks now, and they can end by the reservation at
+    their fastest, a slowdown of at least ``min(1, 1 / fastest speed)``, or
+    are narrow enough, :func:`_late_width`, to leave the head its nodes)
+    are visited, and the bounds of these tests only tighten as jobs start,
+    so each group's next candidate is searched from where it stood. The
+    allowance comes from the table of :func:`allowances`, so the full test is
+    a K-term sum, and a candidate that cannot end by the reservation is
+    allocated only if :func:`_room_left` says some allocation could leave
+    the head room. Started jobs behind the head stay in ``wq`` as holes until
+    they are half of it.
+    """
+    K = st.free.shape[0]
+    tasks = jobs.tasks
+    free = st.free
+    capped = is_capped(plat)
+    by_mask = K <= TABLE_K
+    arrived = st.evi[E_CURSOR]
+    enqueue(t, jobs, st)
+    add_jobs(arrived, st.evi[E_CURSOR], st.by_release, tasks, jobs.est, st, by_mask)
+    wq = st.wq[st.evi[E_QH]:]
+    nq = st.evi[E_NQ]
+    holes = st.evi[E_HOLES]
+    head = -1
+    hq = 0
+    while hq < nq:
+        j = wq[hq]
+        if st.started[j]:
+            holes -= 1  # a hole reached the front
+        elif try_start(j, t, fluid, jobs, plat, st, out, blacklist):
+            set_leaf(j, EMPTY, np.inf, st, by_mask)
+        else:
+            head = j
+            break
+        hq += 1
+
+    if head >= 0:
+        free_total = 0
+        for k in range(K):
+            st.allow_h[k] = st.allow[k]
+            free_total += free[k]
+        # The last reservation stands while the head is the same and, since it was
+        # computed, no job started but by this rule's backfill and no finish moved
+        # (exact run times): so do the nodes and power left then (``free_s - hold``,
+        # ``pks + hold_p``; a job that ended by then had been counted gone).
+        if not (st.evi[E_SHEAD] == head + 1 and st.evi[E_PLAN] == 0
+                and st.evi[E_SRERATE] == st.evi[E_RERATE]
+                and st.evi[E_SSTART] == st.evi[E_STARTED]):
+            st.evi[E_SHEAD] = 0
+        shadow = np.nan
+        if np.isnan(out.reserve[head]) or free_total > 0:
+            if st.evi[E_SHEAD] == head + 1:
+                shadow = st.evf[1]
+            else:
+                shadow = _shadow(t, head, jobs, plat, st, out, capped)
+                st.evi[E_SHEAD] = head + 1
+                st.evi[E_SRERATE] = st.evi[E_RERATE]
+                st.evf[1] = shadow
+            if np.isnan(out.reserve[head]):
+                out.reserve[head] = shadow
+        # Backfill: later queued jobs that fit now and do not delay the head's reservation.
+        # A job's slowdown is at least min(1, 1 / fastest speed) (SP >= 1 / P_max, SC >= 1);
+        # the margin keeps this lower bound below the slowdown computed in floats.
+        sd_min = 1.0
+        for k in range(K):
+            sd_min = min(sd_min, 1.0 / plat.speed[k])
+        sd_min *= 1.0 - 1e-9
+        need = tasks[head]
+        room0 = _room_bounds(st)
+        allow_j, free_in = st.allow_j, st.free_in
+        free_mask = np.int64(-1)
+        if by_mask:
+            free_by_mask(free, free_in)
+        else:
+            free_mask = cluster_mask(free)
+        n_act = st.evi[E_NACT]
+        if free_total > 0:
+            # Each group's first candidate behind the head.
+            p_head = st.pos_of[head]
+            for a in range(n_act):
+                m = st.g_act[a]
+                x = free_in[m] if by_mask else free_total
+                y = _late_width(m, by_mask, free, st.slack_h, room0, need)
+                st.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t, sd_min, shadow)
+        while free_total > 0:
+            # The candidate first in queue order.
+            best = -1
+            p_best = order.shape[0]
+            for a in range(n_act):
+                m = st.g_act[a]
+                c = st.g_cand[m]
+                if c >= 0 and st.g_pos[st.g_off[m] + c] < p_best:
+                    p_best = st.g_pos[st.g_off[m] + c]
+                    best = m
+            if best < 0:
+                break
+            j = order[p_best]
+            started = _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min,
+                                room0, free_mask=free_mask, by_mask=by_mask, capped=capped,
+                                allow=allow_j[j])
+            if started:
+                set_leaf(j, EMPTY, np.inf, st, by_mask)
+                holes += 1
+                free_total -= tasks[j]
+                room0 = _room_bounds(st)
+                if by_mask:
+                    free_by_mask(free, free_in)
+                else:
+                    free_mask = cluster_mask(free)
+                # The bounds tightened: every group searches on from its candidate.
+                for a in range(n_act):
+                    m = st.g_act[a]
+                    c = st.g_cand[m]
+                    if c >= 0:
+                        x = free_in[m] if by_mask else free_total
+                        y = _late_width(m, by_mask, free, st.slack_h, room0, need)
+                        st.g_cand[m] = first_candidate(m, c, st, x, y, t, sd_min, shadow)
+            else:
+                x = free_in[best] if by_mask else free_total
+                y = _late_width(best, by_mask, free, st.slack_h, room0, need)
+                st.g_cand[best] = first_candidate(best, st.g_cand[best] + 1, st, x, y, t, sd_min,
+                                                  shadow)
+    st.evi[E_HOLES] = holes
+    st.evi[E_SSTART] = st.evi[E_STARTED]
+    if 2 * holes > nq - hq:  # compact the whole queue (which clears the hole count)
+        return dequeue_started(jobs, st, hq, hq)
+    return dequeue_started(jobs, st, hq, nq)
+
+
+@helper
+def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room0, free_mask,
+              by_mask, capped, allow):
+    """Start candidate ``j`` now if it fits and does not delay the head's reservation.
+
+    ``allow`` is its allowance (a view of the table: :func:`place` only reads
+    it). A job that runs past the reservation holds its nodes and power there
+    (``hold``, ``hold_p``).
+    """
+    K = st.free.shape[0]
+    tasks = jobs.tasks
+    free, alloc = st.free, out.alloc
+    if not by_mask and st.mask_j[j] & free_mask == 0:
+        return False  # no free node on its allowed clusters
+    late = t + jobs.est[j] * sd_min > shadow  # cannot end by the reservation (as planned)
+    if not fits(tasks[j], free, allow):
+        return False
+    if late and _room_left(tasks[j], free, allow, st.slack_h, room0) < need:
+        return False  # no allocation of it would leave the head room
+    relaxed = st.relaxed_j[j]
+    if not place(j, jobs, plat, st, alloc, allow):
+        return False
+    predicted = t + jobs.est[j] * slowdown(jobs.sigma[j], jobs.bw[j], tasks[j], alloc, j,
+                                               plat.speed, st.load, plat.link, True)
+    ends_before = predicted <= shadow
+    ok = ends_before
+    if not ok:
+        room = 0
+        for k in range(K):
+            room += min(st.free_s[k] - st.hold[k] - alloc[j, k], st.allow_h[k])
+        ok = room >= need
+        if ok and capped:
+            ok = _head_power_after(head, j, jobs, plat, st, alloc)
+    if not ok:
+        for k in range(K):
+            alloc[j, k] = 0
+        return False
+    if not ends_before:
+        for k in range(K):
+            st.hold[k] += alloc[j, k]
+            if capped and alloc[j, k] > 0:
+                d = alloc[j, k] * node_increment(j, k, jobs, plat)
+                st.hold_p[k] += d
+                st.hold_p[K] += d
+    st.evi[E_RELAXED] += relaxed
+    commit_start(j, t, fluid, jobs, plat, st, out)
+    st.started[j] = 1
+    if (st.fin[j] > shadow + FINISH_RTOL * abs(shadow)) == ends_before:
+        # It ends on the other side of the reservation than planned (its own traffic,
+        # the tie tolerance): the reservation is replayed at the next event.
+        st.evi[E_SHEAD] = 0
+    return True
+
+
+@helper
+def _room_bounds(st):
+    """The head's room at the reservation before any backfilled job runs past it.
+
+    The room ``sum_k min(free_s[k] - hold[k] - x_k, allow_h[k])`` that the
+    backfill rule tests for a job of allocation ``x`` is at most ``room0 =
+    sum_k min(free_s[k] - hold[k], allow_h[k])``. It changes only when
+    ``hold`` does, and so does ``st.slack_h`` (for :func:`_room_left` and
+    :func:`_late_width`), which this fills. Returns ``room0``.
+    """
+    room0 = 0
+    for k in range(st.free.shape[0]):
+        a = st.free_s[k] - st.hold[k]
+        room0 += min(a, st.allow_h[k])
+        st.slack_h[k] = max(0, a - st.allow_h[k])
+    return room0
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _late_width(m, by_mask, free, slack_h, room0, need):
+    """The widest job of candidate group ``m`` that may run past the reservation.
+
+    By :func:`_room_left`, a job of ``n`` tasks that cannot end by the
+    reservation leaves the head room only if ``n <= room0 - need + sum_k
+    min(free[k], allow[k], slack_h[k])``; its allowance is zero outside its
+    cluster set, which is the group ``m`` when ``by_mask``, so the sum over
+    that set of ``min(free[k], slack_h[k])`` bounds it for every job of the
+    group. Returns -1 when no job of the group can (``room0 < need``). The
+    bound only falls while one scan starts jobs, as the index requires, and
+    it keeps out the many candidates whose allowed clusters hold no node the
+    head could spare.
+    """
+    if room0 < need:
+        return -1
+    y = room0 - need
+    for k in range(free.shape[0]):
+        if not by_mask or (m >> k) & 1:
+            y += min(free[k], slack_h[k])
+    return y
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _room_left(n, free, allow, slack_h, room0):
+    """The most room any allocation of ``n`` tasks within ``min(free, allow)`` leaves the head.
+
+    With ``a_k = free_s[k] - hold[k]`` and ``h_k = allow_h[k]``, a job
+    holding ``x_k`` nodes of cluster k past the reservation leaves the head
+    ``min(a_k - x_k, h_k) = min(a_k, h_k) - max(0, x_k - slack_h[k])`` there:
+    only the nodes beyond the slack ``max(0, a_k - h_k)`` cost the head any.
+    Over the allocations the allowance admits, the room is therefore at most
+    ``room0 - max(0, n - sum_k min(free_k, allow_k, slack_h[k]))``. A
+    candidate that cannot end by the reservation and fails this bound would
+    fail the exact test too, so skipping it before its allocation is
+    computed changes no schedule.
+    """
+    spare = 0
+    for k in range(free.shape[0]):
+        spare += min(min(free[k], allow[k]), slack_h[k])
+    return room0 - max(0, n - spare)
+
+
+@helper
+def _head_power_after(head, j, jobs, plat, st, alloc):
+    """Would the head still fit the power budgets at its reservation if ``j`` ran past it?
+
+    The head then has the nodes free at the reservation less those promised
+    past it (``hold``) and ``j``'s, and the budgets less the increments of
+    the jobs still running then (``pks``), of those promised (``hold_p``)
+    and of ``j``.
+    """
+    K = st.free.shape[0]
+    tot = 0.0
+    for k in range(K):
+        st.free_h[k] = max(0, st.free_s[k] - st.hold[k] - alloc[j, k])
+        d = alloc[j, k] * node_increment(j, k, jobs, plat) if alloc[j, k] > 0 else 0.0
+        st.pkh[k] = st.pks[k] + st.hold_p[k] + d
+        tot += d
+    st.pkh[K] = st.pks[K] + st.hold_p[K] + tot
+    return least_power(head, jobs, plat, st.free_h, st.allow_h, st.pkh, st.rk, st.xs)
+
+
+@helper
+def _shadow(t, head, jobs, plat, st, out, capped):
+    """The head's reservation: replay the running jobs' planned ends until it fits.
+
+    It fits when its allowed nodes hold it and (under a power cap) its
+    least-power allocation fits the budgets left by the jobs still running.
+    Fills ``st.free_s`` with the nodes free at the reservation and ``st.pks``
+    with the increments still drawn then (every job finishing with the last
+    one replayed counted gone), clears ``st.hold`` and ``st.hold_p``.
+    Returns the time.
+    """
+    K = st.free.shape[0]
+    need = jobs.tasks[head]
+    alloc = out.alloc
+    free_s, sh_t, sh_j = st.free_s, st.sh_t, st.sh_j
+    for k in range(K):
+        free_s[k] = st.free[k]
+        st.hold[k] = 0
+    for k in range(K + 1):
+        st.pks[k] = st.pk[k]
+        st.hold_p[k] = 0.0
+    # The finishes in time order without copying the event heap: a second heap holds the
+    # frontier of the event heap's nodes (code i >= 0 for node i, whose children join when
+    # it is taken) and the re-rated co-allocated jobs (code -1 - job), so a replay that
+    # stops after m finishes costs O(m log m), not the number of running jobs.
+    # Planning on estimates, the planned ends need not follow the event heap's order: every
+    # running job then joins the second heap (O(R log R)).
+    nh = st.evi[E_NH]
+    n_sh = 0
+    if st.evi[E_PLAN] != 0:
+        for i in range(nh):
+            n_sh = heap_push(sh_t, sh_j, n_sh, planned_end(st.hj[i], t, jobs, st, out), -1 - st.hj[i])
+        nh = 0
+    elif nh > 0:
+        n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[0], 0)
+    for i in range(st.evi[E_NCL]):
+        r = st.cl[i]
+        n_sh = heap_push(sh_t, sh_j, n_sh, planned_end(r, t, jobs, st, out), -1 - r)
+    shadow = t
+    while n_sh > 0 and (not _head_fits(head, need, jobs, plat, st, capped)
+                        or sh_t[0] <= shadow + FINISH_RTOL * abs(shadow)):
+        # Until the head fits, then every job finishing together with the last one.
+        shadow = max(shadow, sh_t[0])
+        code = sh_j[0]
+        n_sh = heap_pop(sh_t, sh_j, n_sh)
+        if code >= 0:
+            r = st.hj[code]
+            c = 2 * code + 1
+            if c < nh:
+                n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[c], c)
+            if c + 1 < nh:
+                n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[c + 1], c + 1)
+        else:
+            r = -1 - code
+        for k in range(K):
+            free_s[k] += alloc[r, k]
+        if capped:
+            unpower(r, jobs, plat, alloc, st.pks)
+    return shadow
+
+
+@helper
+def _head_fits(head, need, jobs, plat, st, capped):
+    if not fits(need, st.free_s, st.allow_h):
+        return False
+    if not capped:
+        return True
+    return least_power(head, jobs, plat, st.free_s, st.allow_h, st.pks, st.rk, st.xs)

@@ -1,0 +1,248 @@
+"""The steps of the federated event loop, for a driver outside it.
+
+A driver in Python (:class:`moga.sim.Session`) or in Numba
+(:mod:`decoders.online`, :mod:`decoders.realtime`) runs the loop one event at
+a time: :func:`init` (or :func:`init_easy`), then per event :func:`begin`
+(release the jobs finishing by ``t``, queue the arrivals) and :func:`map`
+(start a given list of queued jobs where they fit) or :func:`easy` (EASY
+over the queue), then :func:`end`. :func:`preempt` stops a running job and
+queues it again; :func:`stop` and :func:`requeue` are its two halves, for a
+driver that holds a stopped job back for a while; :func:`drop` takes a
+queued job away for good; :func:`claim` keeps free nodes out of use.
+:func:`driver_core` sets up the loop's bundles for a Numba driver.
+
+Import the module, not its names (``from decoders import steps``;
+``steps.map(...)``): ``map`` is a step here, not the builtin.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from ._backfill_index import EMPTY, add_jobs, build_index, set_leaf
+from ._federated_core import (
+    E_CURSOR,
+    E_HOLES,
+    E_INDEX,
+    E_NACT,
+    E_NH,
+    E_NQ,
+    E_PLAN,
+    E_QH,
+    E_SHEAD,
+    E_STARTED,
+    TABLE_K,
+    Out,
+    allowances,
+    new_state,
+    next_finish,
+    objectives,
+    plans_on_estimates,
+    release_due,
+)
+from ._kernels import FINISH_RTOL
+from ._queue import arrival_order, enqueue, reset_loop
+from .easy import start_easy
+from .federated import setup_online, start_listed
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def init(jobs, plat, st, out, order):
+    reset_loop(jobs, plat, st, out, order, True)
+    arrival_order(jobs, st)
+    st.evi[E_PLAN] = plans_on_estimates(jobs)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def init_easy(jobs, plat, st, out, order, blacklist):
+    """:func:`init` for a driver that calls :func:`easy`: EASY's candidate
+    index over ``order`` is built and the steps keep it up to date (``E_INDEX``)."""
+    init(jobs, plat, st, out, order)
+    allowances(blacklist, jobs, plat, st)
+    st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
+    st.evi[E_INDEX] = 1
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def begin(t, model, jobs, plat, st, out):
+    t = release_due(t + FINISH_RTOL * abs(t), t, model == 0, jobs, plat, st, out)
+    arrived = st.evi[E_CURSOR]
+    enqueue(t, jobs, st)
+    if st.evi[E_INDEX] != 0:
+        add_jobs(arrived, st.evi[E_CURSOR], st.by_release, jobs.tasks, jobs.est, st,
+                 plat.nodes.shape[0] <= TABLE_K)
+    return t
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def map(t, model, jobs, plat, st, out, blacklist, listed, n):
+    """Start ``listed[:n]`` where they fit; returns the next finish or arrival."""
+    t_arrival = start_listed(t, model == 0, jobs, plat, st, out, blacklist, listed, n)
+    if st.evi[E_INDEX] != 0:
+        for i in range(n):
+            if st.started[listed[i]] == 1:
+                set_leaf(listed[i], EMPTY, np.inf, st, plat.nodes.shape[0] <= TABLE_K)
+    return min(next_finish(st), t_arrival)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def easy(t, model, jobs, plat, st, out, order, blacklist):
+    """EASY backfilling over the queue in ``order`` (the order of :func:`init_easy`)
+    at ``t``; returns the next finish or arrival. The jobs it starts are in the event
+    heap with ``started`` 1."""
+    t_arrival = start_easy(t, model == 0, jobs, plat, st, out, order, blacklist)
+    return min(next_finish(st), t_arrival)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def stop(t, model, jobs, plat, st, out, r):
+    """Stop running job ``r`` at ``t``, out of the queue (``started`` 3) until
+    :func:`requeue`.
+
+    Its nodes, power and link traffic are released as its finish at ``t``
+    would release them (other co-allocated jobs are re-rated) and its
+    allocation is cleared. Returns its work left, s on a speed-1.0 node.
+    """
+    left = (st.fin[r] - t) / st.sd[r]
+    st.fin[r] = t
+    nh = st.evi[E_NH]
+    in_heap = False
+    for i in range(nh):
+        if st.hj[i] == r:  # lower its key to t: sift up
+            while i > 0:
+                p = (i - 1) >> 1
+                if st.ht[p] < t or (st.ht[p] == t and st.hj[p] < r):
+                    break
+                st.ht[i] = st.ht[p]
+                st.hj[i] = st.hj[p]
+                i = p
+            st.ht[i] = t
+            st.hj[i] = r
+            in_heap = True
+            break
+    if not in_heap:  # a re-rated co-allocated job
+        st.evf[0] = min(st.evf[0], t)
+    release_due(t, t, model == 0, jobs, plat, st, out)
+    st.coal[r] = 0  # a restart on one cluster is not co-allocated
+    for k in range(out.alloc.shape[1]):
+        out.alloc[r, k] = 0
+    st.started[r] = 3
+    st.evi[E_STARTED] -= 1
+    st.evi[E_SHEAD] = 0  # a planned end moved: EASY's next reservation afresh
+    return left
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def requeue(jobs, plat, st, r):
+    """Queue job ``r``, stopped by :func:`stop`, again at its place in the order.
+
+    The queue first moves to the front of ``wq``, without the jobs in it that
+    no longer wait (EASY's holes, stopped jobs); its next start runs for
+    ``jobs.runtime[r]``.
+    """
+    qh, nq = st.evi[E_QH], st.evi[E_NQ]
+    m = 0
+    for i in range(nq):
+        j = st.wq[qh + i]
+        if st.started[j] == 0 and j != r:
+            st.wq[m] = j
+            m += 1
+    i = m
+    while i > 0 and st.pos_of[st.wq[i - 1]] > st.pos_of[r]:
+        st.wq[i] = st.wq[i - 1]
+        i -= 1
+    st.wq[i] = r
+    st.evi[E_QH] = 0
+    st.evi[E_NQ] = m + 1
+    st.evi[E_HOLES] = 0
+    st.started[r] = 0
+    if st.evi[E_INDEX] != 0:
+        set_leaf(r, jobs.tasks[r], jobs.est[r], st, plat.nodes.shape[0] <= TABLE_K)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def preempt(t, model, jobs, plat, st, out, r):
+    """Stop running job ``r`` at ``t`` and queue it again at its place.
+
+    Its nodes, power and link traffic are released as its finish at ``t``
+    would release them (other co-allocated jobs are re-rated), its
+    allocation is cleared, and it joins the waiting queue at its place in the
+    order. Returns its work left, s on a speed-1.0 node.
+    """
+    left = stop(t, model, jobs, plat, st, out, r)
+    requeue(jobs, plat, st, r)
+    return left
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def claim(st, k, n):
+    """Keep ``n`` free nodes of cluster ``k`` out of use (a negative ``n`` gives them back):
+    for a job that waits for them, outside the queue. EASY's next reservation is
+    computed afresh."""
+    st.free[k] -= n
+    st.evi[E_SHEAD] = 0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def drop(jobs, st, out, r):
+    """Take queued job ``r`` out of the queue for good: it never runs.
+
+    It counts as settled (``E_STARTED``, so the loop can end) with
+    ``started`` 2, NaN start and finish and no allocation; the next mapping
+    drops it from the queue as it drops started jobs.
+    """
+    st.started[r] = 2
+    st.evi[E_STARTED] += 1
+    out.start[r] = np.nan
+    out.finish[r] = np.nan
+    for k in range(out.alloc.shape[1]):
+        out.alloc[r, k] = 0
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def end(t, model, jobs, plat, st, out):
+    release_due(np.inf, t, model == 0, jobs, plat, st, out)
+    m, e, fl = objectives(jobs, plat, out)
+    return m, e, fl
+
+
+class DriverCore(NamedTuple):
+    """The loop's bundles for a Numba driver over the steps (:func:`driver_core`)."""
+
+    jobs: tuple
+    plat: tuple
+    order: np.ndarray
+    st: tuple
+    out: tuple
+    run_w: np.ndarray
+    bl_rows: np.ndarray
+    bl: np.ndarray
+
+
+def driver_core(release, tasks, runtime, nodes, speed) -> DriverCore:
+    """The loop's state for a driver in Numba (:mod:`decoders.online`, :mod:`decoders.realtime`).
+
+    Jobs without communication on clusters of unit power and no cap, in arrival
+    order; ``run_w`` is the writable array that ``jobs.runtime`` and
+    ``jobs.est`` view (read only: EASY plans on the run times the driver
+    sets), and ``bl`` a read-only view of the writable blacklist
+    ``bl_rows``, so that the steps run in the signatures that
+    :class:`moga.sim.Session` compiles.
+    """
+    J, K = len(release), len(nodes)
+    zeros, ones = np.zeros(J), np.ones(K)
+    jobs, plat, order, _ = setup_online(release, tasks, runtime, zeros, zeros, nodes, speed, ones,
+                                        ones, ones, check=False)
+    run_w = np.array(jobs.runtime)
+    view = run_w.view()
+    view.setflags(write=False)
+    bl_rows = np.zeros((J, K))
+    bl = bl_rows.view()
+    bl.setflags(write=False)
+    out = Out(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, K), dtype=np.int64),
+              np.empty(J))
+    return DriverCore(jobs._replace(runtime=view, est=view), plat, order, new_state(J, K), out,
+                      run_w, bl_rows, bl)
