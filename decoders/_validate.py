@@ -113,14 +113,11 @@ def check_clusters(nodes, speed):
             check_vector("speed", speed, K, np.float64, lo=0, lo_strict=True))
 
 
-def readonly(*arrays):
-    """Read-only views, so that every caller hits the same compiled kernel signature."""
-    out = []
-    for a in arrays:
-        v = a.view()
-        v.flags.writeable = False
-        out.append(v)
-    return out
+def readonly(a):
+    """A read-only view of ``a``, so that every caller hits the same compiled kernel signature."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 def check_width(tasks, nodes):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .federated import _executor
+from .federated import thread_pool
 
 __all__ = ["forward", "gradient"]
 
@@ -150,7 +150,7 @@ def _run(fn, bounds):
     if len(bounds) == 1:
         fn(*bounds[0])
     else:
-        list(_executor(len(bounds)).map(lambda b: fn(*b), bounds))
+        list(thread_pool(len(bounds)).map(lambda b: fn(*b), bounds))
 
 
 def forward(w1, b1, w2, b2, images, threads: int = 1) -> np.ndarray:

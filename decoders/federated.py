@@ -71,7 +71,6 @@ kernel, so the loop runs as one function, while Numba types each helper once.
 from __future__ import annotations
 
 import os
-from collections import namedtuple
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -135,11 +134,6 @@ class FederatedDecode(NamedTuple):
     n_coalloc: int
     reservation: np.ndarray
 
-
-#: PRB's inputs to the loop (:func:`_decode`): queue weights and tie order.
-PrbKeys = namedtuple("PrbKeys", "weight ties")
-#: What the loop writes per row of a population (:func:`_decode`).
-RowsOut = namedtuple("RowsOut", "out_f out_i out_starts out_alloc")
 
 #: Job slots (rows x jobs) from which a batch decode spreads its rows over threads.
 THREAD_MIN_SLOTS = 20_000
@@ -273,7 +267,8 @@ def start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
 
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
-def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, prb, rows):
+def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight, ties, out_f,
+            out_i, out_starts, out_alloc):
     """Decode chromosomes ``lo`` to ``hi - 1`` of a population: the event loop of every federated decode.
 
     Parameters
@@ -294,12 +289,9 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, prb, r
     lo, hi : int
         The rows to decode; every row reuses the work arrays ``st``, and
         ``out`` holds the schedule of the last one.
-    prb : :data:`PrbKeys`
-        PRB's queue weights ``weight`` (float64[:]) and tie order ``ties``
-        (int64[:, :]; see :func:`_start_prb`; unused by the other rules).
-    rows : :data:`RowsOut`
-        What each row's decode writes (``out_f``, ``out_i``, ``out_starts``,
-        ``out_alloc`` below).
+    weight, ties : float64[:], int64[:, :]
+        PRB's queue weights and tie order (see :func:`_start_prb`; unused by the
+        other rules).
     out_f, out_i : float64[:, :], int64[:, :]
         (P, 3) and (P, 2): row p's ``(makespan, energy, flowtime)`` and
         ``(n_relaxed, n_coalloc)``.
@@ -319,8 +311,6 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, prb, r
     decodes a population in threads, one contiguous chunk each.
     """
     J = orders.shape[1]
-    weight, ties = prb
-    out_f, out_i, out_starts, out_alloc = rows
     fluid = model == 0
     want_starts = out_starts.shape[0] > 0
     want_alloc = out_alloc.shape[0] > 0
@@ -369,7 +359,7 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, prb, r
 _POOL = [None, 0, 0]  # the decode threads: executor, its size, the process that made it
 
 
-def _executor(n):
+def thread_pool(n):
     """A pool of at least ``n`` threads, made again in a forked child (whose threads are gone)."""
     pool, size, pid = _POOL
     if pool is None or size < n or pid != os.getpid():
@@ -400,19 +390,20 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
     out_i = np.empty((P, 2), dtype=np.int64)
     out_s = np.empty((P if starts else 0, J))
     out_a = np.empty((P if allocs else 0, J, K), dtype=np.int32)
-    prb = PrbKeys(weight=weight, ties=ties)
-    rows = RowsOut(out_f=out_f, out_i=out_i, out_starts=out_s, out_alloc=out_a)
     n_chunks = max(1, min(P, n_chunks))
     outs = [new_out(J, K) for _ in range(n_chunks)]
 
     def chunk(c):
+        # The outputs by keyword (Numba folds them into its signature at no cost; a
+        # bundle of them would be typed in Python at every call).
         _decode(jobs, plat, orders, blacklists, model, mode, c * P // n_chunks,
-                (c + 1) * P // n_chunks, new_state(J, K), outs[c], prb, rows)
+                (c + 1) * P // n_chunks, new_state(J, K), outs[c], weight, ties, out_f=out_f,
+                out_i=out_i, out_starts=out_s, out_alloc=out_a)
 
     if n_chunks == 1:
         chunk(0)
     else:
-        list(_executor(n_chunks).map(chunk, range(n_chunks)))
+        list(thread_pool(n_chunks).map(chunk, range(n_chunks)))
     return out_f, out_i, (out_s if starts else None), (out_a if allocs else None), outs[-1]
 
 
@@ -431,13 +422,14 @@ def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists, power=Non
     power = np.ones(J) if power is None else power
     budget = np.full(K + 1, np.inf) if budget is None else budget
     estimate = runtime if estimate is None else estimate
-    jobs = Jobs(release=release, tasks=tasks, runtime=runtime, sigma=sigma, bw=bw, power=power,
-                est=estimate)
-    plat = Platform(nodes=nodes, speed=speed, pbusy=power_busy, pidle=power_idle, link=link,
-                    rank_pick=rank_pick, rank_fast=rank_fast, rank_slow=rank_slow, budget=budget,
-                    consolidate=np.array([int(bool(consolidate))], dtype=np.int64))
-    orders, blacklists = readonly(orders, blacklists)
-    return Jobs._make(readonly(*jobs)), Platform._make(readonly(*plat)), orders, blacklists
+    ro = readonly
+    jobs = Jobs(release=ro(release), tasks=ro(tasks), runtime=ro(runtime), sigma=ro(sigma),
+                bw=ro(bw), power=ro(power), est=ro(estimate))
+    plat = Platform(nodes=ro(nodes), speed=ro(speed), pbusy=ro(power_busy), pidle=ro(power_idle),
+                    link=ro(link), rank_pick=ro(rank_pick), rank_fast=ro(rank_fast),
+                    rank_slow=ro(rank_slow), budget=ro(budget),
+                    consolidate=ro(np.array([int(bool(consolidate))], dtype=np.int64)))
+    return jobs, plat, ro(orders), ro(blacklists)
 
 
 class Loop(NamedTuple):
@@ -794,7 +786,7 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     ties[0, ties[1]] = np.arange(J)
     if method == "saf":  # the queue order: area, then arrival
         area = jobs.tasks * jobs.est
-        order = readonly(np.lexsort((np.arange(J), jobs.release, area)).astype(np.int64))[0]
+        order = readonly(np.lexsort((np.arange(J), jobs.release, area)).astype(np.int64))
     f, i, _, _, out = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
     return Dispatch(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                     float(f[0, 2]), int(i[0, 1]))

@@ -167,10 +167,10 @@ def value_bundles(release, tasks, runtime, v_start, v_final, soft, hard, nodes, 
         i = int(np.flatnonzero(tasks > nodes.max())[0])
         raise ValueError(f"job {i} needs {tasks[i]} nodes but the largest cluster has "
                          f"{nodes.max()}; jobs may not span clusters here")
-    jobs = ValueJobs(release=release, tasks=tasks, runtime=runtime, v_start=v_start,
-                     v_final=v_final, soft=soft, hard=hard)
-    plat = ProfilePlatform(nodes=nodes, speed=speed)
-    return ValueJobs._make(readonly(*jobs)), ProfilePlatform._make(readonly(*plat))
+    ro = readonly
+    jobs = ValueJobs(release=ro(release), tasks=ro(tasks), runtime=ro(runtime),
+                     v_start=ro(v_start), v_final=ro(v_final), soft=ro(soft), hard=ro(hard))
+    return jobs, ProfilePlatform(nodes=ro(nodes), speed=ro(speed))
 
 
 def decode_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed, order,
@@ -204,7 +204,7 @@ def decode_value(release, tasks, runtime, v_start, v_final, soft, hard, nodes, s
                          f"{np.shape(order)}; decode populations with decode_value_batch")
     order = check_orders(np.asarray(order)[None, :], J)[0]
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
-    order, blacklist = readonly(order, blacklist)
+    order, blacklist = readonly(order), readonly(blacklist)
     out = ValueOut(start=np.empty(J), finish=np.empty(J), cluster=np.empty(J, dtype=np.int64),
                    value=np.empty(J))
     tot, nr, nx = _decode_value(jobs, plat, order, blacklist, out, new_profiles(K, 2 * J + 1))
@@ -222,7 +222,7 @@ def decode_value_batch(release, tasks, runtime, v_start, v_final, soft, hard, no
         raise ValueError(f"blacklists must have shape ({orders.shape[0]}, {J}, {K}), "
                          f"got {np.shape(blacklists)}")
     blacklists = check_blacklists(blacklists, J, K)
-    orders, blacklists = readonly(orders, blacklists)
+    orders, blacklists = readonly(orders), readonly(blacklists)
     P = orders.shape[0]
     out_v = np.empty(P)
     out_i = np.empty((P, 2), dtype=np.int64)

@@ -27,7 +27,7 @@ import numpy as np
 
 from decoders import steps
 from decoders._federated_core import E_NCL, E_NH, E_NQ, E_QH, E_STARTED, Out, new_state
-from decoders._validate import choice_code
+from decoders._validate import choice_code, readonly
 from decoders.federated import MODELS, CapInfeasibleError, setup_online
 
 from ..errors import InputError
@@ -49,13 +49,6 @@ def _positions(jobs, verb: str) -> np.ndarray:
     if listed.size and listed.dtype.kind not in "iu":
         raise ValueError(f"{verb} takes job positions (integers), got dtype {listed.dtype}")
     return listed.astype(np.int64)
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    """A read-only view of ``a``."""
-    v = a.view()
-    v.setflags(write=False)
-    return v
 
 
 class _End(NamedTuple):
@@ -128,9 +121,9 @@ class Session:
         # changes (a restarted job's run time) and :meth:`start` sets for one call (the
         # blacklist rows of the listed jobs).
         self._runtime = np.array(self._jobs.runtime)
-        self._jobs = self._jobs._replace(runtime=_readonly(self._runtime))
+        self._jobs = self._jobs._replace(runtime=readonly(self._runtime))
         self._bl = np.zeros((J, K))
-        self._bl_view = _readonly(self._bl)
+        self._bl_view = readonly(self._bl)
         self._st = new_state(J, K)
         self._out = Out(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, K), dtype=np.int64),
                         np.empty(J))
@@ -220,7 +213,7 @@ class Session:
     def allocation(self) -> np.ndarray:
         """Nodes of each job on each cluster, (J, K), zero for jobs not started (a read-only
         view: it changes as jobs start)."""
-        return _readonly(self._out.alloc)
+        return readonly(self._out.alloc)
 
     def start(self, jobs, blacklist=None) -> np.ndarray:
         """Start the given queued jobs now, in that order, each where it fits (nodes and power).
