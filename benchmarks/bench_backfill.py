@@ -21,7 +21,7 @@ backfill candidates at every event. This benchmark measures, on one thread:
 Writes ``results/bench_backfill.json`` and ``results/bench_backfill.md``::
 
     python benchmarks/bench_backfill.py            # about two minutes
-    python benchmarks/bench_backfill.py --quick    # fewer repetitions
+    python benchmarks/bench_backfill.py --quick    # seconds, to a temporary folder
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
 from moga.outputs import atomic_write
@@ -48,10 +49,13 @@ TRACES = (
 )
 
 
-def _jobsets(skipped):
+def _jobsets(skipped, quick=False):
     """(label, job-set, federation) of growing size; traces not found go to ``skipped``."""
     tr = moga.load_default()
     fed = moga.Federation.load("default@auto", auto_nodes=tr.auto_nodes)
+    if quick:
+        yield "HPC2N excerpt, first 100 jobs", tr.jobset(n_jobs=100, federation=fed), fed
+        return
     yield "HPC2N excerpt, first 1,000 jobs", tr.jobset(n_jobs=1000, federation=fed), fed
     yield "HPC2N excerpt, one month", tr.jobset(start=tr.windows(days=30)[0], days=30,
                                                  federation=fed), fed
@@ -82,19 +86,22 @@ def _ms(js, fed, orders, bls, backfill, repeat):
 N_EVOLVED = 20
 
 
-def _evolved(n_gen, skipped):
+def _evolved(n_gen, skipped, quick=False):
     """EASY against in-order ms per decode of front members of default runs (see the docstring)."""
     from quality import CONVERGENCE, _jobset
 
+    from moga.model.workload import default_trace_path
+
     rows = []
-    for name, file, start, release in CONVERGENCE:
+    sets = [("HPC2N", default_trace_path(), 0, False)] if quick else CONVERGENCE
+    for name, file, start, release in sets:
         try:
-            js, fed = _jobset(file, start=start, release=release)
+            js, fed = _jobset(file, n_jobs=100 if quick else 1000, start=start, release=release)
         except FileNotFoundError:
             skipped.append(f"{name} (evolved)")
             continue
         numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)  # the run itself on every core
-        r = moga.run(js, fed, seed=1, n_gen=n_gen)
+        r = moga.run(js, fed, seed=1, n_gen=n_gen, pop_size=10 if quick else None)
         numba.set_num_threads(1)
         pick = np.unique(np.linspace(0, len(r.F) - 1, N_EVOLVED).round().astype(int))
         chrom = [r.chromosome(int(i)) for i in pick]
@@ -109,17 +116,22 @@ def _evolved(n_gen, skipped):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--chromosomes", type=int, default=4, help="random chromosomes per job-set")
-    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
-    ap.add_argument("--evolved-gens", type=int, default=200,
+    ap.add_argument("--chromosomes", type=int, default=None,
+                    help="random chromosomes per job-set (default 4)")
+    ap.add_argument("--evolved-gens", type=int, default=None,
                     help="generations of the runs whose fronts are the evolved chromosomes "
-                         "(0 skips them)")
-    ap.add_argument("--out", default=str(ROOT / "results"))
+                         "(default 200; 0 skips them)")
+    add_options(ap, "100 jobs of the bundled month, 2 chromosomes, 2 generations")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    if args.chromosomes is None:
+        args.chromosomes = 2 if args.quick else 4
+    if args.evolved_gens is None:
+        args.evolved_gens = 2 if args.quick else 200
     numba.set_num_threads(1)
     skipped = []
     rows = []
-    for label, js, fed in _jobsets(skipped):
+    for label, js, fed in _jobsets(skipped, args.quick):
         J, K = len(js), fed.n_clusters
         rng = np.random.default_rng(0)
         orders = [rng.permutation(J) for _ in range(args.chromosomes)]
@@ -140,12 +152,10 @@ def main(argv=None):
             f"{k} easy {row[k]['easy_ms']:.3g} ms, in order {row[k]['in_order_ms']:.3g} ms, "
             f"x{row[k]['ratio']:.0f}" for k in ("random", "submit")), flush=True)
 
-    evolved = _evolved(args.evolved_gens, skipped) if args.evolved_gens > 0 else []
+    evolved = _evolved(args.evolved_gens, skipped, args.quick) if args.evolved_gens > 0 else []
     res = {"rows": rows, "evolved": evolved, "evolved_gens": args.evolved_gens,
            "skipped": skipped, "threads": 1, "machine": platform.machine(),
            "python": platform.python_version(), "numba": numba.__version__}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "bench_backfill.json", json.dumps(res, indent=2) + "\n")
     lines = [
         "# EASY backfilling against in-order decoding (batch job-sets)",

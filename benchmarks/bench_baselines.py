@@ -16,6 +16,7 @@ so only its speed is compared, not its schedules.
 Writes ``results/bench_baselines.md`` and ``.json``::
 
     python benchmarks/bench_baselines.py [--accasim-python /path/to/venv/bin/python]
+    python benchmarks/bench_baselines.py --quick   # seconds, to a temporary folder
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
 from moga.baselines import heuristic
@@ -67,7 +69,7 @@ def _accasim(python, trace_path, n_jobs, nodes):
                                       "equivalence": {"processor": {"core": 1}},
                                       "start_time": 0}))
         for name in ("fifo", "easy"):
-            r = subprocess.run([python, str(ROOT / "benchmarks" / "accasim_runner.py"), name,
+            r = subprocess.run([python, str(ROOT / "benchmarks" / "_accasim_runner.py"), name,
                                 str(wl), str(system), str(Path(tmp) / f"res_{name}")],
                                capture_output=True, text=True, check=True)
             out[name] = float(r.stdout.split("seconds")[-1])
@@ -88,12 +90,15 @@ def main(argv=None):
     ap.add_argument("--trace", default=None,
                     help=f"SWF trace (default: {SHARED} where moga.resolve_trace finds it, else "
                          "the bundled month)")
-    ap.add_argument("--n-jobs", type=int, default=5000)
-    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--n-jobs", type=int, default=None, help="jobs (default 5000)")
+    ap.add_argument("--reps", type=int, default=None, help="schedules per point (default 50)")
     ap.add_argument("--accasim-python", default=None)
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "100 jobs of the bundled month, 3 repetitions")
     args = ap.parse_args(argv)
-    args.trace = _default_trace(args.trace)
+    out = out_dir(args)
+    args.n_jobs = args.n_jobs or (100 if args.quick else 5000)
+    args.reps = args.reps or (3 if args.quick else 50)
+    args.trace = None if args.quick and args.trace is None else _default_trace(args.trace)
 
     trace = moga.load_swf(args.trace) if args.trace else moga.load_default()
     n = min(args.n_jobs, len(trace))
@@ -122,8 +127,6 @@ def main(argv=None):
                                     .default_trace_path(), n, 256)
         print("AccaSim", res["accasim_s"], flush=True)
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "bench_baselines.json", json.dumps(res, indent=2) + "\n")
     lines = ["# Baseline heuristics benchmark", "",
              f"`python benchmarks/bench_baselines.py`: the first {n} jobs of {trace.name} in "

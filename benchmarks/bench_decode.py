@@ -12,7 +12,7 @@ default federation:
 Writes ``results/bench_decode.json`` and ``results/bench_decode.md``::
 
     python benchmarks/bench_decode.py            # full run (about a minute)
-    python benchmarks/bench_decode.py --quick    # fewer repetitions
+    python benchmarks/bench_decode.py --quick    # seconds, to a temporary folder
 """
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from _bench import add_options, out_dir
 
+import decoders
 import moga
-from decoders import _validate, federated
 from moga.outputs import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,35 +49,25 @@ def _times(fn, repeat):
 
 
 def _kernel_call(js, fed, order, bl, model):
-    """A closure running the bare kernel with preallocated work arrays (no validation)."""
-    from decoders._federated_core import new_out, new_state
-
-    arrs = _validate.prepare(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle,
-                             fed.link, check=False)
-    fastest, _, slowest = federated.allocation_ranks(fed.speed, fed.power_busy)
-    jobs, plat, order, bl = federated.bundles(arrs, fastest, fastest, slowest,
-                                              np.asarray(order, dtype=np.int64)[None],
-                                              np.asarray(bl, dtype=np.float64)[None])
-    J, K = len(js), fed.n_clusters
-    st, out = new_state(J, K), new_out(J, K)
-    code = federated.MODELS[model]
-    no_w, no_r = np.zeros(0), np.zeros((2, 0), dtype=np.int64)
-    f, i, s = np.empty((1, 3)), np.empty((1, 2), dtype=np.int64), np.empty((0, J))
-    a = np.empty((0, J, K), dtype=np.int32)
-    return lambda: federated._decode(jobs, plat, order, bl, code, 0, 0, 1, st, out, no_w, no_r,
-                                     out_f=f, out_i=i, out_starts=s, out_alloc=a)
+    """A closure running the bare decoder (``decoders.decode`` without validation)."""
+    arrs = (*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link)
+    order = np.asarray(order, dtype=np.int64)
+    bl = np.asarray(bl, dtype=np.float64)
+    return lambda: decoders.decode(*arrs, order, bl, model=model, check=False)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", default=None, help="SWF trace (default: bundled HPC2N month)")
-    ap.add_argument("--n-jobs", type=int, default=1000)
-    ap.add_argument("--pop", type=int, default=200)
-    ap.add_argument("--quick", action="store_true", help="fewer repetitions")
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    ap.add_argument("--n-jobs", type=int, default=None, help="jobs (default 1000)")
+    ap.add_argument("--pop", type=int, default=None, help="batch size (default 200)")
+    add_options(ap)
     args = ap.parse_args(argv)
-    reps = 200 if args.quick else 2000
-    batch_reps = 5 if args.quick else 30
+    out = out_dir(args)
+    args.n_jobs = args.n_jobs or (60 if args.quick else 1000)
+    args.pop = args.pop or (8 if args.quick else 200)
+    reps = 5 if args.quick else 2000
+    batch_reps = 1 if args.quick else 30
 
     trace = moga.load_swf(args.trace) if args.trace else moga.load_default()
     fed = moga.Federation.preset("default")
@@ -96,7 +87,7 @@ def main(argv=None):
         kern = _times(_kernel_call(js, fed, submit, empty, model), reps)
         kern_rand = np.concatenate([
             _times(_kernel_call(js, fed, orders[p], bls[p], model), max(reps // 20, 5))
-            for p in range(20)])
+            for p in range(min(20, args.pop))])
         wrap = _times(lambda m=model: moga.evaluate(js, fed, model=m), reps // 4)
         n_naive = 1 if args.quick else 2
         naive = _times(lambda m=model: naive_decode(
@@ -128,8 +119,6 @@ def main(argv=None):
         res["models"][model] = r
         print(f"{model}: " + ", ".join(f"{k} {v:.4g}" for k, v in r.items()), flush=True)
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "bench_decode.json", json.dumps(res, indent=2) + "\n")
     lines = [
         "# Federated decoder benchmark",

@@ -27,6 +27,7 @@ from types import SimpleNamespace
 
 import numba
 import numpy as np
+from _bench import add_options, out_dir
 from pymoo.algorithms.moo.nsga2 import NSGA2
 from pymoo.core.crossover import Crossover
 from pymoo.core.mutation import Mutation
@@ -89,13 +90,15 @@ def _generation_times(js, fed, pop, n_gen, stock, seed=1):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n-jobs", type=int, default=1000)
-    ap.add_argument("--pop", type=int, default=100)
-    ap.add_argument("--gen", type=int, default=50)
-    ap.add_argument("--quick", action="store_true", help="fewer generations, no default run")
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    ap.add_argument("--n-jobs", type=int, default=None, help="jobs (default 1000)")
+    ap.add_argument("--pop", type=int, default=None, help="population (default 100)")
+    ap.add_argument("--gen", type=int, default=None, help="generations (default 50)")
+    add_options(ap, "60 jobs, population 10, 2 generations, no default run")
     args = ap.parse_args(argv)
-    n_gen = 10 if args.quick else args.gen
+    out = out_dir(args)
+    args.n_jobs = args.n_jobs or (60 if args.quick else 1000)
+    args.pop = args.pop or (10 if args.quick else 100)
+    n_gen = args.gen or (2 if args.quick else 50)
 
     fed = moga.Federation.preset("default")
     js = moga.load_default().jobset(n_jobs=args.n_jobs, federation=fed, seed=0)
@@ -122,8 +125,6 @@ def main(argv=None):
                                                           "front_size", "hv", "knee_change_pct")}
         print(f"default moga run: {res['default_run_s']:.1f} s", flush=True)
 
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "bench_moga.json", json.dumps(res, indent=2) + "\n")
     lines = ["# MOGA generation benchmark", "",
              f"`python benchmarks/bench_moga.py`: NSGA-II over strict orders "

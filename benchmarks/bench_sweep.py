@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _bench import add_options, out_dir
+
 from moga.experiments.sweep import config_from_dict, run_sweep
 from moga.outputs import atomic_write
 
@@ -30,20 +32,34 @@ CONFIG = {
 }
 
 
+#: The quick mode's sweep: 4 small runs in this process (no Dask cluster).
+QUICK = {
+    "name": "quick", "seeds": [1], "model": "fluid",
+    "trace": [{"name": "bundled", "path": "bundled", "n_jobs": 40, "starts": [0, 800]}],
+    "algorithms": {"MOGA": {"pop_size": 8, "n_gen": 2}, "EASY": {}},
+}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "4 runs of 40 jobs in this process, without Dask")
     args = ap.parse_args(argv)
-    cfg = config_from_dict(CONFIG, "bench_sweep")
-    res = {"runs": len(cfg.runs()), "config": CONFIG, "workers": {}}
-    for workers in (1, 2):
+    out = out_dir(args)
+    config = QUICK if args.quick else CONFIG
+    cfg = config_from_dict(config, "bench_sweep")
+    res = {"runs": len(cfg.runs()), "config": config, "workers": {}}
+    for workers in (1,) if args.quick else (1, 2):
         with tempfile.TemporaryDirectory() as tmp:
             t0 = time.perf_counter()
-            stats = run_sweep(cfg, tmp, workers=workers, progress=False)
+            how = {"scheduler": "synchronous"} if args.quick else {"workers": workers}
+            stats = run_sweep(cfg, tmp, progress=False, **how)
             wall = time.perf_counter() - t0
         res["workers"][workers] = {"wall_s": wall, "runs_per_minute": 60 * stats["done"] / wall}
         print(workers, res["workers"][workers], flush=True)
-    out = Path(args.out)
+    if args.quick:
+        atomic_write(out / "bench_sweep.json", json.dumps(res, indent=2) + "\n")
+        print(f"wrote {out / 'bench_sweep.json'}")
+        return
     atomic_write(out / "bench_sweep.json", json.dumps(res, indent=2) + "\n")
     w1, w2 = res["workers"][1], res["workers"][2]
     atomic_write(out / "bench_sweep.md", "\n".join([

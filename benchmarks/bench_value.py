@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
 from moga.outputs import atomic_write
@@ -29,14 +30,18 @@ SHARED = "CEA-Curie-2011-2.1-cln.swf.gz"  # found by moga.resolve_trace, if pres
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n-jobs", type=int, default=10000)
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    ap.add_argument("--n-jobs", type=int, default=None, help="jobs (default 10000)")
+    add_options(ap, "100 jobs of the bundled month")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    args.n_jobs = args.n_jobs or (100 if args.quick else 10000)
     c = moga.Federation.preset("curie")
     fed = moga.Federation(names=c.names, nodes=c.nodes // 8, speed=c.speed,
                           power_busy=c.power_busy, power_idle=c.power_idle, link=c.link,
                           name="curie/8")
     try:
+        if args.quick:
+            raise moga.TraceNotFoundError(SHARED)
         trace, start = moga.load_swf(moga.resolve_trace(SHARED)), 100000
     except moga.TraceNotFoundError:
         trace, start = moga.load_default(), 0
@@ -73,7 +78,6 @@ def main(argv=None):
                             "events_per_s": s.n_events / wall, "value_pct_of_max":
                             100 * s.total_value / s.max_value}
         print(h, res["online"][h], flush=True)
-    out = Path(args.out)
     atomic_write(out / "bench_value.json", json.dumps(res, indent=2) + "\n")
     lines = ["# Value decoder and online simulator benchmark", "",
              f"`python benchmarks/bench_value.py`: {js.name}, {J} jobs, release mode, federation "

@@ -8,6 +8,7 @@ child) and whether it compiled (the command's compile notice), and writes
 ``results/cold_start.json`` and ``results/cold_start.md``::
 
     python benchmarks/cold_start.py          # about 10 minutes on 2 cores
+    python benchmarks/cold_start.py --quick  # one small warm run, to a temporary folder
 
 The issue's targets: the first run at most 60 s and 1.5 GB, every later run at
 most 10 s.
@@ -27,16 +28,20 @@ import time
 from datetime import date
 from pathlib import Path
 
+from _bench import add_options, out_dir
+
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = {"first_wall_s": 60.0, "first_peak_gb": 1.5, "later_wall_s": 10.0}
 
 
-def _one(cache: Path, out: Path, gens: int) -> dict:
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+def _one(cache: Path | None, out: Path, gens: int, extra=()) -> dict:
+    env = dict(os.environ) if cache is None else dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [env.get("PYTHONPATH")])])
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "moga", "run", "--gen", str(gens), "--out",
-                        str(out), "--no-progress"], env=env, capture_output=True, text=True)
+                        str(out), "--no-progress", *extra], env=env, capture_output=True,
+                       text=True)
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if r.returncode != 0:
@@ -47,22 +52,23 @@ def _one(cache: Path, out: Path, gens: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gen", type=int, default=3, help="generations per run (default 3)")
-    ap.add_argument("--out", default=str(ROOT / "results"), help="folder of the results files")
+    ap.add_argument("--gen", type=int, default=None, help="generations per run (default 3)")
+    add_options(ap, "one run of 100 jobs x 2 generations against the current cache")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    args.gen = args.gen or (2 if args.quick else 3)
     with tempfile.TemporaryDirectory() as tmp:
-        cache = Path(tmp) / "numba-cache"
+        cache = None if args.quick else Path(tmp) / "numba-cache"
+        extra = ("--n-jobs", "100", "--pop", "10") if args.quick else ()
         runs = []
-        for i in range(3):
-            runs.append(_one(cache, Path(tmp) / f"run{i}", args.gen))
+        for i in range(1 if args.quick else 3):
+            runs.append(_one(cache, Path(tmp) / f"run{i}", args.gen, extra))
             print(f"run {i + 1}: {runs[-1]}", flush=True)
     doc = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, "
            f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
            "load_average_at_end": round(os.getloadavg()[0], 2),
            "command": f"moga run --gen {args.gen}", "runs": runs, "targets": TARGETS}
     print(json.dumps(doc, indent=2), flush=True)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     from moga.outputs import atomic_write
 
     atomic_write(out / "cold_start.json", json.dumps(doc, indent=2) + "\n")

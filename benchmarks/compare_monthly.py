@@ -17,9 +17,11 @@ import json
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
 from moga.baselines import Comparison, compare
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 from moga.plot import plot_front
 
@@ -39,28 +41,33 @@ def main(argv=None):
     ap.add_argument("--gen", type=int, default=None,
                     help="generations of MOGA and GA-MF (default: each one's own)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default=str(ROOT / "results"))
     ap.add_argument("--from-json", action="store_true",
                     help="only rewrite the report from an existing results/compare_monthly.json")
+    add_options(ap, "60 jobs of the bundled month, population 8 x 2 generations")
     args = ap.parse_args(argv)
-    args.trace = str(moga.resolve_trace(args.trace))
+    out = out_dir(args)
     if args.from_json:
-        record = json.loads((Path(args.out) / "compare_monthly.json").read_text())
+        record = json.loads((out / "compare_monthly.json").read_text())
         for rec in record:
             rec.setdefault("trace", Path(args.trace).name)
             rec.setdefault("model", args.model)
-        atomic_write(Path(args.out) / "compare_monthly.md", render(record))
-        print(f"wrote {Path(args.out) / 'compare_monthly.md'}")
+        atomic_write(out / "compare_monthly.md", render(record))
+        print(f"wrote {out / 'compare_monthly.md'}")
         return
+    if args.quick:
+        args.trace, args.windows = str(default_trace_path()), [0]
+        args.pop, args.gen = args.pop or 8, args.gen or 2
+    args.trace = str(moga.resolve_trace(args.trace))
 
     trace = moga.load_swf(args.trace)
     fed = moga.Federation.preset("default")
     starts = trace.windows(days=30)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     record = []
     for w in args.windows:
-        js = trace.jobset(start=starts[w], days=30, federation=fed, seed=0)
+        if args.quick:
+            js = trace.jobset(start=starts[w], n_jobs=60, federation=fed, seed=0)
+        else:
+            js = trace.jobset(start=starts[w], days=30, federation=fed, seed=0)
         c = compare(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed, model=args.model)
         fronts = dict(c.fronts)
         main_front = fronts.pop("MOGA")

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 from moga.outputs import atomic_write
 from moga.rl import ClusterConfig
@@ -38,14 +39,16 @@ def main(argv=None):
     ap.add_argument("--policy", default=None)
     ap.add_argument("--history", default=str(ROOT / "results" / "deep_eas_training.json"),
                     help="the training history of the policy (history.json of moga rl train)")
-    ap.add_argument("--sequences", type=int, default=30)
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    ap.add_argument("--sequences", type=int, default=None,
+                    help="unseen job sequences per setting (default 30)")
+    add_options(ap, "lambda 0.7 and 0.9 only, 2 sequences per setting")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    args.sequences = args.sequences or (2 if args.quick else 30)
     t0 = time.perf_counter()
     params, meta = load_params(args.policy) if args.policy else shipped_policy()
-    rows = evaluate_grid(params, (0.1, 0.3, 0.5, 0.7, 0.9), (0.2, 0.5, 0.8), args.sequences)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    lams = (0.7, 0.9) if args.quick else (0.1, 0.3, 0.5, 0.7, 0.9)  # the paper's claims' cells
+    rows = evaluate_grid(params, lams, (0.2, 0.5, 0.8), args.sequences)
     plot_edp_vs_lambda(rows, out / "deep_eas_edp_vs_lambda.png", beta=0.5)
     curve = ""
     hist_path = Path(args.history)

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 from moga.outputs import atomic_write
 from moga.rl import ClusterConfig, draw_jobs
@@ -56,8 +57,12 @@ def main(argv=None):
     ap.add_argument("--held-out", type=int, default=30)
     ap.add_argument("--per-lam", type=float, nargs="*", default=[],
                     help="also train policies at each of these lambdas alone")
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "2 lambdas, 1 seed, 1 iteration of 2 sequences x 2 trajectories")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    if args.quick:
+        args.lams, args.seeds, args.iterations = [0.3, 0.7], [0], 1
+        args.sequences_per_lam, args.trajectories, args.held_out = 2, 2, 2
     t_all = time.perf_counter()
     cfgs = {lam: ClusterConfig(lam=lam, beta=args.beta) for lam in args.lams}
     held = {}
@@ -96,9 +101,9 @@ def main(argv=None):
             print(f"  {label} seed {seed}: trained in {wall:.0f} s; held-out " + ", ".join(
                 f"{r['lam']:g}: {r['policy_held_out'][0]:.1f}" for r in rows[-L:]), flush=True)
     doc = {"machine": platform.processor() or platform.machine(),
-           "wall_s": time.perf_counter() - t_all, "settings": vars(args), "rows": rows}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+           "wall_s": time.perf_counter() - t_all,
+           "settings": {k: v for k, v in vars(args).items() if k not in ("out", "quick")},
+           "rows": rows}
     atomic_write(out / "deep_eas_lambdas.json", json.dumps(doc, indent=2) + "\n")
     atomic_write(out / "deep_eas_lambdas.md", report(doc))
     print(report(doc))

@@ -15,7 +15,8 @@ scan: ``tests/test_decoder_backfill.py`` checks EASY against its twin.
 
 Writes ``results/easy_scaling.json`` and ``results/easy_scaling.md``::
 
-    python benchmarks/easy_scaling.py        # about two minutes once compiled
+    python benchmarks/easy_scaling.py          # about two minutes once compiled
+    python benchmarks/easy_scaling.py --quick  # seconds, to a temporary folder
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
 from moga.outputs import atomic_write
@@ -58,14 +60,20 @@ def _time(js, fed, order, blacklist, backfill, repeat):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=2, help="decodes per point (the best counts)")
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "the bundled HPC2N month's first 300 jobs")
     args = ap.parse_args(argv)
+    out = out_dir(args)
     numba.set_num_threads(1)
-    trace = moga.load_swf(moga.resolve_trace("RICC-2010-2.swf.gz"))
+    if args.quick:
+        trace, sizes = moga.load_default(), (100, 200)
+    else:
+        trace, sizes = moga.load_swf(moga.resolve_trace("RICC-2010-2.swf.gz")), SIZES
     full, fed = _largest_month(trace)
+    if args.quick:
+        full = full.take(np.arange(min(300, len(full))))
     moga.evaluate(full.take(np.arange(50)), fed, backfill="easy")  # compile or load
     rows = []
-    for n in (*[s for s in SIZES if s < len(full)], len(full)):
+    for n in (*[s for s in sizes if s < len(full)], len(full)):
         js = full.take(np.arange(n))
         t_easy, s = _time(js, fed, js.submit_order, None, "easy", args.repeat)
         t_none, _ = _time(js, fed, js.submit_order, None, "none", args.repeat)
@@ -81,13 +89,14 @@ def main(argv=None):
     n = np.array([r["jobs"] for r in rows], dtype=float)
     te = np.array([r["easy_s"] for r in rows])
     slope = float(np.polyfit(np.log(n), np.log(te), 1)[0])
-    doc = {"trace": "RICC-2010-2", "window": full.name, "federation": repr(fed),
+    doc = {"trace": "HPC2N (bundled)" if args.quick else "RICC-2010-2", "window": full.name,
+           "federation": repr(fed),
            "numba": numba.__version__, "python": platform.python_version(),
            "machine": platform.machine(), "rows": rows, "random_chromosome_easy_s": t_rand,
            "easy_exponent": slope}
-    out = Path(args.out)
     atomic_write(out / "easy_scaling.json", json.dumps(doc, indent=2) + "\n")
-    md = ["# EASY decode cost against the job count (RICC's largest month, batch mode)", "",
+    md = [f"# EASY decode cost against the job count ({doc['trace']}'s largest month, batch "
+          "mode)", "",
           f"`python benchmarks/easy_scaling.py`: {full.name} ({len(full):,} jobs) on "
           f"`default@auto` ({fed!r}), fluid model, batch mode, one Numba thread, numba "
           f"{numba.__version__}, Python {platform.python_version()} ({platform.machine()}); "

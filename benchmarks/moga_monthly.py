@@ -18,8 +18,10 @@ import json
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 from moga.plot import plot_front
 
@@ -40,18 +42,21 @@ def main(argv=None):
     ap.add_argument("--gen", type=int, default=None,
                     help="generations (default: moga.run's)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "60 jobs of the bundled month, population 8 x 2 generations")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    if args.quick:
+        args.trace, args.windows = str(default_trace_path()), [0]
+        args.pop, args.gen = args.pop or 8, args.gen or 2
     args.trace = str(moga.resolve_trace(args.trace))
 
     trace = moga.load_swf(args.trace)
     fed = moga.Federation.preset("default")
     starts = trace.windows(days=30)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     rows = []
     for w in args.windows:
-        js = trace.jobset(start=starts[w], days=30, federation=fed, seed=0)
+        size = {"n_jobs": 60} if args.quick else {"days": 30}
+        js = trace.jobset(start=starts[w], federation=fed, seed=0, **size)
         r = moga.run(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed, model=args.model)
         k = r.knee()
         change = 100 * (r.F[k] / r.reference - 1)

@@ -28,9 +28,12 @@ import platform
 import time
 from pathlib import Path
 
+from _bench import add_options, out_dir
+
 import moga
 from moga import simulate
 from moga.evolution import OnlineMOGA
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,11 +62,12 @@ def _row(label, s, wall):
             "fallback_starts": info.get("fallback_starts")}
 
 
-def run_trace(trace_file, fed_spec, window, preferences, pop, gen, seed):
+def run_trace(trace_file, fed_spec, window, preferences, pop, gen, seed, n_jobs=None):
     tr = moga.load_swf(moga.resolve_trace(trace_file))
     fed = moga.Federation.load(fed_spec, auto_nodes=tr.auto_nodes)
     start = tr.windows(days=30)[window]
-    js = tr.jobset(start=start, days=30, federation=fed, seed=0, batch=False, wide="drop")
+    size = {"days": 30} if n_jobs is None else {"n_jobs": n_jobs}
+    js = tr.jobset(start=start, federation=fed, seed=0, batch=False, wide="drop", **size)
     rows = []
     for label, (policy, rule) in BASELINES.items():
         est = "exact" if policy == "fcfs" else "requested"  # FCFS does not plan
@@ -112,15 +116,18 @@ def main(argv=None):
     ap.add_argument("--pop", type=int, default=20)
     ap.add_argument("--gen", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "60 jobs of the bundled month, one preference, population 4 x 2 generations")
     args = ap.parse_args(argv)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = out_dir(args)
+    n_jobs = None
+    if args.quick:
+        args.traces, args.window, n_jobs = [str(default_trace_path())], 0, 60
+        args.preferences, args.pop, args.gen = args.preferences[:1], 4, 2
     results = []
     for trace in args.traces:
         print(f"{trace} ...", flush=True)
         results.append(run_trace(trace, TRACES.get(trace, "default@auto"), args.window,
-                                 args.preferences, args.pop, args.gen, args.seed))
+                                 args.preferences, args.pop, args.gen, args.seed, n_jobs))
     doc = {"machine": platform.processor() or platform.machine(), "window": args.window,
            "pop": args.pop, "gen": args.gen, "seed": args.seed, "results": results}
     atomic_write(out / "online_moga.json", json.dumps(doc, indent=2) + "\n")

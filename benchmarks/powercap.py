@@ -20,8 +20,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 from moga.powercap import CPOptions, cap_study
 from moga.powercap.study import plot_power, plot_wqt, study_table
@@ -80,13 +82,15 @@ def main(argv=None):
     ap.add_argument("--cp-time", type=float, default=0.01)
     ap.add_argument("--estimates", choices=("requested", "exact"), default="requested",
                     help="what the dispatchers plan with (jobs always run their real time)")
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "half a day of the bundled month, caps 1.0 and 0.6, CP window 4")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    if args.quick:
+        args.trace, args.starts, args.days = str(default_trace_path()), [0], 0.5
+        args.caps, args.window = [1.0, 0.6], 4
     trace = moga.load_swf(moga.resolve_trace(args.trace))
     fed = moga.Federation.preset("default")
     cp = CPOptions(window=args.window, time_limit=args.cp_time)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     rows, sections = [], []
     t_all = time.perf_counter()
     for i, start in enumerate(args.starts):

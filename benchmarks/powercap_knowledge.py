@@ -28,8 +28,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 from moga.powercap import run_dispatcher
 
@@ -47,8 +49,12 @@ def main(argv=None):
     ap.add_argument("--margins", type=float, nargs="+", default=[0.0, 0.1, 0.2],
                     help="safety margins tried with predicted power (share of the cap kept free)")
     ap.add_argument("--seeds", type=int, default=3, help="prediction seeds per error")
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "half a day of the bundled month, cap 0.6, errors 0 and 0.1, one seed")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    if args.quick:
+        args.trace, args.starts, args.days = str(default_trace_path()), [0], 0.5
+        args.caps, args.errors, args.margins, args.seeds = [0.6], [0.0, 0.1], [0.1], 1
     t_all = time.perf_counter()
     trace = moga.load_swf(moga.resolve_trace(args.trace))
     fed0 = moga.Federation.preset("default")
@@ -82,7 +88,7 @@ def main(argv=None):
     doc = {"machine": platform.processor() or platform.machine(),
            "wall_s": time.perf_counter() - t_all, "cap_W_per_fraction": fed0.peak_power,
            "rows": rows}
-    atomic_write(Path(args.out) / "powercap_knowledge.json", json.dumps(doc, indent=2) + "\n")
+    atomic_write(out / "powercap_knowledge.json", json.dumps(doc, indent=2) + "\n")
 
     def cell(v, scale=1.0, fmt=".2f"):
         mean, lo, hi = (x * scale for x in v)
@@ -113,7 +119,7 @@ def main(argv=None):
                       f"{cell(r['peak_power'], 1e-3, '.1f')} | "
                       f"{cell(r['time_above_cap'], 1 / 3600, '.1f')} |")
         md.append("")
-    atomic_write(Path(args.out) / "powercap_knowledge.md", "\n".join(md))
+    atomic_write(out / "powercap_knowledge.md", "\n".join(md))
     print("\n".join(md))
 
 

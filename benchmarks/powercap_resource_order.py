@@ -25,9 +25,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 from powercap_robustness import _cell, samples
 
 import moga
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 from moga.powercap import CPOptions, run_dispatcher
 
@@ -42,13 +44,18 @@ def main(argv=None):
     ap.add_argument("--caps", type=float, nargs="+", default=[0.6, 0.4])
     ap.add_argument("--dispatchers", nargs="+", default=["prb", "hybrid"],
                     choices=["easy", "prb", "hybrid"])
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "one sample of 40 bundled jobs, cap 0.6, PRB only")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    traces = None
+    if args.quick:
+        traces, args.jobs, args.samples = {str(default_trace_path()): (0,)}, 40, 1
+        args.caps, args.dispatchers = [0.6], ["prb"]
     t_all = time.perf_counter()
     fed0 = moga.Federation.preset("default")
     cp = CPOptions(window=16, time_limit=0.01)
     rows = []
-    for trace_name, js, _, _ in samples(fed0, args.jobs, args.samples, min(args.caps)):
+    for trace_name, js, _, _ in samples(fed0, args.jobs, args.samples, min(args.caps), traces):
         for cap in args.caps:
             fed = fed0.with_cap(fraction=cap)
             for d in args.dispatchers:
@@ -59,7 +66,7 @@ def main(argv=None):
                     res[rule] = (r, time.perf_counter() - t0)
                 (f, _), (c, wall) = res["fastest"], res["consolidate"]
                 wf, wc = f.metrics.weighted_queue_time, c.metrics.weighted_queue_time
-                rows.append({"trace": trace_name.split("-cln")[0].split(".swf")[0],
+                rows.append({"trace": Path(trace_name).name.split("-cln")[0].split(".swf")[0],
                              "jobset": js.name, "n_jobs": len(js), "cap": cap, "dispatcher": d,
                              "wqt_fastest": wf, "wqt_consolidate": wc,
                              "wqt_ratio": wc / wf if wf > 0 else float("nan"),
@@ -71,8 +78,6 @@ def main(argv=None):
                       flush=True)
     doc = {"machine": platform.processor() or platform.machine(),
            "wall_s": time.perf_counter() - t_all, "rows": rows}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "powercap_resource_order.json", json.dumps(doc, indent=2) + "\n")
     atomic_write(out / "powercap_resource_order.md", report(doc, args))
     print(report(doc, args))

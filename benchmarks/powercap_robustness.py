@@ -28,9 +28,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
 from moga.model.schedule import cap_runnable
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 from moga.powercap import CPOptions, run_dispatcher
 
@@ -43,10 +45,11 @@ TRACES = {
 }
 
 
-def samples(fed0, n_jobs, n_samples, tightest):
+def samples(fed0, n_jobs, n_samples, tightest, traces=None):
     """Per trace and start point: ``(trace file, job set, wide jobs dropped, jobs dropped
-    because the ``tightest`` cap (fraction of peak) could never run them)``."""
-    for trace_name, starts in TRACES.items():
+    because the ``tightest`` cap (fraction of peak) could never run them)``; ``traces``
+    (trace file -> first jobs) defaults to :data:`TRACES`."""
+    for trace_name, starts in (TRACES if traces is None else traces).items():
         trace = moga.load_swf(moga.resolve_trace(trace_name))
         for start in starts[:n_samples]:
             js = trace.jobset(start=start, n_jobs=n_jobs, federation=fed0, wide="drop",
@@ -67,13 +70,18 @@ def main(argv=None):
     ap.add_argument("--windows", type=int, nargs="+", default=[8, 16, 32])
     ap.add_argument("--time-limits", type=float, nargs="+", default=[0.01, 0.03],
                     help="CP-SAT deterministic seconds per event")
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "one sample of 40 bundled jobs, cap 0.6, CP window 4")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    traces = None
+    if args.quick:
+        traces, args.jobs, args.samples = {str(default_trace_path()): (0,)}, 40, 1
+        args.caps, args.windows, args.time_limits = [0.6], [4], [0.01]
     t_all = time.perf_counter()
     fed0 = moga.Federation.preset("default")
     rows = []
     for trace_name, js, dropped, capped_out in samples(fed0, args.jobs, args.samples,
-                                                       min(args.caps)):
+                                                       min(args.caps), traces):
         for cap in args.caps:
             fed = fed0.with_cap(fraction=cap)
             prb = run_dispatcher(js, fed, "prb", estimates="requested")
@@ -84,7 +92,7 @@ def main(argv=None):
                                         cp=CPOptions(window=w, time_limit=tl))
                     wall = time.perf_counter() - t0
                     wp, wh = prb.metrics.weighted_queue_time, hy.metrics.weighted_queue_time
-                    rows.append({"trace": trace_name.split("-cln")[0].split(".swf")[0],
+                    rows.append({"trace": Path(trace_name).name.split("-cln")[0].split(".swf")[0],
                                  "jobset": js.name, "n_jobs": len(js), "dropped": dropped,
                                  "dropped_by_cap": capped_out,
                                  "cap": cap, "window": w, "time_limit": tl,
@@ -97,11 +105,10 @@ def main(argv=None):
                                  "solves": hy.info["solves"]})
                     print(f"  cap {cap} window {w} limit {tl}: ratio {rows[-1]['ratio']:.3f} "
                           f"({wall:.0f} s)", flush=True)
-    Path(args.out).mkdir(parents=True, exist_ok=True)
     doc = {"machine": platform.processor() or platform.machine(),
            "wall_s": time.perf_counter() - t_all, "rows": rows}
-    atomic_write(Path(args.out) / "powercap_robustness.json", json.dumps(doc, indent=2) + "\n")
-    atomic_write(Path(args.out) / "powercap_robustness.md", report(doc, args))
+    atomic_write(out / "powercap_robustness.json", json.dumps(doc, indent=2) + "\n")
+    atomic_write(out / "powercap_robustness.md", report(doc, args))
     print(report(doc, args))
 
 

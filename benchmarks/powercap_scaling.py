@@ -18,8 +18,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 from moga.powercap import CPOptions, Queues, solve_relaxed
 from moga.powercap.cp import serial_schedule
@@ -32,12 +34,16 @@ def main(argv=None):
     ap.add_argument("--trace", default="HPC2N-2002-2.2-cln.swf.gz")
     ap.add_argument("--sizes", type=int, nargs="+", default=[8, 16, 32, 64, 128, 256, 512])
     ap.add_argument("--long-limit", type=float, default=20.0)
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "8 and 16 bundled jobs, long limit 0.1 s")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    start = 40000
+    if args.quick:
+        args.trace, start, args.sizes, args.long_limit = str(default_trace_path()), 0, [8, 16], 0.1
     t0 = time.perf_counter()
     tr = moga.load_swf(moga.resolve_trace(args.trace))
     fed = moga.Federation.preset("default").with_cap(fraction=0.4)
-    js = tr.jobset(start=40000, n_jobs=max(args.sizes), federation=fed, batch=False,
+    js = tr.jobset(start=start, n_jobs=max(args.sizes), federation=fed, batch=False,
                    power="lognormal")
     dur = js.runtime * ((1 - js.sigma) / fed.speed.max() + js.sigma)
     inc = np.maximum(js.power[:, None] * fed.power_busy[None, :] - fed.power_idle[None, :], 0.0)
@@ -67,8 +73,6 @@ def main(argv=None):
             "hint` is the solver's weighted start sum over that of PRB's serial schedule (the "
             f"hint): below 1 the solver improved on it. Long limit: {args.long_limit} "
             f"deterministic s; default: {CPOptions().time_limit}.\n\n" + "\n".join(lines) + "\n")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "powercap_scaling.md", text)
     print(text)
 

@@ -60,6 +60,7 @@ Writes ``results/quality.md`` and ``results/quality.json``, and with the converg
     python benchmarks/quality.py --part convergence --seeds 10
     python benchmarks/quality.py --part ablation
     python benchmarks/quality.py --part budget
+    python benchmarks/quality.py --quick              # every part, seconds, to a temporary folder
 
 Traces are found through ``moga.resolve_trace`` (``MOGA_TRACES``).
 """
@@ -74,6 +75,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 from moga.evolution.params import BUDGET, EASY_BUDGET
 from moga.evolution.runner import MOGA_CLUSTER_RATE
@@ -131,15 +133,55 @@ ABLATION = (*((label, {**params, **_CLUSTER_MOVES}, n_gen)
             ("+ whole-cluster moves for 80% of the children, not 20% (the default)", {}, None))
 
 
+#: Jobs of a convergence job-set.
+N_JOBS = 1000
+#: Generations of :func:`_alone`'s runs (None: ``moga.run``'s defaults).
+ALONE_GEN = None
+
+
+def _quick(args, out):
+    """Shrink the study to seconds (``--quick``): 40 jobs of the bundled month, 2 generations,
+    every part, reference fronts under ``out`` (module globals, so one process only)."""
+    from moga.model.workload import default_trace_path
+
+    global STORE, CONVERGENCE, COVERAGE, COVERAGE_GEN, DEFAULT_GEN, N_JOBS, ALONE_GEN, ABLATION
+    path = str(default_trace_path())
+    STORE = out / "quality"
+    CONVERGENCE = (("bundled", path, 0, False),)
+    COVERAGE = (("bundled", path, 1, 0, None),)
+    COVERAGE_GEN = DEFAULT_GEN = ALONE_GEN = 2
+    N_JOBS = 40
+    ABLATION = tuple((label, params, None) for label, params, _ in ABLATION[-2:])
+    args.part, args.workers = "all", 1
+    args.ref_gen = args.ref_search_gen = args.easy_gen = args.matched_gen = 2
+    args.ref_seeds, args.seeds, args.easy_pop, args.budget_seeds = 1, 2, 8, 1
+    args.budget_gen = [2]
+
+
+class _InProcess:
+    """A stand-in for ``ProcessPoolExecutor`` that maps in this process (``--quick``)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, fn, items):
+        return map(fn, items)
+
+
 def _threads():
     import numba
 
     numba.set_num_threads(1)
 
 
-def _jobset(trace_file, n_jobs=1000, start=0, days=None, window=None, max_procs=None,
+def _jobset(trace_file, n_jobs=None, start=0, days=None, window=None, max_procs=None,
             release=False):
     import moga
+
+    n_jobs = N_JOBS if n_jobs is None else n_jobs
 
     tr = moga.load_swf(moga.resolve_trace(trace_file), max_procs=max_procs)
     fed = moga.Federation.load("default@auto", auto_nodes=tr.auto_nodes)
@@ -239,8 +281,8 @@ def _alone(trace_file, start, release=False) -> tuple:
     in_order = {"easy_search": False}
     moga.run(js, fed, seed=1, n_gen=2, params=in_order)  # load the kernels
     moga.run(js, fed, seed=1, n_gen=2)
-    return (moga.run(js, fed, seed=1, params=in_order).wall_time,
-            moga.run(js, fed, seed=1).wall_time)
+    return (moga.run(js, fed, seed=1, n_gen=ALONE_GEN, params=in_order).wall_time,
+            moga.run(js, fed, seed=1, n_gen=ALONE_GEN).wall_time)
 
 
 def _coverage_task(args):
@@ -674,21 +716,23 @@ def main(argv=None):
     ap.add_argument("--budget-seeds", type=int, default=4,
                     help="runs per job-set and generation count of the budget part")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "every part on 40 bundled jobs, 2 generations, in this process")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    if args.quick:
+        _quick(args, out)
     t0 = time.perf_counter()
+    pool_of = _InProcess if args.quick else (lambda: ProcessPoolExecutor(args.workers))
     if args.seeds == 0 and args.part in ("convergence", "both"):
         # Only long runs: they raise the stored reference fronts; the report stays as it is.
-        with ProcessPoolExecutor(args.workers) as pool:
+        with pool_of() as pool:
             convergence(args, pool)
         return
-    with ProcessPoolExecutor(args.workers) as pool:
-        conv = convergence(args, pool) if args.part in ("convergence", "both") else []
-        cov = coverage(args, pool) if args.part in ("coverage", "both") else []
-        abl = ablation(args, pool) if args.part == "ablation" else []
-        bud = budget(args, pool) if args.part == "budget" else []
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    with pool_of() as pool:
+        conv = convergence(args, pool) if args.part in ("convergence", "both", "all") else []
+        cov = coverage(args, pool) if args.part in ("coverage", "both", "all") else []
+        abl = ablation(args, pool) if args.part in ("ablation", "all") else []
+        bud = budget(args, pool) if args.part in ("budget", "all") else []
     old = {}
     if (out / "quality.json").exists():
         old = json.loads((out / "quality.json").read_text())

@@ -28,8 +28,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 from moga.realtime import Machine, realtime_metrics
 from moga.realtime.study import milp_comparison, plot_slowdowns, realtime_study, study_table
@@ -141,14 +143,18 @@ def main(argv=None):
     ap.add_argument("--fractions", type=float, nargs="+", default=[0.05, 0.1, 0.2, 0.3])
     ap.add_argument("--days", type=float, default=None, help="override every trace's days")
     ap.add_argument("--milp-instances", type=int, default=8)
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "half a day of the bundled month, scaled and on Mira, RTJ share 0.1")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    traces = TRACES
+    if args.quick:
+        path = str(default_trace_path())
+        traces = {"bundled": (path, 0, 0.5, "scaled"), "bundled on Mira": (path, 0, 0.5, "mira")}
+        args.traces, args.fractions, args.milp_instances = list(traces), [0.1], 1
     t_all = time.perf_counter()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     sections, per_trace, doc = [], {}, {"traces": {}}
     for i, name in enumerate(args.traces):
-        file, start, days, kind = TRACES[name]
+        file, start, days, kind = traces[name]
         days = args.days or days
         trace = moga.load_swf(moga.resolve_trace(file))
         size = int(trace.auto_nodes)

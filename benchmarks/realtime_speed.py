@@ -31,8 +31,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 from moga.realtime import Checkpointing, Machine, simulate, tag_realtime
 
@@ -76,9 +78,14 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--python-max", type=int, default=30_000,
                     help="largest job-set the Python simulator runs (default 30000)")
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "100 and 200 bundled jobs, without the Python simulator")
     args = ap.parse_args(argv)
-    old = python_simulator()
+    out = out_dir(args)
+    sizes = SIZES
+    if args.quick:
+        args.trace, args.start, args.repeat = str(default_trace_path()), 0, 1
+        args.python_max, sizes = 0, (100, 200)
+    old = python_simulator() if args.python_max > 0 else None
     trace = moga.load_swf(moga.resolve_trace(args.trace), max_procs=8192)
     machine = Machine(8192, name="8192 nodes")
     ck = Checkpointing("jit")
@@ -86,7 +93,7 @@ def main(argv=None):
                                       batch=False), machine, 0.1, seed=0)
     simulate(small, "preempt", ck)  # compiles or loads the kernel
     rows = []
-    for n in SIZES:
+    for n in sizes:
         js = trace.jobset(start=args.start, n_jobs=n, federation=8192, batch=False)
         rj = tag_realtime(js, machine, 0.1, seed=0)
         t_k, k = _best(lambda rj=rj: simulate(rj, "preempt", ck), args.repeat)
@@ -122,7 +129,6 @@ def main(argv=None):
         "checkpoint writes on its nodes until its planned end (docs/design.md §12).\n\n"
         + "\n".join(lines) + "\n\n"
         f"Cost exponent of the Numba loop (log-log slope over the job counts): {slope:.2f}.\n")
-    out = Path(args.out)
     atomic_write(out / "realtime_speed.md", text)
     atomic_write(out / "realtime_speed.json", json.dumps(
         {"trace": args.trace, "start": args.start, "rows": rows, "exponent": slope,

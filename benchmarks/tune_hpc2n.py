@@ -19,10 +19,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 from scipy.stats import wilcoxon
 
 import moga
 from moga.experiments.tuning import plot_study
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,17 +41,20 @@ def main(argv=None):
     ap.add_argument("--trials", type=int, default=30)
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--test-seeds", type=int, default=8)
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "40 bundled jobs, 2 trials of a 400-evaluation budget, 2 test seeds")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    if args.quick:
+        args.trace, args.n_jobs, args.budget = str(default_trace_path()), 40, 400
+        args.trials, args.seeds, args.test_seeds = 2, 1, 2
     args.trace = str(moga.resolve_trace(args.trace))
 
     trace = moga.load_swf(args.trace)
     fed = moga.Federation.preset("default")
-    starts = trace.windows(days=30)
+    starts = [0, 100, 200, 300] if args.quick else trace.windows(days=30)
     train = [trace.jobset(start=starts[w], n_jobs=args.n_jobs, federation=fed) for w in (1, 2)]
     test = trace.jobset(start=starts[3], n_jobs=args.n_jobs, federation=fed)
     res = moga.tune(train, fed, n_trials=args.trials, seeds=args.seeds, budget=args.budget)
-    out = Path(args.out)
     (out / "tune").mkdir(parents=True, exist_ok=True)
     atomic_write(out / "tune" / "best.toml", res.to_toml())
     plot_study(res, out / "tune")

@@ -19,8 +19,10 @@ import json
 from pathlib import Path
 
 import numpy as np
+from _bench import add_options, out_dir
 
 import moga
+from moga.model.workload import default_trace_path
 from moga.outputs import atomic_write
 from moga.plot import plot_value_by_class, plot_value_over_time
 from moga.value import DEFAULT_CLASSES, attach_values, compare_value
@@ -39,8 +41,12 @@ def main(argv=None):
     ap.add_argument("--scale", type=int, default=8)
     ap.add_argument("--pop", type=int, default=50)
     ap.add_argument("--gen", type=int, default=40)
-    ap.add_argument("--out", default=str(ROOT / "results"))
+    add_options(ap, "60 bundled jobs on the default federation, population 8 x 2 generations")
     args = ap.parse_args(argv)
+    out = out_dir(args)
+    if args.quick:
+        args.trace, args.starts, args.n_jobs = str(default_trace_path()), [0], 60
+        args.pop, args.gen = 8, 2
     args.trace = str(moga.resolve_trace(args.trace))
 
     trace = moga.load_swf(args.trace)
@@ -48,8 +54,8 @@ def main(argv=None):
     fed = moga.Federation(names=c.names, nodes=c.nodes // args.scale, speed=c.speed,
                           power_busy=c.power_busy, power_idle=c.power_idle, link=c.link,
                           name=f"curie/{args.scale}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    if args.quick:
+        fed = moga.Federation.preset("default")
     names = [k.name for k in DEFAULT_CLASSES]
     record = []
     for start in args.starts:

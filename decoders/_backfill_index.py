@@ -10,22 +10,31 @@ with bounds that only tighten while one scan runs:
   ``free_by_mask`` entry of the job's cluster set, or the federation's free
   nodes beyond :data:`~decoders._federated_core.TABLE_K` clusters);
 * it must end by the reservation at its fastest (``t + runtime * sd_min <=
-  shadow``) or be narrow enough to leave the head room (``tasks <= Y``).
+  shadow``) or be narrow enough to leave the head room (``tasks <= Y``);
+* under a power cap, the least power it can add must fit the federation's
+  budget over the running jobs' increments (``pk + floor <= cap``), its floor
+  being its tasks times its per-node increment on the cheapest cluster that
+  has free nodes and is in its cluster set (:func:`power_floors` keeps
+  ``tasks x increment`` per job and cluster): a cap leaves nodes idle, so
+  without this test nearly every queued job passes the others and is
+  visited only for :func:`~decoders._federated_core.place` to refuse it.
 
 The queued jobs are therefore grouped by cluster set (one group beyond
 ``TABLE_K`` clusters), each group in queue order, and each group keeps a
-segment tree of the minimum width and the minimum run time over its queued
-jobs. :func:`first_candidate` walks one tree from a leaf and returns the first
-job that passes both tests, pruning every subtree whose minima fail them;
-the backfill loop merges the groups in queue order. The jobs it returns are
-exactly those the full scan would not have skipped, in the same order, so
-the schedules are the same.
+segment tree of the minimum width, the minimum run time and, per cluster, the
+minimum power floor over its queued jobs. :func:`first_candidate` walks one
+tree from a leaf and returns the first job that passes the tests, pruning
+every subtree whose minima fail them; the backfill loop merges the groups in
+queue order. The jobs it returns are exactly those the full scan would not
+have skipped, in the same order, so the schedules are the same.
 
 Layout, in :data:`~decoders._federated_core.State`: ``g_leaf`` (J: a job's
 leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
-group's tree starts in ``tr_t``/``tr_r``; a tree of ``S`` leaves, a power of
-two, has nodes ``1 .. 2S - 1``), ``g_act`` (the non-empty groups, their count
+group's tree starts in ``tr_t``/``tr_r``/``tr_p``; a tree of ``S`` leaves, a
+power of two, has nodes ``1 .. 2S - 1``; ``tr_p`` has a column per cluster),
+``p_floor`` (J x K: each job's power floor on each cluster, zero until
+:func:`power_floors` sets it), ``g_act`` (the non-empty groups, their count
 in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf, -1 when
 none) and ``dfs`` (the walk's stack).
 """
@@ -82,7 +91,26 @@ def build_index(order, st, by_mask):
     for i in range(g_toff[G]):
         st.tr_t[i] = EMPTY
         st.tr_r[i] = np.inf
+        for k in range(st.tr_p.shape[1]):
+            st.tr_p[i, k] = np.inf
     return n_act
+
+
+#: A power floor is scaled down by this much, so that the increments the exact test adds
+#: up in floats (K terms, each at least the floor's share) never fall below it.
+FLOOR_MARGIN = 1.0 - 1e-9
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def power_floors(tasks, power, pbusy, pidle, p_floor):
+    """Each job's power floor on each cluster: ``tasks[j]`` times its per-node increment
+    there, ``max(power[j] * pbusy[k] - pidle[k], 0)``
+    (:func:`~decoders._federated_core.node_increment`), times :data:`FLOOR_MARGIN`. No
+    allocation of the job on a set of clusters adds less power than its least floor on
+    them."""
+    for j in range(tasks.shape[0]):
+        for k in range(pbusy.shape[0]):
+            p_floor[j, k] = tasks[j] * max(power[j] * pbusy[k] - pidle[k], 0.0) * FLOOR_MARGIN
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -94,11 +122,16 @@ def set_leaf(j, tasks, runtime, st, by_mask):
     node = size + st.g_leaf[j]
     st.tr_t[off + node] = tasks
     st.tr_r[off + node] = runtime
+    K = st.tr_p.shape[1]
+    for k in range(K):
+        st.tr_p[off + node, k] = np.inf if tasks == EMPTY else st.p_floor[j, k]
     node //= 2
     while node >= 1:
         a = off + 2 * node
         st.tr_t[off + node] = min(st.tr_t[a], st.tr_t[a + 1])
         st.tr_r[off + node] = min(st.tr_r[a], st.tr_r[a + 1])
+        for k in range(K):
+            st.tr_p[off + node, k] = min(st.tr_p[a, k], st.tr_p[a + 1, k])
         node //= 2
 
 
@@ -123,55 +156,96 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
         node = off + (st.g_toff[m + 1] - off) // 2 + st.g_leaf[j]
         st.tr_t[node] = tasks[j]
         st.tr_r[node] = runtime[j]
+        for k in range(st.tr_p.shape[1]):
+            st.tr_p[node, k] = st.p_floor[j, k]
     for m in range(st.g_cand.shape[0]):
         off = st.g_toff[m]
         for node in range((st.g_toff[m + 1] - off) // 2 - 1, 0, -1):
             a = off + 2 * node
             st.tr_t[off + node] = min(st.tr_t[a], st.tr_t[a + 1])
             st.tr_r[off + node] = min(st.tr_r[a], st.tr_r[a + 1])
+            for k in range(st.tr_p.shape[1]):
+                st.tr_p[off + node, k] = min(st.tr_p[a, k], st.tr_p[a + 1, k])
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def group_may_pass(m, st, x, y, t, sd_min, shadow):
+def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0, hf=0.0):
     """Whether some job of group ``m`` may pass the cheap tests (:func:`first_candidate`).
 
-    The tree's root holds the group's least width and least run time; when
-    they fail the tests, every job does. Most groups fail here at most
-    events (the head is blocked, so few nodes are free), and the test is one
-    look-up where a walk climbs the tree.
+    The tree's root holds the group's least width, least run time and least
+    power floor; when they fail the tests, every job does. Most groups fail
+    here at most events (the head is blocked, so few nodes are free, or
+    under a cap little power is left), and the test is one look-up where a
+    walk climbs the tree.
     """
     root = st.g_toff[m] + 1
-    w = st.tr_t[root]
-    return not (w > x or (w > y and t + st.tr_r[root] * sd_min > shadow))
+    return _may_pass(st.tr_t, st.tr_r, st.tr_p, root, x, y, t, sd_min, shadow, pk, cap, fm, lpk,
+                     hf)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def first_candidate(m, leaf, st, x, y, t, sd_min, shadow):
+def _may_pass(tr_t, tr_r, tr_p, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf):
+    """Whether some job below ``node`` may pass the cheap tests (see :func:`first_candidate`)."""
+    w = tr_t[node]
+    if w > x:
+        return False
+    p = 0.0
+    if cap < np.inf:
+        p = _floor(tr_p, node, fm)
+        if pk + p > cap:
+            return False
+    if t + tr_r[node] * sd_min > shadow:  # running past the reservation
+        return w <= y and not (cap < np.inf and lpk + p + hf > cap)
+    return True
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _floor(tr_p, node, fm):
+    """The least power floor at ``node`` over the clusters of the bit set ``fm``."""
+    least = np.inf
+    for k in range(tr_p.shape[1]):
+        if k > 62 or (fm >> k) & 1:
+            least = min(least, tr_p[node, k])
+    return least
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0,
+                    hf=0.0):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
-    A job passes when ``tasks <= x`` and either ``tasks <= y`` or
-    ``t + runtime * sd_min <= shadow``; an empty leaf never does.
+    A job passes when ``tasks <= x``, either ``tasks <= y`` or
+    ``t + runtime * sd_min <= shadow``, and ``pk + floor <= cap`` (``floor``:
+    its least power floor over the clusters of the bit set ``fm``, those it
+    may run on now; ``pk``: the running jobs' increments over the whole
+    federation, ``cap``: its budget, infinite without a cap). A job that
+    cannot end by the reservation must moreover leave the head its power
+    then: ``lpk + floor + hf <= cap`` (``lpk``: the increments still drawn at
+    the reservation and those promised past it, ``hf``: the head's least
+    floor). An empty leaf never passes.
     """
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf):
         return -1
     off = st.g_toff[m]
-    return _walk(st.tr_t, st.tr_r, st.dfs, off, (st.g_toff[m + 1] - off) // 2, leaf, x, y, t,
-                 sd_min, shadow)
+    return _walk(st.tr_t, st.tr_r, st.tr_p, st.dfs, off, (st.g_toff[m + 1] - off) // 2, leaf,
+                 x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow):
+def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf,
+                           fm=-1, lpk=0.0, hf=0.0):
     """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
     ``position``; the position is looked up only when the group's root passes."""
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf):
         return -1
     off = st.g_toff[m]
-    return _walk(st.tr_t, st.tr_r, st.dfs, off, (st.g_toff[m + 1] - off) // 2,
-                 first_after(m, position, st), x, y, t, sd_min, shadow)
+    return _walk(st.tr_t, st.tr_r, st.tr_p, st.dfs, off, (st.g_toff[m + 1] - off) // 2,
+                 first_after(m, position, st), x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _walk(tr_t, tr_r, stack, off, size, leaf, x, y, t, sd_min, shadow):
+def _walk(tr_t, tr_r, tr_p, stack, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk,
+          hf):
     """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves (not inlined: the
     backfill loop calls it from three places, and one compiled copy keeps compiling cheap)."""
     if leaf >= size:
@@ -186,8 +260,8 @@ def _walk(tr_t, tr_r, stack, off, size, leaf, x, y, t, sd_min, shadow):
             while n > 0:
                 n -= 1
                 node = stack[n]
-                w = tr_t[off + node]
-                if w > x or (w > y and t + tr_r[off + node] * sd_min > shadow):
+                if not _may_pass(tr_t, tr_r, tr_p, off + node, x, y, t, sd_min, shadow, pk,
+                                 cap, fm, lpk, hf):
                     continue  # no job below passes
                 if node >= size:
                     return node - size

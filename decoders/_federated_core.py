@@ -101,7 +101,7 @@ Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_f
 State = namedtuple("State", "fin sd ht hj cl coal started wq sh_t sh_j by_release pos_of "
                             "free load allow allow_h free_s hold evi evf "
                             "pk pks hold_p pkh xs rk free_h allow_j relaxed_j mask_j slack_h free_in "
-                            "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r dfs")
+                            "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r tr_p p_floor dfs")
 Out = namedtuple("Out", "start finish alloc reserve")
 
 #: Most clusters for which EASY's scan keeps the free nodes of every set of
@@ -160,7 +160,8 @@ def new_state(J, K):
         # EASY's candidate index (decoders._backfill_index)
         g_leaf=i[10], g_off=g[0], g_toff=g[1], g_pos=i[11], g_act=np.empty(G, dtype=np.int64),
         g_cand=np.empty(G, dtype=np.int64), tr_t=np.empty(n_tree, dtype=np.int64),
-        tr_r=np.empty(n_tree), dfs=np.empty(2 * 64 + 8, dtype=np.int64),
+        tr_r=np.empty(n_tree), tr_p=np.empty((n_tree, K)), p_floor=np.zeros((J, K)),
+        dfs=np.empty(2 * 64 + 8, dtype=np.int64),
     )
 
 

@@ -7,7 +7,8 @@ the running jobs' planned ends free enough allowed nodes (and power) for it
 (:func:`_shadow`); a later queued job that fits now starts if it is planned
 to end by the reservation or leaves the head enough allowed nodes and power
 then (:func:`_backfill`). The candidates come from the index of
-:mod:`decoders._backfill_index`. The batch decoder (:mod:`decoders.federated`)
+:mod:`decoders._backfill_index`, whose power floors keep out, under a cap, the
+jobs that could not add their power now. The batch decoder (:mod:`decoders.federated`)
 and the steps (:func:`decoders.steps.easy`) call it; every helper is inlined.
 """
 
@@ -16,7 +17,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._backfill_index import EMPTY, add_jobs, first_candidate, first_candidate_behind, set_leaf
+from ._backfill_index import (
+    EMPTY,
+    FLOOR_MARGIN,
+    add_jobs,
+    first_candidate,
+    first_candidate_behind,
+    set_leaf,
+)
 from ._federated_core import (
     E_CURSOR,
     E_HOLES,
@@ -137,6 +145,11 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         else:
             free_mask = cluster_mask(free)
         n_act = st.evi[E_NACT]
+        # The federation's budget for the power floors of the index (infinite uncapped),
+        # and the clusters with a free node (where a job could add its power now).
+        cap = plat.budget[K]
+        f_bits = cluster_mask(free)
+        hf = _head_floor(head, jobs, plat, st) if capped else 0.0
         if free_total > 0:
             # Each group's first candidate behind the head.
             p_head = st.pos_of[head]
@@ -144,7 +157,10 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 m = st.g_act[a]
                 x = free_in[m] if by_mask else free_total
                 y = _late_width(m, by_mask, free, st.slack_h, room0, need)
-                st.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t, sd_min, shadow)
+                fm = m & f_bits if by_mask else f_bits
+                st.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t, sd_min, shadow,
+                                                      st.pk[K], cap, fm,
+                                                      st.pks[K] + st.hold_p[K], hf)
         while free_total > 0:
             # The candidate first in queue order.
             best = -1
@@ -166,10 +182,13 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 holes += 1
                 free_total -= tasks[j]
                 room0 = _room_bounds(st)
+                f_bits = cluster_mask(free)
+                if capped:
+                    hf = _head_floor(head, jobs, plat, st)
                 if by_mask:
                     free_by_mask(free, free_in)
                 else:
-                    free_mask = cluster_mask(free)
+                    free_mask = f_bits
                 # The bounds tightened: every group searches on from its candidate.
                 for a in range(n_act):
                     m = st.g_act[a]
@@ -177,12 +196,17 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                     if c >= 0:
                         x = free_in[m] if by_mask else free_total
                         y = _late_width(m, by_mask, free, st.slack_h, room0, need)
-                        st.g_cand[m] = first_candidate(m, c, st, x, y, t, sd_min, shadow)
+                        fm = m & f_bits if by_mask else f_bits
+                        st.g_cand[m] = first_candidate(m, c, st, x, y, t, sd_min, shadow,
+                                                       st.pk[K], cap, fm,
+                                                       st.pks[K] + st.hold_p[K], hf)
             else:
                 x = free_in[best] if by_mask else free_total
                 y = _late_width(best, by_mask, free, st.slack_h, room0, need)
+                fm = best & f_bits if by_mask else f_bits
                 st.g_cand[best] = first_candidate(best, st.g_cand[best] + 1, st, x, y, t, sd_min,
-                                                  shadow)
+                                                  shadow, st.pk[K], cap, fm,
+                                                  st.pks[K] + st.hold_p[K], hf)
     st.evi[E_HOLES] = holes
     st.evi[E_SSTART] = st.evi[E_STARTED]
     if 2 * holes > nq - hq:  # compact the whole queue (which clears the hole count)
@@ -303,6 +327,43 @@ def _room_left(n, free, allow, slack_h, room0):
     for k in range(free.shape[0]):
         spare += min(min(free[k], allow[k]), slack_h[k])
     return room0 - max(0, n - spare)
+
+
+@helper
+def _head_floor(head, jobs, plat, st):
+    """A floor of the power the head adds at its reservation, whatever runs past it.
+
+    The head's tasks on the cheapest nodes left to it then (``free_s - hold``
+    within ``allow_h``, by increasing per-node increment, ties by index, as
+    :func:`~decoders._federated_core.least_power` takes them, without the
+    per-cluster budgets), times :data:`~decoders._backfill_index.FLOOR_MARGIN`;
+    infinite when those nodes cannot hold it. A job running past the
+    reservation only takes nodes and adds power, so
+    :func:`_head_power_after` never finds the head a cheaper allocation: a
+    candidate whose own floor and this one overflow the budget over what is
+    drawn then fails it (the index's late power test).
+    """
+    K = st.free.shape[0]
+    for i in range(K):
+        st.rk[i] = i
+    for i in range(1, K):  # insertion sort: K is small
+        c = st.rk[i]
+        key = node_increment(head, c, jobs, plat)
+        m = i
+        while m > 0 and node_increment(head, st.rk[m - 1], jobs, plat) > key:
+            st.rk[m] = st.rk[m - 1]
+            m -= 1
+        st.rk[m] = c
+    rem = jobs.tasks[head]
+    tot = 0.0
+    for i in range(K):
+        if rem == 0:
+            break
+        k = st.rk[i]
+        n = min(min(max(st.free_s[k] - st.hold[k], 0), st.allow_h[k]), rem)
+        rem -= n
+        tot += n * node_increment(head, k, jobs, plat)
+    return np.inf if rem > 0 else tot * FLOOR_MARGIN
 
 
 @helper

@@ -77,7 +77,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import get_num_threads, njit
 
-from ._backfill_index import build_index
+from ._backfill_index import build_index, power_floors
 from ._federated_core import (
     E_COALLOC,
     E_CURSOR,
@@ -94,6 +94,7 @@ from ._federated_core import (
     allowances,
     commit_start,
     fits,
+    is_capped,
     new_out,
     new_state,
     next_finish,
@@ -324,6 +325,8 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
         st.evi[E_PLAN] = plan
         if mode == 1:
             allowances(blacklist, jobs, plat, st)
+            if is_capped(plat):
+                power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.p_floor)
             st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
         t = 0.0
         while st.evi[E_STARTED] < J:

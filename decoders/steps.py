@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ._backfill_index import EMPTY, add_jobs, build_index, set_leaf
+from ._backfill_index import EMPTY, add_jobs, build_index, power_floors, set_leaf
 from ._federated_core import (
     E_CURSOR,
     E_HOLES,
@@ -37,6 +37,7 @@ from ._federated_core import (
     TABLE_K,
     Out,
     allowances,
+    is_capped,
     new_state,
     next_finish,
     objectives,
@@ -62,6 +63,8 @@ def init_easy(jobs, plat, st, out, order, blacklist):
     index over ``order`` is built and the steps keep it up to date (``E_INDEX``)."""
     init(jobs, plat, st, out, order)
     allowances(blacklist, jobs, plat, st)
+    if is_capped(plat):
+        power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.p_floor)
     st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
     st.evi[E_INDEX] = 1
 

@@ -11,6 +11,7 @@ from decoders._backfill_index import (
     first_after,
     first_candidate,
     first_candidate_behind,
+    power_floors,
     set_leaf,
 )
 from decoders._federated_core import new_state
@@ -137,3 +138,68 @@ def test_the_late_width_bound_keeps_every_job_that_could_leave_the_head_room(see
             assert n <= _late_width(0, False, st.free, st.slack_h, room0, need)
     if room0 < need:
         assert kept == 0 and _late_width(0, False, st.free, st.slack_h, room0, need) == -1
+
+
+def naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x, y, t, sd_min,
+                       shadow, pk, cap, fm, lpk, hf):
+    """:func:`naive_first` with the power tests: the job's least floor over the clusters of
+    ``fm`` must fit ``cap`` over ``pk`` now, and, if it may not end by the reservation, over
+    ``lpk`` with the head's floor ``hf``."""
+    for p in range(after + 1, order.size):
+        j = order[p]
+        if not queued[j] or mask[j] != m:
+            continue
+        f = min([floors[j, k] for k in range(floors.shape[1]) if (fm >> k) & 1], default=np.inf)
+        if tasks[j] > x or pk + f > cap:
+            continue
+        if t + runtime[j] * sd_min <= shadow or (tasks[j] <= y and lpk + f + hf <= cap):
+            return j
+    return None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
+    rng = np.random.default_rng(seed)
+    J = int(rng.integers(1, 90))
+    K = int(rng.integers(1, 4))
+    st = new_state(J, K)
+    order = rng.permutation(J).astype(np.int64)
+    mask = rng.integers(0, 1 << K, J)
+    st.mask_j[:] = mask
+    tasks = rng.integers(1, 12, J)
+    runtime = rng.choice([1.0, 5.0, 10.0, 60.0], J) * rng.integers(1, 4, J)
+    power = rng.uniform(0.5, 1.5, J)
+    pbusy, pidle = rng.choice([20.0, 50.0, 90.0], K), np.full(K, 10.0)
+    power_floors(tasks, power, pbusy, pidle, st.p_floor)
+    floors = np.array(st.p_floor)
+    assert np.allclose(floors, tasks[:, None] * np.maximum(power[:, None] * pbusy - pidle, 0),
+                       rtol=1e-8)
+    build_index(order, st, True)
+    queued = np.zeros(J, dtype=bool)
+    for _ in range(6):
+        for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
+            if queued[j] and rng.random() < 0.3:
+                queued[j] = False
+                set_leaf(j, EMPTY, np.inf, st, True)
+            elif not queued[j]:
+                queued[j] = True
+                set_leaf(j, tasks[j], runtime[j], st, True)
+        for _ in range(20):
+            m = int(rng.integers(0, 1 << K))
+            if not np.any(mask == m):
+                continue
+            after = int(rng.integers(-1, J))
+            x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
+            t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
+            pk, lpk, hf = (float(v) for v in rng.uniform(0, 600, 3))
+            cap, fm = float(rng.choice([700.0, 1200.0, np.inf])), int(rng.integers(0, 1 << K))
+            want = naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x,
+                                      y, t, sd, shadow, pk, cap, fm, lpk, hf)
+            got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, pk,
+                                  cap, fm, lpk, hf)
+            assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, pk, cap, fm, lpk,
+                                          hf) == got
+            if want is None:
+                assert got == -1
+            else:
+                assert got >= 0 and order[st.g_pos[st.g_off[m] + got]] == want

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pymoo.core.population import Population
 from pymoo.core.problem import Problem
 from pymoo.operators.survival.rank_and_crowding import RankAndCrowding
@@ -109,7 +111,7 @@ def test_resequencing_is_off_under_the_easy_decoder(small, monkeypatch):
     js, fed = small
     calls = []
     monkeypatch.setattr(resequencing.Resequencer, "__call__",
-                        lambda self, problem, C, rs: calls.append(1) or C)
+                        lambda self, problem, C, rs, **kw: calls.append(1) or C)
     moga.run(js, fed, pop_size=10, n_gen=3, backfill="easy")
     moga.run(js, fed, pop_size=10, n_gen=3)  # the EASY search, the default
     assert not calls
@@ -201,7 +203,7 @@ def test_easy_search_returns_an_in_order_front(small, monkeypatch):
     js, fed = small
     calls = []
     monkeypatch.setattr(resequencing.Resequencer, "__call__",
-                        lambda self, problem, C, rs: calls.append(1) or C)
+                        lambda self, problem, C, rs, **kw: calls.append(1) or C)
     kw = dict(pop_size=16, n_gen=8, seed=2, params={"easy_search": True})
     r = moga.run(js, fed, **kw)
     assert not calls  # re-sequencing is off: the orders are queue priorities
@@ -276,3 +278,17 @@ def test_resequencing_chance_falls_with_the_jobset_size():
         stub = Stub(J)
         Resequencer(1.0)(stub, np.ones((2000, J + 1)), np.random.default_rng(1))
         assert abs(stub.rows / 2000 - share) < 0.04
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), m=st.integers(0, 12))
+def test_rows_in_place_equals_a_gather(seed, n, m):
+    """The survivors written over the population's array: the same rows as a gather."""
+    from moga.evolution.engine import _rows_in_place
+
+    rng = np.random.default_rng(seed)
+    A = rng.random((n, 3))
+    B = rng.random((m, 3))
+    src = rng.permutation(n + m)[:n]
+    expected = np.vstack([A, B])[src]
+    _rows_in_place(A, src, B)
+    assert np.array_equal(A, expected)

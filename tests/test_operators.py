@@ -47,13 +47,18 @@ def _valid(problem, X):
     assert np.all((bls >= 0) & (bls <= 1))
 
 
+def _pairs(n):
+    """Mating m's parents are rows m and n + m (the layout of ``X.reshape(2 * n, -1)``)."""
+    return np.column_stack([np.arange(n), n + np.arange(n)])
+
+
 @given(J=st.integers(1, 30), seed=st.integers(0, 2**32 - 1), n=st.integers(1, 6))
 def test_jitted_order_crossover_matches_reference(J, seed, n):
     rng = np.random.default_rng(seed)
     X = np.stack([np.array([rng.permutation(J) for _ in range(n)], dtype=float) for _ in range(2)])
     cuts = np.sort(rng.integers(0, J + 1, (2, n, 2)), axis=2)
     out = np.empty_like(X)
-    _order_crossover_into(X, J, cuts, np.ones(n, dtype=bool), out)
+    _order_crossover_into(X.reshape(2 * n, J), _pairs(n), J, cuts, np.ones(n, dtype=bool), out)
     for m in range(n):
         for c in range(2):
             a, b = cuts[c, m]
@@ -349,7 +354,7 @@ def test_prefix_crossover_equals_its_plain_python_twin(seed, J, n):
     cuts = np.sort(rng.integers(0, J + 1, (2, n, 2)), axis=2)
     do_order = rng.random(n) < 0.8
     out = np.empty_like(X)
-    _order_crossover_into(X, J, cuts, do_order, out, True)
+    _order_crossover_into(X.reshape(2 * n, J), _pairs(n), J, cuts, do_order, out, True)
     for m in range(n):
         for c in range(2):
             if not do_order[m]:
@@ -365,3 +370,32 @@ def test_prefix_crossover_example():
     assert naive_prefix_crossover([0, 1, 2, 3, 4], [4, 3, 2, 1, 0], 2) == [0, 1, 4, 3, 2]
     with pytest.raises(ValueError, match="order crossover"):
         ScheduleCrossover(order="pmx")
+
+
+@pytest.mark.parametrize("blacklist", ["uniform", "rows", "blend"])
+@pytest.mark.parametrize("order", ["ox1", "prefix"])
+def test_crossover_of_parents_in_place_equals_crossover_of_gathered_parents(problem, blacklist,
+                                                                            order):
+    """``children(X, parents)`` reads the parents where they are: the same children and
+    draws as ``_do`` on the gathered parents ``X[parents.T]``."""
+    rng = np.random.default_rng(3)
+    pop = ScheduleSampling(seeded=False)._do(problem, 12, random_state=rng)
+    parents = rng.integers(0, 12, (7, 2))
+    xo = ScheduleCrossover(prob_order=0.7, prob_blacklist=0.6, blacklist=blacklist, order=order)
+    a = xo._do(problem, pop[parents.T], random_state=np.random.default_rng(5))
+    rs = np.random.default_rng(5)
+    b = xo.children(problem, pop, parents, rs)
+    assert np.array_equal(a, b)
+    r0 = np.random.default_rng(5)
+    xo._do(problem, pop[parents.T], random_state=r0)
+    assert rs.random() == r0.random()  # the same number of draws
+
+
+def test_mutation_in_place_equals_mutation_into_a_new_array(problem):
+    rng = np.random.default_rng(4)
+    X = ScheduleSampling(seeded=False)._do(problem, 10, random_state=rng)
+    mut = ScheduleMutation(order_rate=0.2, blacklist_rate=0.2, cluster_rate=0.5)
+    new = mut._do(problem, X, random_state=np.random.default_rng(6))
+    assert not np.array_equal(new, X)
+    same = mut._do(problem, X, random_state=np.random.default_rng(6), out=X)
+    assert same is X and np.array_equal(X, new)

@@ -20,12 +20,14 @@ pymoo's loop stays in use where its per-generation table is asked for
 from __future__ import annotations
 
 import functools
+import itertools
 import time
 
 import numpy as np
 
 from .duplicates import SeenRows, _row_hashes
 from .mating import ArrayMating
+from .operators import ScheduleSampling
 from .survival import Population, survive
 
 __all__ = ["Population", "evolve", "survive"]
@@ -77,11 +79,16 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
                          improve=improve)
 
     # pymoo compares chromosomes with -0.0 read as 0.0; so does the array loop.
-    X = np.ascontiguousarray(sampling._do(problem, pop_size, random_state=rs),
-                             dtype=np.float64) + 0.0
+    S = sampling._do(problem, pop_size, random_state=rs)
+    X = np.ascontiguousarray(S, dtype=np.float64)
+    if X is S and not isinstance(sampling, ScheduleSampling):
+        X = X.copy()  # another sampling's array may be its own: leave it as it is
+    X += 0.0
+    del S
     hashes = _row_hashes(X)
     keep = _first_occurrences(X, hashes)
-    X, hashes = X[keep], hashes[keep]
+    if keep.size < len(X):
+        X, hashes = X[keep], hashes[keep]
     F = problem.decode(X)[0]
     n_evals = len(X)
     pop = survive(X, F, len(X), rs, hashes)
@@ -92,6 +99,7 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
             observe(n_gen, n_evals, pop, F, X)
         if done:
             return pop
+        X = F = None  # the last children are in the population now (or gone)
         X, hashes = mating.children(
             problem, pop.X, pop_size, rs,
             functools.partial(_pairs, selection, pop, rs), hashes=pop.hashes)
@@ -101,7 +109,8 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
             E = extra(problem, pop, rs)
             if E is not None and len(E):
                 E = np.ascontiguousarray(E, dtype=np.float64) + 0.0
-                seen = SeenRows(np.vstack([pop.X, X]), np.concatenate([pop.hashes, hashes]))
+                seen = SeenRows(itertools.chain(pop.X, X),
+                                np.concatenate([pop.hashes, hashes]))
                 new = [(row, h) for row, h in zip(E, _row_hashes(E), strict=True)
                        if seen.add(row, h)]
                 if new:
@@ -110,7 +119,8 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
                                                               dtype=np.uint64)])
         F = problem.decode(X)[0]
         n_evals += len(X)
-        pop = _merge_survive(pop, X, F, hashes, pop_size, rs)
+        # The population's array is evolve's own (survive's gather at the start).
+        pop = _merge_survive(pop, X, F, hashes, pop_size, rs, in_place=True)
         n_gen += 1
 
 
@@ -118,18 +128,67 @@ def _pairs(selection, pop, rs, n_matings):
     return selection.pairs(pop.rank, pop.crowding, pop.F, n_matings, rs)
 
 
-def _merge_survive(pop, X, F, hashes, n_survive, random_state) -> Population:
-    """:func:`survive` over the population and its children, gathering each kept row once."""
+def _merge_survive(pop, X, F, hashes, n_survive, random_state,
+                   in_place: bool = False) -> Population:
+    """:func:`survive` over the population and its children, gathering each kept row once;
+    with ``in_place``, written over the population's own array (for a caller that uses the
+    old population no more)."""
     n = len(pop)
     both = survive(np.arange(n + len(X))[:, None], np.vstack([pop.F, F]), n_survive,
                    random_state)
     idx = both.X[:, 0]
-    old, new = idx[idx < n], idx[idx >= n] - n
-    out = np.empty((len(idx), pop.X.shape[1]))
-    out[idx < n] = pop.X[old]
-    out[idx >= n] = X[new]
-    return Population(out, both.F, both.rank, both.crowding,
+    A = pop.X
+    if in_place and len(idx) == n and A.flags.writeable and A.flags.c_contiguous:
+        _rows_in_place(A, idx, X)
+    else:
+        A = np.empty((len(idx), pop.X.shape[1]))
+        for t, i in enumerate(idx):  # row by row: no gathered temporaries
+            A[t] = pop.X[i] if i < n else X[i - n]
+    return Population(A, both.F, both.rank, both.crowding,
                       np.concatenate([pop.hashes, hashes])[idx])
+
+
+def _rows_in_place(A, src, B) -> None:
+    """Make row ``t`` of ``A`` (n rows) the old row ``A[src[t]]`` when ``src[t] < n``, else
+    ``B[src[t] - n]``; each source is used at most once.
+
+    Moving an old row to another position is a chain: position t takes row src[t], whose
+    position takes row src[src[t]], and so on. A chain that ends at a row nobody takes is
+    copied from that end back (every row is read before it is overwritten); what is left
+    are cycles, each rotated through one spare row.
+    """
+    n = len(A)
+    taken = np.zeros(n, dtype=bool)  # old rows some position takes
+    for s in src:
+        if s < n:
+            taken[s] = True
+    done = np.zeros(n, dtype=bool)
+    for end in range(n):
+        if taken[end]:
+            continue
+        t = end
+        while src[t] < n and not done[t]:
+            done[t] = True
+            if src[t] != t:
+                A[t] = A[src[t]]
+            t = src[t]
+    for start in range(n):
+        if done[start] or src[start] >= n:
+            continue
+        if src[start] == start:
+            done[start] = True
+            continue
+        spare = A[start].copy()
+        t = start
+        while src[t] != start:
+            done[t] = True
+            A[t] = A[src[t]]
+            t = src[t]
+        done[t] = True
+        A[t] = spare
+    for t in range(n):
+        if src[t] >= n:
+            A[t] = B[src[t] - n]
 
 
 def _first_occurrences(X, hashes) -> np.ndarray:

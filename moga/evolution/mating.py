@@ -152,31 +152,64 @@ class ArrayMating(InfillCriterion):
         """
         n_max = self.n_max_iterations if n_max_iterations is None else n_max_iterations
         seen = SeenRows(X, _row_hashes(X) if hashes is None else hashes)
-        kept, kept_h = [], []
+        batches, n_kept = [], 0  # (children, kept row indices, their hashes) per round
         for _ in range(n_max):
-            if len(kept) >= n_offsprings:
+            if n_kept >= n_offsprings:
                 break
-            n_matings = -(-(n_offsprings - len(kept)) // 2)
+            n_matings = -(-(n_offsprings - n_kept) // 2)
             parents = np.asarray(select(n_matings), dtype=np.int64)
-            P = np.stack([X[parents[:, 0]], X[parents[:, 1]]])  # (2, n_matings, n_var)
             # pymoo's Crossover.do: one draw per mating against the operator's prob.
             cross = random_state.random(n_matings) < get(self.crossover.prob, size=n_matings)
-            C = P
-            if cross.any():
-                Q = self.crossover._do(problem, P, random_state=random_state, **kwargs)
-                C = Q if cross.all() else np.where(cross[None, :, None], Q, P)
+            if not cross.any():
+                C = X[parents.T]  # (2, n_matings, n_var): copies of the parents
+            elif hasattr(self.crossover, "children"):  # reads the parents where they are
+                C = self.crossover.children(problem, X, parents, random_state)
+            else:
+                C = self.crossover._do(problem, X[parents.T], random_state=random_state,
+                                       **kwargs)
+            if cross.any() and not cross.all():
+                C[:, ~cross] = X[parents[~cross].T]
             C = C.reshape(-1, X.shape[1])
             # pymoo's Mutation.do: mutate all, keep those drawn under the operator's prob.
-            M = self.mutation._do(problem, C, random_state=random_state, **kwargs)
-            mut = random_state.random(len(C)) <= get(self.mutation.prob, size=len(C))
-            C = M if mut.all() else np.where(mut[:, None], M, C)
-            if self.improve is not None:
-                C = self.improve(problem, C, random_state)
+            prob = get(self.mutation.prob, size=len(C))
+            if getattr(self.mutation, "in_place", False) and np.all(prob >= 1.0):
+                # Every child is kept mutated (a draw in [0, 1) is never above 1): C is
+                # this round's own array, so the mutation may write into it.
+                M = self.mutation._do(problem, C, random_state=random_state, out=C, **kwargs)
+            else:
+                M = self.mutation._do(problem, C, random_state=random_state, **kwargs)
+            mut = random_state.random(len(C)) <= prob
+            if not mut.all():
+                M[~mut] = C[~mut]
+            C = M
             C = np.ascontiguousarray(C, dtype=np.float64)
+            if self.improve is not None:  # C is this round's own array: it may write into it
+                C = (self.improve(problem, C, random_state, out=C)
+                     if getattr(self.improve, "in_place", False)
+                     else self.improve(problem, C, random_state))
+                C = np.ascontiguousarray(C, dtype=np.float64)
             C += 0.0  # -0.0 -> 0.0
-            for row, h in zip(C, _row_hashes(C), strict=True):
-                if seen.add(row, h):
-                    kept.append(row)
-                    kept_h.append(h)
-            del kept[n_offsprings:], kept_h[n_offsprings:]  # pymoo keeps the first ones, too
-        return np.array(kept).reshape(-1, X.shape[1]), np.array(kept_h, dtype=np.uint64)
+            h = _row_hashes(C)
+            new = np.array([i for i, (row, hi) in enumerate(zip(C, h, strict=True))
+                            if seen.add(row, hi)], dtype=np.int64)
+            new = new[:n_offsprings - n_kept]  # pymoo keeps the first ones, too
+            batches.append((C, new, h[new]))
+            n_kept += new.size
+        return _gather(batches, X.shape[1])
+
+
+def _gather(batches, n_var):
+    """The kept rows of every round, in order, and their hashes, in the first round's
+    array (moved up in place: it has room for every child asked for)."""
+    if not batches:
+        return np.empty((0, n_var)), np.empty(0, dtype=np.uint64)
+    C, idx, _ = batches[0]
+    for t, i in enumerate(idx):  # idx increases: row i moves up to t <= i
+        if t != i:
+            C[t] = C[i]
+    t = idx.size
+    for D, more, _ in batches[1:]:
+        for i in more:
+            C[t] = D[i]
+            t += 1
+    return C[:t], np.concatenate([h for _, _, h in batches]).astype(np.uint64)

@@ -156,8 +156,8 @@ class ScheduleSampling(Sampling):
     uniform in [0, 1].
     """
 
-    #: Candidate seeds decoded per batch when ``select`` is on (bounds the memory
-    #: of the candidate rows on large job-sets).
+    #: Most candidate seeds decoded per batch when ``select`` is on (fewer on large
+    #: job-sets, see :data:`RANDOM_CHUNK`).
     SELECT_CHUNK = 64
 
     def __init__(self, seeded: bool = True, levels=(0.0, 0.5, 1.0), initial=None,
@@ -181,13 +181,16 @@ class ScheduleSampling(Sampling):
 
     def _do(self, problem, n_samples, *args, random_state=None, **kwargs):
         J, K = _dims(problem)
-        rows = []
+        # One array for the whole population, filled part by part (no stacked copies).
+        X = np.empty((n_samples, J + J * K))
+        n = 0
         if self.initial is not None:
             if self.initial.shape[1] != J + J * K:
                 raise ValueError(f"initial individuals must have {J + J * K} values, "
                                  f"got {self.initial.shape[1]}")
-            rows.append(self.initial[:n_samples])
-        n_left = n_samples - sum(len(r) for r in rows)
+            n = len(self.initial[:n_samples])
+            X[:n] = self.initial[:n]
+        n_left = n_samples - n
         if self.seeded and n_left > 0:
             orders = self.seed_orders(problem, J)
             if K == 0:
@@ -199,7 +202,7 @@ class ScheduleSampling(Sampling):
             if self.select and hasattr(problem, "decode"):
                 if self.fit:
                     bls = np.concatenate([bls, self._fitted(problem, bls)])
-                rows.append(self._selected(problem, orders, bls, n_seed, random_state))
+                n += len(self._selected(problem, orders, bls, n_seed, random_state, X[n:]))
             else:
                 names = list(orders)
                 first = [(n, 0) for n in names]
@@ -210,12 +213,16 @@ class ScheduleSampling(Sampling):
                     pairs = [(n, b) for n in group for b in range(1, len(bls))]
                     tiers.append([pairs[i] for i in random_state.permutation(len(pairs))])
                 picked = [pair for tier in tiers for pair in tier]
-                rows.append(_seed_rows(orders, bls, picked[:n_seed]))
-        n_rand = n_samples - sum(len(r) for r in rows)
+                n += len(_seed_rows(orders, bls, picked[:n_seed], X[n:]))
+        n_rand = n_samples - n
         if n_rand > 0:
-            orders = np.argsort(random_state.random((n_rand, J)), axis=1).astype(float)
-            rows.append(np.hstack([orders, random_state.random((n_rand, J * K))]))
-        return np.vstack(rows)[:n_samples]
+            X[n:, :J] = np.argsort(random_state.random((n_rand, J)), axis=1)
+            # The blacklist draws of all the rows, a few rows at a time: the same numbers
+            # as one (n_rand, J * K) draw, without its copy.
+            step = max(1, RANDOM_CHUNK // max(J * K, 1))
+            for i in range(n, n_samples, step):
+                X[i:i + step, J:] = random_state.random((min(step, n_samples - i), J * K))
+        return X
 
     @staticmethod
     def _fitted(problem, bls):
@@ -228,8 +235,9 @@ class ScheduleSampling(Sampling):
         greenest = allocation_ranks(fed.speed, fed.power_busy)[1]
         return fitted_blacklists(bls, js.tasks, fed.nodes, greenest)
 
-    def _selected(self, problem, orders, bls, n_seed, random_state):
-        """The ``n_seed`` best seed pairs (order x grid blacklist) by NSGA-II's survival."""
+    def _selected(self, problem, orders, bls, n_seed, random_state, out=None):
+        """The ``n_seed`` best seed pairs (order x grid blacklist) by NSGA-II's survival
+        (their rows, in ``out`` if given)."""
 
         distinct, seen = [], set()
         for name, order in orders.items():  # two heuristics can give the same order
@@ -238,16 +246,24 @@ class ScheduleSampling(Sampling):
                 seen.add(key)
                 distinct.append(name)
         pairs = [(n, b) for n in distinct for b in range(len(bls))]
-        F = np.vstack([problem.decode(_seed_rows(orders, bls, pairs[i:i + self.SELECT_CHUNK]))[0]
-                       for i in range(0, len(pairs), self.SELECT_CHUNK)])
+        J = len(next(iter(orders.values())))
+        chunk = max(1, min(self.SELECT_CHUNK, RANDOM_CHUNK // max(J + bls[0].size, 1)))
+        F = np.vstack([problem.decode(_seed_rows(orders, bls, pairs[i:i + chunk]))[0]
+                       for i in range(0, len(pairs), chunk)])
         keep = survive(np.arange(len(pairs))[:, None], F, n_seed, random_state).X[:, 0]
-        return _seed_rows(orders, bls, [pairs[i] for i in keep])
+        return _seed_rows(orders, bls, [pairs[i] for i in keep], out)
 
 
-def _seed_rows(orders, bls, pairs) -> np.ndarray:
-    """Chromosomes of ``(order name, blacklist index)`` pairs."""
+#: Values per temporary block of the initial population (random blacklists, seed rows
+#: decoded together): bounds its memory on large job-sets (64 MB).
+RANDOM_CHUNK = 1 << 23
+
+
+def _seed_rows(orders, bls, pairs, out=None) -> np.ndarray:
+    """Chromosomes of ``(order name, blacklist index)`` pairs (the first rows of ``out``
+    if given)."""
     J = len(next(iter(orders.values())))
-    rows = np.empty((len(pairs), J + bls[0].size))
+    rows = np.empty((len(pairs), J + bls[0].size)) if out is None else out[:len(pairs)]
     for i, (n, b) in enumerate(pairs):
         rows[i, :J] = orders[n]
         rows[i, J:] = bls[b].reshape(-1)
@@ -296,36 +312,49 @@ class ScheduleCrossover(Crossover):
         self.alpha = alpha
 
     def _do(self, problem, X, *args, random_state=None, **kwargs):
-        J, K = _dims(problem)
         _, n, n_var = X.shape
         X = np.ascontiguousarray(X, dtype=np.float64)
+        parents = np.column_stack([np.arange(n), n + np.arange(n)])
+        return self.children(problem, X.reshape(2 * n, n_var), parents, random_state)
+
+    def children(self, problem, X, parents, random_state) -> np.ndarray:
+        """The children (2, n, n_var) of the parent pairs ``parents`` (n, 2), rows of ``X``.
+
+        The same children and random draws as :meth:`_do` on ``X[parents.T]``, without
+        gathering the parents into a new array.
+        """
+        J, K = _dims(problem)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        parents = np.ascontiguousarray(parents, dtype=np.int64)
+        n, n_var = parents.shape[0], X.shape[1]
         cuts = np.sort(random_state.integers(0, J + 1, (2, n, 2)), axis=2)
         do_order = random_state.random(n) < self.prob_order
         do_bl = random_state.random(n) < self.prob_blacklist
-        out = np.empty_like(X)
-        _order_crossover_into(X, J, cuts, do_order, out, self.order == "prefix")
+        out = np.empty((2, n, n_var))
+        _order_crossover_into(X, parents, J, cuts, do_order, out, self.order == "prefix")
         if self.blacklist == "uniform":
             # One random bit per entry: 8 entries per random byte.
             bits = random_state.integers(0, 256, (n, -(-(n_var - J) // 8)), dtype=np.uint8)
-            _uniform_into(X, J, bits, do_bl, out)
+            _uniform_into(X, parents, J, bits, do_bl, out)
         elif self.blacklist == "rows":
             # One random bit per job: a job's whole row comes from one parent.
             K = (n_var - J) // max(J, 1)
             per_job = random_state.random((n, J)) < 0.5
             bits = np.packbits(np.repeat(per_job, K, axis=1), axis=1)
-            _uniform_into(X, J, bits, do_bl, out)
+            _uniform_into(X, parents, J, bits, do_bl, out)
         else:
             u = random_state.random((2, n, n_var - J))
-            _blend_into(X, J, u, do_bl, self.alpha, out)
+            _blend_into(X, parents, J, u, do_bl, self.alpha, out)
         return out
 
 
 @njit(cache=True)
-def _order_crossover_into(X, J, cuts, do_order, out, prefix=False):
-    """Order crossover of the order parts of parents ``X[0], X[1]`` into ``out[:, :, :J]``.
+def _order_crossover_into(X, parents, J, cuts, do_order, out, prefix=False):
+    """Order crossover of the order parts of the parent pairs into ``out[:, :, :J]``.
 
-    OX1 (``prefix`` false): child ``c`` of mating ``m`` keeps
-    ``X[c, m, a:b]`` in place (``a, b = cuts[c, m]``) and fills the other
+    Mating ``m``'s parents are rows ``parents[m, 0]`` and ``parents[m, 1]`` of ``X``.
+    OX1 (``prefix`` false): child ``c`` of mating ``m`` keeps its parent ``c``'s
+    positions ``a:b`` (``a, b = cuts[c, m]``) in place and fills the other
     positions, from ``b`` on and wrapping around, with the remaining genes in
     the order they appear in the other parent from position ``b`` on.
 
@@ -337,12 +366,12 @@ def _order_crossover_into(X, J, cuts, do_order, out, prefix=False):
 
     Matings with ``do_order[m]`` false copy their parents.
     """
-    n = X.shape[1]
+    n = parents.shape[0]
     taken = np.zeros(J, dtype=np.bool_)
     for m in range(n):
         for c in range(2):
-            p1 = X[c, m]
-            p2 = X[1 - c, m]
+            p1 = X[parents[m, c]]
+            p2 = X[parents[m, 1 - c]]
             if not do_order[m]:
                 for i in range(J):
                     out[c, m, i] = p1[i]
@@ -365,32 +394,34 @@ def _order_crossover_into(X, J, cuts, do_order, out, prefix=False):
 
 
 @njit(cache=True)
-def _uniform_into(X, J, bits, do_bl, out):
+def _uniform_into(X, parents, J, bits, do_bl, out):
     """Uniform crossover of the blacklist parts: bit set -> child 0 takes parent 0's entry."""
-    n, n_var = X.shape[1], X.shape[2]
+    n, n_var = parents.shape[0], X.shape[1]
     for m in range(n):
+        x0 = X[parents[m, 0]]
+        x1 = X[parents[m, 1]]
         if not do_bl[m]:
             for i in range(J, n_var):
-                out[0, m, i] = X[0, m, i]
-                out[1, m, i] = X[1, m, i]
+                out[0, m, i] = x0[i]
+                out[1, m, i] = x1[i]
             continue
         for i in range(n_var - J):
             if (bits[m, i >> 3] >> (7 - (i & 7))) & 1:
-                out[0, m, J + i] = X[0, m, J + i]
-                out[1, m, J + i] = X[1, m, J + i]
+                out[0, m, J + i] = x0[J + i]
+                out[1, m, J + i] = x1[J + i]
             else:
-                out[0, m, J + i] = X[1, m, J + i]
-                out[1, m, J + i] = X[0, m, J + i]
+                out[0, m, J + i] = x1[J + i]
+                out[1, m, J + i] = x0[J + i]
 
 
 @njit(cache=True)
-def _blend_into(X, J, u, do_bl, alpha, out):
+def _blend_into(X, parents, J, u, do_bl, alpha, out):
     """BLX-alpha on the blacklist parts, clipped to [0, 1]."""
-    n, n_var = X.shape[1], X.shape[2]
+    n, n_var = parents.shape[0], X.shape[1]
     for m in range(n):
         for i in range(J, n_var):
-            x0 = X[0, m, i]
-            x1 = X[1, m, i]
+            x0 = X[parents[m, 0], i]
+            x1 = X[parents[m, 1], i]
             if not do_bl[m]:
                 out[0, m, i] = x0
                 out[1, m, i] = x1
@@ -505,7 +536,11 @@ class ScheduleMutation(Mutation):
         self.max_segment = max_segment
         self.cluster_rate = cluster_rate
 
-    def _do(self, problem, X, *args, random_state=None, **kwargs):
+    #: :meth:`_do` can write the mutated rows into its input (``out=X``).
+    in_place = True
+
+    def _do(self, problem, X, *args, random_state=None, out=None, **kwargs):
+        """The mutated rows of ``X``: a new array, or ``out`` (which may be ``X`` itself)."""
         J, K = _dims(problem)
         n = X.shape[0]
         order_rate = 1.0 / J if self.order_rate is None else self.order_rate
@@ -522,9 +557,11 @@ class ScheduleMutation(Mutation):
         near = np.clip(i + random_state.integers(-seg, seg + 1, rows.size), 0, J - 1)
         j = np.where(kinds == 0, far, near)
         _apply_order_moves(orders, rows, kinds, i, j)
-        out = np.empty_like(X, dtype=np.float64)
+        if out is None:
+            out = np.empty_like(X, dtype=np.float64)
         out[:, :J] = orders
-        out[:, J:] = X[:, J:]
+        if out is not X:
+            out[:, J:] = X[:, J:]
         if K == 0:
             return out
         # Entries to reset: a binomial count per individual, then that many positions.

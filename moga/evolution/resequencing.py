@@ -76,12 +76,17 @@ class Resequencer:
             raise ValueError(f"resequence rate must lie in [0, 1], got {rate!r}")
         self.rate = float(rate)
 
-    def __call__(self, problem, C, random_state):
+    #: The call can write into ``C`` (``out=C``).
+    in_place = True
+
+    def __call__(self, problem, C, random_state, out=None):
+        """``C`` with the chosen rows re-sequenced: a new array, or ``out`` (``C`` itself,
+        a float64 array)."""
         p = self.rate * min(1.0, SCALE_JOBS / max(problem.n_jobs, 1))
         pick = np.flatnonzero(random_state.random(len(C)) < p)
         if pick.size == 0:
             return C
-        C = np.array(C, dtype=np.float64)
+        C = np.array(C, dtype=np.float64) if out is None else out
         C[pick, :problem.n_jobs] = problem.start_orders(C[pick], backfill="easy")
         return C
 

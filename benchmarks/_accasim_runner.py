@@ -4,7 +4,7 @@ AccaSim is not a dependency of moga: install it in its own virtual environment
 (``python3 -m venv acc && acc/bin/pip install accasim``) and pass that
 interpreter to ``bench_baselines.py --accasim-python acc/bin/python``.
 
-Usage: python accasim_runner.py {fifo|easy} WORKLOAD.swf SYSTEM.json RESULTS_DIR
+Usage: python _accasim_runner.py {fifo|easy} WORKLOAD.swf SYSTEM.json RESULTS_DIR
 Prints ``seconds <wall time of start_simulation>``.
 """
 
