@@ -65,3 +65,141 @@ def test_4_verbs_refuse_2d_positions_and_absurd_restarts(small):
     s.start([1])
     with pytest.raises(ValueError, match="restart must be <="):
         s.preempt([1], restart=1e300)
+
+
+# ------------------------------------------------------ 1. names never leave their folder
+@pytest.mark.parametrize("name", ["..", ".", "", "../../escaped", "/abs/x", "a/b", ".hidden",
+                                  "a\\..\\b", "x" * 300, "é\0"])
+def test_1_safe_name_is_one_harmless_component(name):
+    from moga.outputs import safe_name
+
+    s = safe_name(name)
+    assert s and "/" not in s and "\\" not in s and not s.startswith(".") and len(s) < 120
+    assert safe_name(name) == s
+
+
+def test_1_distinct_names_stay_distinct():
+    from moga.outputs import safe_name
+
+    assert safe_name("a/b") != safe_name("a_b") and safe_name("EASY") == "EASY"
+
+
+def test_1_inside_refuses_paths_that_climb_out(tmp_path):
+    from moga.outputs import OutputError, inside
+
+    inside(tmp_path, tmp_path / "a" / "b.png")
+    with pytest.raises(OutputError, match="outside the output folder"):
+        inside(tmp_path / "d", tmp_path / "d" / ".." / "escaped.png")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "link").symlink_to(tmp_path)
+    with pytest.raises(OutputError, match="outside the output folder"):
+        inside(tmp_path / "d", tmp_path / "d" / "link" / "x.png")
+
+
+def test_1_report_keeps_a_climbing_trace_name_inside_the_report(tmp_path):
+    from moga.experiments.report import make_report
+    from moga.experiments.sweep import config_from_dict, run_sweep
+
+    cfg = config_from_dict({"name": "s", "seeds": [1], "trace": [
+        {"name": "../../../../escaped", "path": "bundled", "n_jobs": 12, "starts": [0]}],
+        "algorithms": {"FCFS": {}, "EASY": {}}}, str(tmp_path / "esc.toml"))
+    store = tmp_path / "deep" / "er" / "S"
+    run_sweep(cfg, store, scheduler="synchronous", progress=False)
+    written = make_report(store)
+    everything = {p for p in tmp_path.rglob("*") if p.is_file()}
+    report = (store / "report").resolve()
+    assert all(report in p.resolve().parents for p in written["plots"])
+    assert everything - {tmp_path / "esc.toml"} <= {p for p in everything
+                                                     if store.resolve() in p.resolve().parents}
+    assert not [p for p in everything if "escaped" in p.name and p.name.endswith(".png")
+                and report not in p.parents]
+    assert not [p for p in store.rglob("*.csv") if p.name.startswith(".")]  # no hidden runs
+    assert [p for p in (store / "report").iterdir() if p.name.startswith("hv_")]
+
+
+# ------------------------------------------------ 2, 3. each command's outputs are one set
+def test_2_a_set_replaces_the_previous_one_whole(tmp_path):
+    from moga.outputs import check_set, output_set, read_manifest
+
+    with output_set(tmp_path, "t", {"seed": 1}) as o:
+        (o / "a.csv").write_text("1")
+        (o.path("schedules", "x/y", "s.csv")).write_text("1")
+        (o / "gantt.png").write_text("1")
+    assert (tmp_path / "gantt.png").exists()
+    with output_set(tmp_path, "t", {"seed": 2}) as o:
+        (o / "a.csv").write_text("2")
+    left = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    assert left == [".moga-set.json", "a.csv"]  # the old gantt and schedules/ are gone
+    doc = read_manifest(tmp_path)
+    assert doc["complete"] and doc["files"] == ["a.csv"] and doc["settings"] == {"seed": 2}
+    check_set(tmp_path, "a.csv")
+
+
+def test_2_a_set_that_fails_half_way_leaves_the_previous_one(tmp_path):
+    from moga.outputs import OutputError, atomic_write, output_set
+
+    with output_set(tmp_path, "t") as o:
+        atomic_write(o / "a.csv", "old a")
+        atomic_write(o / "b.csv", "old b")
+    with pytest.raises(OutputError), output_set(tmp_path, "t") as o:
+        atomic_write(o / "a.csv", "new a")
+        raise OutputError("b.csv: cannot write the file: No space left on device")
+    assert (tmp_path / "a.csv").read_text() == "old a" and (tmp_path / "b.csv").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".moga-set.json", "a.csv", "b.csv"]
+
+
+def test_2_interleaved_commands_leave_one_set(tmp_path):
+    from moga.outputs import output_set, read_manifest
+
+    a = output_set(tmp_path, "run", {"seed": 1})
+    oa = a.__enter__()
+    (oa / "front.csv").write_text("A")
+    with output_set(tmp_path, "run", {"seed": 2}) as ob:  # B runs whole while A waits
+        for n in ("front.csv", "run.json", "result.npz"):
+            (ob / n).write_text("B")
+    for n in ("run.json", "result.npz"):
+        (oa / n).write_text("A")
+    a.__exit__(None, None, None)
+    assert {(tmp_path / n).read_text() for n in ("front.csv", "run.json", "result.npz")} == {"A"}
+    assert read_manifest(tmp_path)["settings"] == {"seed": 1}
+
+
+def test_2_an_unfinished_move_is_refused_by_readers(tmp_path):
+    from moga.errors import InputError
+    from moga.outputs import MANIFEST, check_set
+
+    (tmp_path / MANIFEST).write_text(json.dumps({"command": "run", "complete": False,
+                                                 "files": ["result.npz"]}))
+    with pytest.raises(InputError, match="incomplete set of outputs"):
+        check_set(tmp_path, "result.npz")
+    (tmp_path / MANIFEST).write_text(json.dumps({"command": "run", "complete": True,
+                                                 "files": ["front.csv"]}))
+    with pytest.raises(InputError, match="not part of the folder's outputs"):
+        check_set(tmp_path, "result.npz")
+
+
+def test_2_a_manifest_cannot_make_a_set_remove_files_outside(tmp_path):
+    from moga.outputs import MANIFEST, output_set
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / MANIFEST).write_text(json.dumps({"complete": True, "files": ["../victim.txt"]}))
+    with output_set(out, "t") as o:
+        (o / "a").write_text("1")
+    assert victim.read_text() == "keep"
+
+
+def test_2_a_stale_lock_of_a_dead_process_is_broken(tmp_path):
+    import subprocess
+    import sys
+
+    from moga.outputs import output_set
+
+    p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                       capture_output=True, text=True, check=True)
+    (tmp_path / ".moga-set.lock").write_text(p.stdout.strip())
+    with output_set(tmp_path, "t") as o:
+        (o / "a").write_text("1")
+    assert (tmp_path / "a").exists() and not (tmp_path / ".moga-set.lock").exists()
