@@ -15,7 +15,7 @@ from .model.platform import PRESETS, Federation
 from .model.schedule import evaluate
 from .model.traces import resolve_trace
 from .model.workload import default_trace_path, load_swf
-from .outputs import atomic_write, check_writable, safe_name
+from .outputs import atomic_write, check_set, check_writable, output_set
 
 
 def _int_arg(name, low):
@@ -113,16 +113,20 @@ def _prepare_out(out, names):
     return out
 
 
-def _write_schedules(out, schedules: dict) -> str:
+def _settings(args) -> dict:
+    """A command's options, for the manifest of its output set."""
+    return {k: v for k, v in vars(args).items() if not callable(v)}
+
+
+def _write_schedules(oset, schedules: dict) -> str:
     """Write ``schedules/NAME/schedule.csv`` and ``schedule.swf`` (and ``segments.csv`` for a
-    schedule with preemptions) for each named schedule; returns the folder's name."""
+    schedule with preemptions) for each named schedule through the output set ``oset``;
+    returns the folder's name."""
     for name, s in schedules.items():
-        d = out / "schedules" / safe_name(name)
-        d.mkdir(parents=True, exist_ok=True)
-        s.to_csv(d / "schedule.csv")
-        s.to_swf(d / "schedule.swf")
+        s.to_csv(oset.path("schedules", name, "schedule.csv"))
+        s.to_swf(oset.path("schedules", name, "schedule.swf"))
         if s.segments is not None:
-            s.segments_to_csv(d / "segments.csv")
+            s.segments_to_csv(oset.path("schedules", name, "segments.csv"))
     return "schedules/"
 
 
@@ -287,23 +291,24 @@ def _cmd_run(args) -> int:
     for i, (m, e) in enumerate(res.F):
         rows.append(f"{i},{m:.6f},{e:.6f},{m / 3600:.6f},{e / 3.6e9:.6f},"
                     f"{100 * (m / submit[0] - 1):.4f},{100 * (e / submit[1] - 1):.4f},{int(i == k)}")
-    atomic_write(out / "front.csv", "\n".join(rows) + "\n")
-    summary = res.summary()
-    summary["trace_report"] = trace.report.as_dict()
-    summary["jobset_report"] = js.report
-    summary["federation_spec"] = fed.to_dict()
-    atomic_write(out / "run.json", json.dumps(summary, indent=2, default=str) + "\n")
-    res.save(out / "result.npz")
-    knee = res.schedule(k)
-    knee.to_csv(out / "schedule.csv")
-    knee.to_swf(out / "schedule.swf")
-    plots = _plots([
-        ("front.png", lambda: plot_front(res.F, baselines={"submit order": submit}, knee=k,
-                                         path=out / "front.png",
-                                         title=f"{js.name}, {len(js)} jobs ({args.model})")),
-        ("convergence.png", lambda: plot_convergence(res.history, path=out / "convergence.png")),
-        ("gantt_knee.png", lambda: plot_gantt(knee, path=out / "gantt_knee.png")),
-    ])
+    with output_set(out, "run", _settings(args)) as o:
+        atomic_write(o / "front.csv", "\n".join(rows) + "\n")
+        summary = res.summary()
+        summary["trace_report"] = trace.report.as_dict()
+        summary["jobset_report"] = js.report
+        summary["federation_spec"] = fed.to_dict()
+        atomic_write(o / "run.json", json.dumps(summary, indent=2, default=str) + "\n")
+        res.save(o / "result.npz")
+        knee = res.schedule(k)
+        knee.to_csv(o / "schedule.csv")
+        knee.to_swf(o / "schedule.swf")
+        plots = _plots([
+            ("front.png", lambda: plot_front(res.F, baselines={"submit order": submit}, knee=k,
+                                             path=o / "front.png",
+                                             title=f"{js.name}, {len(js)} jobs ({args.model})")),
+            ("convergence.png", lambda: plot_convergence(res.history, path=o / "convergence.png")),
+            ("gantt_knee.png", lambda: plot_gantt(knee, path=o / "gantt_knee.png")),
+        ])
     km, ke = summary["knee_change_pct"]
     print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: makespan "
           f"{res.F[k, 0] / 3600:.2f} h ({km:+.1f}%), energy {res.F[k, 1] / 3.6e9:.4f} MWh "
@@ -373,6 +378,7 @@ def _cmd_schedule(args) -> int:
 
     run_dir = Path(args.run_dir)
     src = run_dir / "result.npz" if run_dir.is_dir() else run_dir
+    check_set(src.parent, src.name)
     res = load_result(src)
     if args.point == "knee":
         i = res.knee()
@@ -387,9 +393,10 @@ def _cmd_schedule(args) -> int:
     out = _prepare_out(args.out or (src.parent / f"schedule-{args.point}"),
                        ["schedule.csv", "schedule.swf", "gantt.png"])
     s = res.schedule(i)
-    s.to_csv(out / "schedule.csv")
-    s.to_swf(out / "schedule.swf")
-    plots = _plots([("gantt.png", lambda: plot_gantt(s, path=out / "gantt.png"))])
+    with output_set(out, "schedule", _settings(args)) as o:
+        s.to_csv(o / "schedule.csv")
+        s.to_swf(o / "schedule.swf")
+        plots = _plots([("gantt.png", lambda: plot_gantt(s, path=o / "gantt.png"))])
     print(f"front member {i} of {len(res.F)} ({'knee' if i == res.knee() else 'index'}): "
           f"makespan {s.makespan / 3600:.2f} h, energy {s.energy / 3.6e9:.4f} MWh")
     print(f"wrote {out}/schedule.csv, schedule.swf" + "".join(f", {p}" for p in plots))
@@ -471,32 +478,33 @@ def _cmd_powercap(args) -> int:
              f"(seed {args.power_seed}), the metrics from the real draw")
     if args.power_margin:
         knows += f", keeping {args.power_margin:.0%} of each cap free"
-    atomic_write(out / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n"
-                 f"The dispatchers plan on {args.estimates} run times and {knows}.\n\n"
-                 f"{table}\n")
-    sched_dirs = _write_schedules(out, {
-        (f"{r.dispatcher}-uncapped" if r.federation.power_cap is None else
-         f"{r.dispatcher}-cap{r.federation.power_cap / r.federation.peak_power:.3g}"):
-        r.schedule() for r in results})
-    rows = [{"dispatcher": r.dispatcher, "cap_W": r.federation.power_cap,
-             "wall_s": r.wall_time, **r.metrics.as_dict(),
-             **{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in r.info.items()}}
-            for r in results]
-    atomic_write(out / "powercap.json", json.dumps({"jobset": js.name, "estimates": args.estimates,
-                                                   "power_error": args.power_error,
-                                                   "power_seed": args.power_seed,
-                                                   "power_margin": args.power_margin,
-                                                   "jobset_report": js.report,
-                                                   "federation": fed.to_dict(), "runs": rows},
-                                                  indent=2, default=str) + "\n")
-    tight = min(caps)
-    plots = _plots([
-        ("power.png", lambda: plot_power([r for r in results if r.federation.power_cap is not None
-                                          and np.isclose(r.federation.power_cap
-                                                         / r.federation.peak_power, tight)],
-                                         out / "power.png")),
-        ("wqt.png", lambda: plot_wqt(results, out / "wqt.png")),
-    ])
+    with output_set(out, "powercap", _settings(args)) as o:
+        atomic_write(o / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n"
+                     f"The dispatchers plan on {args.estimates} run times and {knows}.\n\n"
+                     f"{table}\n")
+        sched_dirs = _write_schedules(o, {
+            (f"{r.dispatcher}-uncapped" if r.federation.power_cap is None else
+             f"{r.dispatcher}-cap{r.federation.power_cap / r.federation.peak_power:.3g}"):
+            r.schedule() for r in results})
+        rows = [{"dispatcher": r.dispatcher, "cap_W": r.federation.power_cap,
+                 "wall_s": r.wall_time, **r.metrics.as_dict(),
+                 **{k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in r.info.items()}}
+                for r in results]
+        atomic_write(o / "powercap.json", json.dumps({"jobset": js.name, "estimates": args.estimates,
+                                                       "power_error": args.power_error,
+                                                       "power_seed": args.power_seed,
+                                                       "power_margin": args.power_margin,
+                                                       "jobset_report": js.report,
+                                                       "federation": fed.to_dict(), "runs": rows},
+                                                      indent=2, default=str) + "\n")
+        tight = min(caps)
+        plots = _plots([
+            ("power.png", lambda: plot_power([r for r in results if r.federation.power_cap is not None
+                                              and np.isclose(r.federation.power_cap
+                                                             / r.federation.peak_power, tight)],
+                                             o / "power.png")),
+            ("wqt.png", lambda: plot_wqt(results, o / "wqt.png")),
+        ])
     print(table)
     print(f"wrote {out}/powercap.md, powercap.json, {sched_dirs} (schedule.csv and schedule.swf "
           "per dispatcher and cap)" + "".join(f", {p}" for p in plots))
@@ -563,23 +571,22 @@ def _cmd_simulate(args) -> int:
           f"{fed!r}; policy {args.policy}", flush=True)
     s = simulate(js, fed, args.policy, model=args.model, rule=args.rule,
                  estimates=args.estimates, options=options)
-    s.to_csv(out / "schedule.csv")
-    s.to_swf(out / "schedule.swf")
-    if s.segments is not None:
-        s.segments_to_csv(out / "segments.csv")
-    else:
-        (out / "segments.csv").unlink(missing_ok=True)  # none from an earlier run
-    summary = s.summary()
-    info = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in s.info.items()}
-    # A mean over no completed job (every job rejected) is null, not NaN: strict JSON.
-    metrics = {k: (None if isinstance(v, float) and math.isnan(v) else v)
-               for k, v in summary.items()}
-    atomic_write(out / "metrics.json", json.dumps(
-        {"policy": s.policy, "jobset": js.name, "jobset_report": js.report,
-         "federation": fed.to_dict(), "metrics": metrics, "info": info}, indent=2,
-        default=str) + "\n")
-    plots = [] if args.no_gantt else _plots(
-        [("gantt.png", lambda: plot_gantt(s, path=out / "gantt.png"))])
+    with output_set(out, "simulate", _settings(args)) as o:
+        s.to_csv(o / "schedule.csv")
+        s.to_swf(o / "schedule.swf")
+        if s.segments is not None:
+            s.segments_to_csv(o / "segments.csv")
+        summary = s.summary()
+        info = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in s.info.items()}
+        # A mean over no completed job (every job rejected) is null, not NaN: strict JSON.
+        metrics = {k: (None if isinstance(v, float) and math.isnan(v) else v)
+                   for k, v in summary.items()}
+        atomic_write(o / "metrics.json", json.dumps(
+            {"policy": s.policy, "jobset": js.name, "jobset_report": js.report,
+             "federation": fed.to_dict(), "metrics": metrics, "info": info}, indent=2,
+            default=str) + "\n")
+        plots = [] if args.no_gantt else _plots(
+            [("gantt.png", lambda: plot_gantt(s, path=o / "gantt.png"))])
     print(f"makespan {s.makespan / 3600:.2f} h, energy {s.energy / 3.6e9:.4f} MWh, mean wait "
           f"{summary['mean_wait_s'] / 3600:.2f} h, mean bounded slowdown "
           f"{summary['mean_bounded_slowdown']:.2f}"
@@ -667,19 +674,20 @@ def _cmd_realtime(args) -> int:
                               ("batch", args.batch_thresholds)) if v is not None}),
                           slowdown_on=args.slowdown_on, progress=say)
     table = study_table(runs)
-    atomic_write(out / "realtime.md", f"# Real-time jobs: {js.name} on {machine.name}\n\n"
-                                     f"Slowdowns on {args.slowdown_on}. I/O: "
-                                     f"{machine.io_summary()}.\n\n{table}\n")
-    atomic_write(out / "realtime.json", json.dumps(
-        {"jobset": js.name, "machine": machine.name, "nodes": machine.nodes,
-         "io": {k: getattr(machine, k) for k in ("memory_gb", "pfs_gbps", "pfs_usable",
-                                                  "io_nodes_per", "io_gbps", "min_io_nodes")},
-         "runs": [{"fraction": r.fraction, "scheme": r.label, **r.metrics} for r in runs]},
-        indent=2, default=float) + "\n")
-    plots = _plots([("slowdown.png", lambda: plot_slowdowns(runs, out / "slowdown.png"))])
-    sched = "" if args.no_schedules else ", " + _write_schedules(out, {
-        f"rtj{r.fraction:g}-{r.label}": r.result.schedule() for r in runs}) + \
-        " (schedule.csv, schedule.swf and segments.csv per share and scheme)"
+    with output_set(out, "realtime", _settings(args)) as o:
+        atomic_write(o / "realtime.md", f"# Real-time jobs: {js.name} on {machine.name}\n\n"
+                                         f"Slowdowns on {args.slowdown_on}. I/O: "
+                                         f"{machine.io_summary()}.\n\n{table}\n")
+        atomic_write(o / "realtime.json", json.dumps(
+            {"jobset": js.name, "machine": machine.name, "nodes": machine.nodes,
+             "io": {k: getattr(machine, k) for k in ("memory_gb", "pfs_gbps", "pfs_usable",
+                                                      "io_nodes_per", "io_gbps", "min_io_nodes")},
+             "runs": [{"fraction": r.fraction, "scheme": r.label, **r.metrics} for r in runs]},
+            indent=2, default=float) + "\n")
+        plots = _plots([("slowdown.png", lambda: plot_slowdowns(runs, o / "slowdown.png"))])
+        sched = "" if args.no_schedules else ", " + _write_schedules(o, {
+            f"rtj{r.fraction:g}-{r.label}": r.result.schedule() for r in runs}) + \
+            " (schedule.csv, schedule.swf and segments.csv per share and scheme)"
     print(table)
     print(f"wrote {out}/realtime.md, realtime.json{sched}" + "".join(f", {p}" for p in plots))
     return 0
@@ -707,12 +715,13 @@ def _cmd_rl_train(args) -> int:
           f"{tc.sequences} sequences x {tc.trajectories} trajectories = {tc.episodes} episodes, "
           f"{tc.fraction_of_paper():.2%} of the paper's budget", flush=True)
     res = train(cfg, tc, out=out, resume=not args.no_resume, progress=not args.no_progress)
-    save_params(res.params, out / "policy.npz", lam=cfg.lam, beta=cfg.beta, c=cfg.c,
-                iterations=tc.iterations, sequences=tc.sequences,
-                trajectories=tc.trajectories, seed=tc.seed)
-    ref = {"ESJF": mean_edp(esjf, cfg, tc.sequences, seed=tc.seed)}
-    plots = _plots([("learning_curve.png", lambda: plot_learning_curve(
-        res.history, out / "learning_curve.png", ref))])
+    with output_set(out, "rl train", _settings(args)) as o:
+        save_params(res.params, o / "policy.npz", lam=cfg.lam, beta=cfg.beta, c=cfg.c,
+                    iterations=tc.iterations, sequences=tc.sequences,
+                    trajectories=tc.trajectories, seed=tc.seed)
+        ref = {"ESJF": mean_edp(esjf, cfg, tc.sequences, seed=tc.seed)}
+        plots = _plots([("learning_curve.png", lambda: plot_learning_curve(
+            res.history, o / "learning_curve.png", ref))])
     print(f"last iteration: mean EDP {res.history[-1]['mean_edp']:.1f} (ESJF on other "
           f"sequences of the same kind: {ref['ESJF']:.1f})")
     print(f"wrote {out}/policy.npz, checkpoint.npz, history.json" + "".join(f", {p}" for p in plots))
@@ -735,13 +744,14 @@ def _cmd_rl_evaluate(args) -> int:
                   f"{args.sequences} sequences drew no job; that row is n/a (raise --lam or "
                   "--sequences)", file=sys.stderr)
     table = grid_table(rows)
-    atomic_write(out / "evaluate.md", f"# Deep-EAS against the heuristics\n\nMean EDP over "
-                                     "jobs, with a 95% bootstrap interval over the sequences "
-                                     f"in brackets.\n\n{table}\n")
-    atomic_write(out / "evaluate.json", json.dumps({"meta": {k: str(v) for k, v in meta.items()},
-                                                   "rows": rows}, indent=2) + "\n")
-    plots = _plots([("edp_vs_lambda.png", lambda: plot_edp_vs_lambda(
-        rows, out / "edp_vs_lambda.png", beta=args.beta[0]))])
+    with output_set(out, "rl evaluate", _settings(args)) as o:
+        atomic_write(o / "evaluate.md", f"# Deep-EAS against the heuristics\n\nMean EDP over "
+                                         "jobs, with a 95% bootstrap interval over the sequences "
+                                         f"in brackets.\n\n{table}\n")
+        atomic_write(o / "evaluate.json", json.dumps({"meta": {k: str(v) for k, v in meta.items()},
+                                                       "rows": rows}, indent=2) + "\n")
+        plots = _plots([("edp_vs_lambda.png", lambda: plot_edp_vs_lambda(
+            rows, o / "edp_vs_lambda.png", beta=args.beta[0]))])
     print(table)
     print(f"wrote {out}/evaluate.md, evaluate.json" + "".join(f", {p}" for p in plots))
     return 0
@@ -758,21 +768,22 @@ def _cmd_compare(args) -> int:
     c = compare(js, fed, seed=args.seed, model=args.model, params=params,
                 algorithms=args.algorithms,
                 progress=not args.no_progress)
-    atomic_write(out / "compare.csv", c.to_csv())
-    sched_dirs = _write_schedules(out, {name: r.schedule(r.knee()) for name, r in c.results.items()})
-    atomic_write(out / "compare.json", json.dumps(
-        {"jobset": js.name, "n_jobs": len(js), "model": args.model, "rows": c.rows,
-         "reference": c.reference.tolist(), **c.info,
-         "fronts": {k: v.tolist() for k, v in c.fronts.items()}}, indent=2) + "\n")
-    fronts = dict(c.fronts)
-    main_front = fronts.pop("MOGA", None)
-    if main_front is None and fronts:
-        main_front = fronts.pop(next(iter(fronts)))
-    plots = []
-    if main_front is not None:
-        plots = _plots([("compare.png", lambda: plot_front(
-            main_front, baselines=c.points, fronts=fronts, path=out / "compare.png",
-            title=f"{js.name}, {len(js)} jobs ({args.model})"))])
+    with output_set(out, "compare", _settings(args)) as o:
+        atomic_write(o / "compare.csv", c.to_csv())
+        sched_dirs = _write_schedules(o, {name: r.schedule(r.knee()) for name, r in c.results.items()})
+        atomic_write(o / "compare.json", json.dumps(
+            {"jobset": js.name, "n_jobs": len(js), "model": args.model, "rows": c.rows,
+             "reference": c.reference.tolist(), **c.info,
+             "fronts": {k: v.tolist() for k, v in c.fronts.items()}}, indent=2) + "\n")
+        fronts = dict(c.fronts)
+        main_front = fronts.pop("MOGA", None)
+        if main_front is None and fronts:
+            main_front = fronts.pop(next(iter(fronts)))
+        plots = []
+        if main_front is not None:
+            plots = _plots([("compare.png", lambda: plot_front(
+                main_front, baselines=c.points, fronts=fronts, path=o / "compare.png",
+                title=f"{js.name}, {len(js)} jobs ({args.model})"))])
     print(c.table())
     print(f"wrote {out}/compare.csv, compare.json, {sched_dirs} (schedule.csv and schedule.swf "
           "of each algorithm's knee)" + "".join(f", {p}" for p in plots))
@@ -828,21 +839,22 @@ def _cmd_tune(args) -> int:
                study_name=args.study_name, timeout=args.timeout, budget=args.budget,
                model=args.model, sampler_seed=args.sampler_seed,
                progress=not args.no_progress)
-    trials = res.trials()
-    keys = sorted({k for t in trials for k in t} - {"number", "state", "value"})
-    lines = [",".join(["number", "state", "value"] + keys)]
-    for t in trials:
-        lines.append(",".join("" if t.get(k) is None else str(t.get(k))
-                              for k in ["number", "state", "value"] + keys))
-    atomic_write(out / "trials.csv", "\n".join(lines) + "\n")
-    atomic_write(out / "best.toml", res.to_toml())
-    atomic_write(out / "tune.json", json.dumps(
-        {"jobsets": [js.name for js in jobsets], "budget": res.budget, "seeds": args.seeds,
-         "model": args.model, "best_value": res.best_value,
-         "best_params": res.best_params.to_dict(), "n_trials": len(trials),
-         "wall_time_s": res.wall_time}, indent=2) + "\n")
-    plots = []
-    _plots([("plots", lambda: plots.extend(plot_study(res, out)))])
+    with output_set(out, "tune", _settings(args)) as o:
+        trials = res.trials()
+        keys = sorted({k for t in trials for k in t} - {"number", "state", "value"})
+        lines = [",".join(["number", "state", "value"] + keys)]
+        for t in trials:
+            lines.append(",".join("" if t.get(k) is None else str(t.get(k))
+                                  for k in ["number", "state", "value"] + keys))
+        atomic_write(o / "trials.csv", "\n".join(lines) + "\n")
+        atomic_write(o / "best.toml", res.to_toml())
+        atomic_write(o / "tune.json", json.dumps(
+            {"jobsets": [js.name for js in jobsets], "budget": res.budget, "seeds": args.seeds,
+             "model": args.model, "best_value": res.best_value,
+             "best_params": res.best_params.to_dict(), "n_trials": len(trials),
+             "wall_time_s": res.wall_time}, indent=2) + "\n")
+        plots = []
+        _plots([("plots", lambda: plots.extend(plot_study(res, o.stage)))])
     print(f"best mean hypervolume {res.best_value:.4f} with {res.best_params}")
     print(f"wrote {out}/best.toml, trials.csv, tune.json"
           + "".join(f", {p.name}" for p in plots))
@@ -865,28 +877,29 @@ def _cmd_value(args) -> int:
     print(f"{js.name}: {len(js)} jobs ({js.report['wide_dropped']} wider than the largest "
           f"cluster dropped) on {fed!r}; best-known GA pop {args.pop} x {args.gen}", flush=True)
     c = compare_value(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed)
-    atomic_write(out / "value.csv", c.to_csv())
-    atomic_write(out / "value.json", json.dumps(
-        {"jobset": js.name, "n_jobs": len(js), "federation": fed.name, "rows": c.rows,
-         "best_known": c.best_known.value, "upper_bound": c.upper_bound,
-         "max_value": c.max_value,
-         "by_class": {k: s.value_by_class() for k, s in c.schedules.items()}},
-        indent=2) + "\n")
-    print(f"{'algorithm':<18} {'value':>10} {'% best known':>12} {'% upper bound':>13} "
-          f"{'completed':>9}")
-    for row in c.rows:
-        print(f"{row['algorithm']:<18} {row['value']:>10.1f} {row['pct_of_best_known']:>12.1f} "
-              f"{row['pct_of_upper_bound']:>13.1f} {row['completed']:>9d}")
-    print(f"{'upper bound':<18} {c.upper_bound:>10.1f}   (maximum, sum of v_start: "
-          f"{c.max_value:.1f})")
-    names = [cl.name for cl in DEFAULT_CLASSES]
-    plots = _plots([
-        ("value_over_time.png", lambda: plot_value_over_time(
-            c.schedules, path=out / "value_over_time.png", title=js.name)),
-        ("value_by_class.png", lambda: plot_value_by_class(
-            c.schedules, names, path=out / "value_by_class.png", title=js.name)),
-    ])
-    sched_dirs = _write_schedules(out, {k: v.schedule() for k, v in c.schedules.items()})
+    with output_set(out, "value", _settings(args)) as o:
+        atomic_write(o / "value.csv", c.to_csv())
+        atomic_write(o / "value.json", json.dumps(
+            {"jobset": js.name, "n_jobs": len(js), "federation": fed.name, "rows": c.rows,
+             "best_known": c.best_known.value, "upper_bound": c.upper_bound,
+             "max_value": c.max_value,
+             "by_class": {k: s.value_by_class() for k, s in c.schedules.items()}},
+            indent=2) + "\n")
+        print(f"{'algorithm':<18} {'value':>10} {'% best known':>12} {'% upper bound':>13} "
+              f"{'completed':>9}")
+        for row in c.rows:
+            print(f"{row['algorithm']:<18} {row['value']:>10.1f} {row['pct_of_best_known']:>12.1f} "
+                  f"{row['pct_of_upper_bound']:>13.1f} {row['completed']:>9d}")
+        print(f"{'upper bound':<18} {c.upper_bound:>10.1f}   (maximum, sum of v_start: "
+              f"{c.max_value:.1f})")
+        names = [cl.name for cl in DEFAULT_CLASSES]
+        plots = _plots([
+            ("value_over_time.png", lambda: plot_value_over_time(
+                c.schedules, path=o / "value_over_time.png", title=js.name)),
+            ("value_by_class.png", lambda: plot_value_by_class(
+                c.schedules, names, path=o / "value_by_class.png", title=js.name)),
+        ])
+        sched_dirs = _write_schedules(o, {k: v.schedule() for k, v in c.schedules.items()})
     print(f"wrote {out}/value.csv, value.json, {sched_dirs} (schedule.csv and schedule.swf of "
           "the jobs each algorithm ran)" + "".join(f", {p}" for p in plots))
     return 0

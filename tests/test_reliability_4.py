@@ -203,3 +203,44 @@ def test_2_a_stale_lock_of_a_dead_process_is_broken(tmp_path):
     with output_set(tmp_path, "t") as o:
         (o / "a").write_text("1")
     assert (tmp_path / "a").exists() and not (tmp_path / ".moga-set.lock").exists()
+
+
+def _main(argv):
+    from moga.cli import main
+
+    return main([str(a) for a in argv])
+
+
+def test_3_a_new_simulate_clears_the_old_gantt_and_segments(tmp_path):
+    out = tmp_path / "D"
+    assert _main(["simulate", "--policy", "fcfs", "--n-jobs", 30, "--out", out]) == 0
+    assert (out / "gantt.png").exists()
+    assert _main(["simulate", "--policy", "easy", "--n-jobs", 40, "--no-gantt", "--out",
+                  out]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [".moga-set.json", "metrics.json",
+                                                     "schedule.csv", "schedule.swf"]
+    assert json.loads((out / ".moga-set.json").read_text())["settings"]["policy"] == "easy"
+
+
+def test_3_realtime_without_schedules_removes_the_old_ones(tmp_path):
+    out = tmp_path / "RT"
+    assert _main(["realtime", "--n-jobs", 30, "--machine", 64, "--wide", "clip",
+                  "--schemes", "baseline", "--no-progress", "--out", out]) == 0
+    assert (out / "schedules").is_dir()
+    assert _main(["realtime", "--n-jobs", 30, "--machine", 64, "--wide", "clip",
+                  "--schemes", "baseline", "--no-schedules", "--no-progress", "--out",
+                  out]) == 0
+    assert not (out / "schedules").exists() and (out / "realtime.md").exists()
+
+
+def test_2_schedule_refuses_an_incomplete_run_folder(tmp_path):
+    from moga.outputs import MANIFEST
+
+    out = tmp_path / "R"
+    assert _main(["run", "--n-jobs", 20, "--pop", 8, "--gen", 2, "--no-progress", "--out",
+                  out]) == 0
+    doc = json.loads((out / MANIFEST).read_text())
+    assert doc["complete"] and "result.npz" in doc["files"] and doc["command"] == "run"
+    assert _main(["schedule", out, "--out", tmp_path / "k"]) == 0
+    (out / MANIFEST).write_text(json.dumps(dict(doc, complete=False)))
+    assert _main(["schedule", out, "--out", tmp_path / "k"]) == 2
