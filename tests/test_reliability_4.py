@@ -291,3 +291,33 @@ def test_improved_reservation_returns_a_held_jobs_surplus_at_its_start():
                           write=np.array([20.0, 16.0, 0.0, 0.0]), read=np.zeros(4),
                           improved=True)
     assert r.start.tolist() == [0.0, 0.0, 116.0, 116.0] and r.n_preemptions == 1
+
+
+# ------------------------------------------------- outside check 2: preempted, then rejected
+def test_a_job_preempted_then_rejected_has_a_row_without_nodes_or_energy(tmp_path):
+    import csv
+
+    fed = moga.Federation.from_clusters([{"name": "c", "nodes": 4, "speed": 1.0,
+                                          "power_busy": 200.0, "power_idle": 50.0,
+                                          "link": 1e9}])
+    js = moga.JobSet.from_arrays([0.0, 100.0], [2, 1], [1000.0, 50.0], sigma=[0.0, 0.0],
+                                 bw=[0.0, 0.0])
+    s = Session(js, fed, estimates="exact")
+    s.start([0])
+    assert s.advance() == 100.0
+    s.preempt([0])
+    s.reject([0])
+    s.start([1])
+    while not s.done:
+        s.advance()
+    r = s.result()
+    r.to_csv(tmp_path / "s.csv")
+    rows = list(csv.DictReader(open(tmp_path / "s.csv")))
+    assert rows[0]["final_state"] == "REJECTED"
+    assert rows[0]["allocated_resources"] == "" and rows[0]["metadata"] == ""
+    assert float(rows[0]["consumed_energy"]) == 0.0
+    # Idle power of 4 nodes for 150 s, and the busy surplus of both executions.
+    assert r.energy == pytest.approx(4 * 50 * 150 + 2 * 150 * 100 + 1 * 150 * 50)
+    r.segments_to_csv(tmp_path / "seg.csv")
+    seg = list(csv.DictReader(open(tmp_path / "seg.csv")))
+    assert [int(x["job_id"]) for x in seg] == [0, 1]
