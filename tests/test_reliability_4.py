@@ -321,3 +321,49 @@ def test_a_job_preempted_then_rejected_has_a_row_without_nodes_or_energy(tmp_pat
     r.segments_to_csv(tmp_path / "seg.csv")
     seg = list(csv.DictReader(open(tmp_path / "seg.csv")))
     assert [int(x["job_id"]) for x in seg] == [0, 1]
+
+
+# ------------------------------------------------------------ 6. moga schedule's trust
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "R"
+    assert _main(["run", "--n-jobs", 30, "--pop", 8, "--gen", 3, "--no-progress", "--out",
+                  out]) == 0
+    return out
+
+
+def _edit(run_dir, tmp_path, change):
+    d = tmp_path / "R"
+    d.mkdir()
+    z = dict(np.load(run_dir / "result.npz", allow_pickle=False))
+    change(z)
+    np.savez_compressed(d / "result.npz", **z)
+    return d
+
+
+def _meta_edit(key_path, value):
+    def change(z):
+        m = json.loads(str(z["meta"]))
+        node = m
+        for k in key_path[:-1]:
+            node = node[k]
+        node[key_path[-1]] = value
+        z["meta"] = np.asarray(json.dumps(m))
+    return change
+
+
+@pytest.mark.parametrize("change, message", [
+    (_meta_edit(("federation", "cluster", 3, "speed"), 0.5), "front member 1 decodes to"),
+    (_meta_edit(("model",), "bogus"), "result.npz"),
+    (lambda z: z.__setitem__("F", np.full_like(z["F"], np.nan)), "not finite"),
+    (lambda z: z.__setitem__("F", z["F"][:1]), "shape"),
+    (lambda z: z.__setitem__("X", np.full(z["X"].shape, "a")), "result.npz"),
+], ids=["speed", "model", "nan", "rows", "strings"])
+def test_6_schedule_refuses_a_result_that_does_not_match_its_front(run_dir, tmp_path, capsys,
+                                                                   change, message):
+    d = _edit(run_dir, tmp_path, change)
+    capsys.readouterr()
+    assert _main(["schedule", d, "--out", tmp_path / "k"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "k" / "schedule.csv").exists()
