@@ -63,31 +63,36 @@ class ValueSchedule:
         return float(self.jobset.v_start.sum())
 
     def schedule(self):
-        """The jobs that ran, as the one schedule record (:class:`moga.Schedule`), for its
-        exports (``to_csv``, ``to_swf``) and Gantt chart.
+        """Every job as the one schedule record (:class:`moga.Schedule`), for its exports
+        (``to_csv``, ``to_swf``), summary and Gantt chart.
 
-        Jobs not run (:attr:`n_dropped` of them, and their count in ``info``)
-        are left out: the record's job-set is ``jobset.take(ran)``, named
-        ``"<name>, jobs run"``. Each ran inside one cluster; energy is the
-        federation's idle power over the makespan plus the run jobs' busy
+        A job not run (:attr:`n_dropped` of them) is a rejected job of the
+        record (NaN start and finish, no nodes: ``REJECTED`` in ``schedule.csv``,
+        status 5 in ``schedule.swf``), counted by ``n_rejected`` and in ``info``
+        (``n_not_run``, ``rejected``). Each job ran inside one cluster; energy
+        is the federation's idle power over the makespan plus the run jobs' busy
         increments.
         """
         from ..model.schedule import Schedule
 
+        js, fed = self.jobset, self.federation
         ran = self.cluster >= 0
-        js = self.jobset.take(ran, name=f"{self.jobset.name}, jobs run")
-        fed = self.federation
-        start, finish = self.start[ran], self.finish[ran]
+        start = np.where(ran, self.start, np.nan)
+        finish = np.where(ran, self.finish, np.nan)
         alloc = np.zeros((len(js), fed.n_clusters), dtype=np.int64)
-        alloc[np.arange(len(js)), self.cluster[ran]] = js.tasks
-        makespan = float(finish.max() - js.release.min()) if len(js) else 0.0
+        alloc[np.flatnonzero(ran), self.cluster[ran]] = js.tasks[ran]
+        makespan = float(finish[ran].max() - js.release.min()) if ran.any() else 0.0
         inc = np.maximum(fed.power_busy - fed.power_idle, 0.0)
-        energy = fed.idle_power * makespan + float(((alloc * inc).sum(axis=1)
-                                                    * (finish - start)).sum())
+        energy = fed.idle_power * makespan + float(((alloc[ran] * inc).sum(axis=1)
+                                                    * (finish[ran] - start[ran])).sum())
         order = start_order(start)
+        n_out = int((~ran).sum())
+        info = {"n_not_run": n_out}
+        if n_out:
+            info["rejected"] = n_out
         return Schedule(js, fed, order, np.zeros(alloc.shape), "at_start", start, finish, alloc,
-                        makespan, energy, float(np.sum(finish - js.release)), self.n_relaxed, 0,
-                        info={"n_not_run": int((~ran).sum())})
+                        makespan, energy, float(np.sum(finish[ran] - js.release[ran])),
+                        self.n_relaxed, 0, info=info)
 
     def value_by_class(self) -> dict:
         """Value earned and jobs completed per priority class."""
