@@ -367,3 +367,21 @@ def test_6_schedule_refuses_a_result_that_does_not_match_its_front(run_dir, tmp_
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "k" / "schedule.csv").exists()
+
+
+# ------------------------------------------- 5. value heuristics count the jobs not run
+def test_5_value_heuristics_count_the_jobs_they_never_run(tmp_path):
+    import csv
+
+    out = tmp_path / "V"
+    assert _main(["simulate", "--policy", "online-EASY", "--n-jobs", 100, "--no-gantt",
+                  "--out", out]) == 0
+    doc = json.loads((out / "metrics.json").read_text())
+    n_out = doc["info"]["n_not_run"]
+    assert n_out > 0  # the default release window leaves some job out
+    assert doc["metrics"]["n_jobs"] == 100 and doc["metrics"]["n_rejected"] == n_out
+    rows = list(csv.DictReader(open(out / "schedule.csv")))
+    assert len(rows) == 100 and sum(r["final_state"] == "REJECTED" for r in rows) == n_out
+    lines = [x.split() for x in (out / "schedule.swf").read_text().splitlines()
+             if x.strip() and not x.startswith(";")]
+    assert len(lines) == 100 and sum(x[10] == "5" for x in lines) == n_out
