@@ -945,7 +945,7 @@ def _cmd_value(args) -> int:
         ])
         sched_dirs = _write_schedules(o, {k: v.schedule() for k, v in c.schedules.items()})
     print(f"wrote {out}/value.csv, value.json, {sched_dirs} (schedule.csv and schedule.swf of "
-          "the jobs each algorithm ran)" + "".join(f", {p}" for p in plots))
+          "each algorithm; the jobs it never ran are REJECTED)" + "".join(f", {p}" for p in plots))
     return 0
 
 

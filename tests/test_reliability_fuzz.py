@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -162,3 +162,107 @@ def test_session_machine_longer():
     settings(max_examples=400, stateful_step_count=40, deadline=None,
              suppress_health_check=[HealthCheck.too_slow])(SessionMachine).TestCase(
         "runTest").runTest()
+
+
+# ------------------------------------------------------------- damaged result files
+@pytest.fixture(scope="module")
+def result_bytes(tmp_path_factory):
+    from moga.cli import main
+
+    out = tmp_path_factory.mktemp("fz") / "R"
+    assert main(["run", "--n-jobs", "20", "--pop", "8", "--gen", "2", "--no-progress",
+                 "--out", str(out)]) == 0
+    return (out / "result.npz").read_bytes()
+
+
+def _array_damage():
+    """A change to one array of the archive: a new shape, dtype or values."""
+    return st.sampled_from([
+        lambda a: a[:0], lambda a: a[:1], lambda a: np.concatenate([a, a]),
+        lambda a: a.astype(str), lambda a: np.full(a.shape, np.nan)
+        if a.dtype.kind == "f" else a, lambda a: -a if a.dtype.kind in "if" else a,
+        lambda a: a * 1e300 if a.dtype.kind == "f" else a, lambda a: a.reshape(-1),
+        lambda a: a.T, lambda a: np.zeros((2, 2, 2))])
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_damaged_result_files_are_refused_or_decode_to_their_front(result_bytes, tmp_path_factory,
+                                                                    data, capsys):
+    import io
+
+    from moga.cli import main
+
+    d = tmp_path_factory.mktemp("dmg")
+    how = data.draw(st.sampled_from(["bytes", "cut", "array", "drop"]))
+    raw = result_bytes
+    if how == "bytes":
+        i = data.draw(st.integers(0, len(raw) - 1))
+        raw = raw[:i] + bytes([raw[i] ^ data.draw(st.integers(1, 255))]) + raw[i + 1:]
+    elif how == "cut":
+        raw = raw[:data.draw(st.integers(0, len(raw) - 1))]
+    else:
+        z = dict(np.load(io.BytesIO(raw), allow_pickle=False))
+        key = data.draw(st.sampled_from(sorted(z)))
+        if how == "drop":
+            del z[key]
+        else:
+            z[key] = data.draw(_array_damage())(z[key])
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **z)
+        raw = buf.getvalue()
+    (d / "result.npz").write_bytes(raw)
+    capsys.readouterr()
+    rc = main(["schedule", str(d), "--out", str(d / "k")])
+    out, err = capsys.readouterr()
+    assert rc in (0, 2), err
+    assert "Traceback" not in err
+    if rc == 2:
+        assert err.count("\n") == 1 and "result.npz" in err
+        assert not (d / "k" / "schedule.csv").exists()
+    else:  # what was written is the member the file's own front records
+        import re
+
+        F = np.load(d / "result.npz", allow_pickle=False)["F"]
+        i = int(re.search(r"front member (\d+) of", out).group(1))
+        shown = float(re.search(r"makespan ([0-9.]+) h", out).group(1))
+        assert shown == pytest.approx(F[i, 0] / 3600, abs=0.006)
+
+
+# ------------------------------------------------------------- damaged policy files
+OK_POLICY = '''from moga.sim import OnlinePolicy
+class Greedy(OnlinePolicy):
+    def decide(self, s):
+        for j in s.queued():
+            s.start([j])
+'''
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_damaged_policy_files_are_refused_with_the_file_named(tmp_path_factory, data):
+    from moga.errors import InputError
+    from moga.sim import load_policy
+
+    d = tmp_path_factory.mktemp("pol")
+    raw = OK_POLICY.encode()
+    how = data.draw(st.sampled_from(["cut", "byte", "insert"]))
+    if how == "cut":
+        raw = raw[:data.draw(st.integers(0, len(raw) - 1))]
+    elif how == "byte":
+        i = data.draw(st.integers(0, len(raw) - 1))
+        raw = raw[:i] + bytes([data.draw(st.integers(0, 255))]) + raw[i + 1:]
+    else:
+        i = data.draw(st.integers(0, len(raw)))
+        raw = raw[:i] + data.draw(st.sampled_from(
+            [b"\x00", b"\xff\xfe", b"(", b"import nothing_here\n", b"raise KeyError(1)\n",
+             b"\n  ", b"Greedy = 3\n", b"OnlinePolicy = object\n"])) + raw[i:]
+    path = d / "pol.py"
+    path.write_bytes(raw)
+    try:
+        policy = load_policy(f"{path}:Greedy")
+    except InputError as e:
+        assert str(path) in str(e) or "pol.py" in str(e)
+        return
+    assert callable(getattr(policy, "decide", None))
