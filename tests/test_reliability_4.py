@@ -385,3 +385,19 @@ def test_5_value_heuristics_count_the_jobs_they_never_run(tmp_path):
     lines = [x.split() for x in (out / "schedule.swf").read_text().splitlines()
              if x.strip() and not x.startswith(";")]
     assert len(lines) == 100 and sum(x[10] == "5" for x in lines) == n_out
+
+
+# ------------------------------------------------------------- 7. absurd magnitudes
+@pytest.mark.parametrize("field, value", [("speed", 1e-300), ("speed", 1e300),
+                                          ("power_busy", 1e300), ("nodes", 10**12)])
+def test_7_federations_refuse_absurd_magnitudes(field, value):
+    c = {"name": "c", "nodes": 4, "speed": 1.0, "power_busy": 200.0, "power_idle": 50.0,
+         "link": 1e9, field: value}
+    with pytest.raises(ValueError, match=f"{field} must be in"):
+        moga.Federation.from_clusters([c])
+
+
+def test_10_a_cluster_named_empty_is_refused():
+    with pytest.raises(ValueError, match="must not be empty"):
+        moga.Federation.from_clusters([{"name": "", "nodes": 4, "speed": 1.0,
+                                        "power_busy": 200.0, "power_idle": 50.0, "link": 1e9}])
