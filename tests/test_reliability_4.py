@@ -401,3 +401,33 @@ def test_10_a_cluster_named_empty_is_refused():
     with pytest.raises(ValueError, match="must not be empty"):
         moga.Federation.from_clusters([{"name": "", "nodes": 4, "speed": 1.0,
                                         "power_busy": 200.0, "power_idle": 50.0, "link": 1e9}])
+
+
+# ------------------------------------------------ 8. real-time I/O settings without meaning
+def _rt(tmp_path, *extra, n=60):
+    return _main(["realtime", "--n-jobs", n, "--machine", 64, "--wide", "clip",
+                  "--rtj-fraction", 0.3, "--schemes", "preempt-jit", "--no-progress",
+                  "--no-schedules", "--out", tmp_path / "RT", *extra])
+
+
+def test_8_a_write_longer_than_the_jobs_warns(tmp_path, capsys):
+    assert _rt(tmp_path, "--pfs-gbps", 1e-5) == 0
+    assert "longer than the job's run time" in capsys.readouterr().err
+
+
+def test_8_a_simulation_that_cannot_finish_names_the_io_options(tmp_path, capsys):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rc = _rt(tmp_path, "--pfs-gbps", 1e-9, n=600)
+    err = capsys.readouterr().err
+    assert rc == 2 and "--pfs-gbps" in err and "Traceback" not in err
+
+
+def test_8_min_io_nodes_is_bounded_by_the_machine():
+    from moga.errors import InputError
+    from moga.realtime import Machine
+
+    with pytest.raises(InputError, match="at most the machine's 1 I/O node"):
+        Machine.scaled(80, min_io_nodes=1e9)

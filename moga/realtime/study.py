@@ -66,8 +66,18 @@ def realtime_study(js: JobSet, machine: Machine, fractions=(0.05, 0.1, 0.2, 0.3)
             scheme, kind, improved = SCHEME_SET[label]
             if progress is not None:
                 progress(f, label)
-            r = simulate(rj, scheme, Checkpointing(kind, **(checkpoint or {})), improved,
-                         thresholds)
+            try:
+                r = simulate(rj, scheme, Checkpointing(kind, **(checkpoint or {})), improved,
+                             thresholds)
+            except RuntimeError as e:
+                if "unfinished jobs" not in str(e):
+                    raise
+                from ..errors import InputError
+
+                raise InputError(f"{label} at a real-time share of {f:g}: the simulation "
+                                 f"cannot finish with this I/O model ({machine.io_summary()}); "
+                                 "checkpoint writes take too long: raise --pfs-gbps or "
+                                 "--io-gbps, or lower --ckpt-data") from None
             out.append(StudyRun(float(f), label, r, realtime_metrics(r, slowdown_on)))
     return out
 
@@ -81,6 +91,16 @@ def _warn_settings(rj, fraction, schemes, checkpoint) -> None:
         warnings.warn(f"a real-time share of {fraction:g} of {len(rj)} jobs rounds to no "
                       "real-time job; every scheme then runs the same batch workload",
                       UserWarning, stacklevel=3)
+    for kind in sorted({SCHEME_SET[s][1] for s in schemes} - {"none"}):
+        write = Checkpointing(kind, **(checkpoint or {})).costs(rj)[0]
+        slow = int(np.count_nonzero(write > rj.jobset.runtime))
+        if slow:
+            warnings.warn(f"{kind} checkpoints: for {slow} of {len(rj)} jobs one checkpoint "
+                          f"write takes longer than the job's run time (up to "
+                          f"{write.max():.3g} s); the I/O model ({rj.machine.io_summary()}) "
+                          "makes the study's slowdowns and utilisation meaningless",
+                          UserWarning, stacklevel=3)
+            break
     if any(SCHEME_SET[s][1] == "sys" for s in schemes):
         write, _, interval = Checkpointing("sys", **(checkpoint or {})).costs(rj)
         slow = int(np.count_nonzero(write >= interval))
