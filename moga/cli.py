@@ -491,6 +491,11 @@ def _cmd_powercap(args) -> int:
     from .powercap.study import plot_power, plot_wqt, study_table
 
     args.release = True  # dispatchers are online: jobs arrive at their submit times
+    given = [o for o, v in (("--window", args.window), ("--cp-time", args.cp_time),
+                            ("--cp-passes", args.cp_passes)) if v is not None]
+    if given and "hybrid" not in args.dispatchers:
+        raise InputError(f"{', '.join(given)}: for --dispatchers hybrid only, not "
+                         f"{' '.join(args.dispatchers)}")
     if "hybrid" in args.dispatchers:  # before any dispatch, not at the first hybrid one
         from .errors import require
 
@@ -511,8 +516,10 @@ def _cmd_powercap(args) -> int:
             print(f"  [{time.perf_counter() - t_start:7.1f} s] {cap}: {d} ...", flush=True)
 
     results = cap_study(js, fed, caps=caps, dispatchers=args.dispatchers, model=args.model,
-                        cp=CPOptions(window=args.window, time_limit=args.cp_time,
-                                     passes=args.cp_passes), progress=say,
+                        cp=CPOptions(**{k: v for k, v in (("window", args.window),
+                                                          ("time_limit", args.cp_time),
+                                                          ("passes", args.cp_passes))
+                                        if v is not None}), progress=say,
                         estimates=args.estimates, uncapped=not args.no_uncapped,
                         power_error=args.power_error, power_seed=args.power_seed,
                         power_margin=args.power_margin, rule=args.rule)
@@ -592,6 +599,11 @@ def _cmd_simulate(args) -> int:
 
         require("ortools.sat.python.cp_model", f"the {entry.name} policy", "cp")
     options = _search_options(args, entry)
+    tags = [o for o, v in (("--rtj-fraction", args.rtj_fraction), ("--tag-seed", args.tag_seed))
+            if v is not None]
+    if tags and entry is not None and "realtime" not in entry.supports:
+        raise InputError(f"{', '.join(tags)}: real-time tags change nothing under "
+                         f"{args.policy}; they are for the real-time policies")
     out = _prepare_out(args.out, ["schedule.csv", "schedule.swf", "segments.csv", "metrics.json",
                                   "gantt.png"])
     features = entry.supports if entry is not None else frozenset()
@@ -610,7 +622,7 @@ def _cmd_simulate(args) -> int:
 
         js = tag_realtime(js, Machine(nodes=int(fed.total_nodes)),
                           0.1 if args.rtj_fraction is None else args.rtj_fraction,
-                          seed=args.tag_seed).jobset
+                          seed=args.tag_seed or 0).jobset
     print(f"{js.name}: {len(js)} jobs ({'release' if args.release else 'batch'} mode) on "
           f"{fed!r}; policy {args.policy}", flush=True)
     s = simulate(js, fed, args.policy, model=args.model, rule=args.rule,
@@ -1021,11 +1033,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the dispatchers' allocation rule: fastest clusters first, greenest "
                         "first, or consolidate (the fullest cluster that holds the job; the "
                         "seed's and AccaSim's order) (default: fastest)")
-    p.add_argument("--window", type=_int_arg("--window", 2), default=16,
+    p.add_argument("--window", type=_int_arg("--window", 2), default=None,
                    help="hybrid: waiting jobs in the CP model per event (default 16)")
-    p.add_argument("--cp-time", type=_pos_float("--cp-time"), default=0.01,
+    p.add_argument("--cp-time", type=_pos_float("--cp-time"), default=None,
                    help="hybrid: CP-SAT deterministic time limit per event (default 0.01)")
-    p.add_argument("--cp-passes", type=_pos_int("--cp-passes"), default=1,
+    p.add_argument("--cp-passes", type=_pos_int("--cp-passes"), default=None,
                    help="the hybrid's solves per event: conflict sets the mapper meets are fed "
                         "back as cuts until none is left (default 1: no feedback)")
     p.add_argument("--estimates", choices=["exact", "requested"], default="exact",
@@ -1076,8 +1088,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tag this share of jobs as real-time, in [0, 1] (default: 0.1 for "
                         "realtime-first, realtime-preempt and the rt- schemes, none "
                         "otherwise)")
-    p.add_argument("--tag-seed", type=_seed, default=0, help="seed of the real-time tags "
-                                                              "(default 0)")
+    p.add_argument("--tag-seed", type=_seed, default=None, help="seed of the real-time tags "
+                                                                 "(default 0)")
     g = p.add_argument_group("online-moga options (docs/guide/online-moga.md)")
     g.add_argument("--preference", default=None,
                    help="how a decision picks a front member: knee, weight:W, slowdown:X, "

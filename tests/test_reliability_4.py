@@ -431,3 +431,23 @@ def test_8_min_io_nodes_is_bounded_by_the_machine():
 
     with pytest.raises(InputError, match="at most the machine's 1 I/O node"):
         Machine.scaled(80, min_io_nodes=1e9)
+
+
+# ------------------------------------------------------ 9. options accepted and ignored
+@pytest.mark.parametrize("argv, option", [
+    (["simulate", "--policy", "easy", "--rtj-fraction", 0.5], "--rtj-fraction"),
+    (["simulate", "--policy", "easy", "--tag-seed", 5], "--tag-seed"),
+    (["powercap", "--dispatchers", "easy", "prb", "--cp-passes", 5], "--cp-passes"),
+    (["powercap", "--dispatchers", "easy", "--window", 8], "--window"),
+    (["powercap", "--dispatchers", "easy", "--cp-time", 1], "--cp-time"),
+])
+def test_9_options_that_change_nothing_are_refused(tmp_path, capsys, argv, option):
+    assert _main([*argv, "--n-jobs", 20, "--out", tmp_path / "o"]) == 2
+    err = capsys.readouterr().err
+    assert option in err and "Traceback" not in err
+    assert not (tmp_path / "o" / "schedule.csv").exists()
+
+
+def test_9_real_time_options_still_act_where_they_count(tmp_path):
+    assert _main(["simulate", "--policy", "realtime-first", "--rtj-fraction", 0.3,
+                  "--tag-seed", 5, "--n-jobs", 30, "--no-gantt", "--out", tmp_path / "o"]) == 0
