@@ -451,3 +451,40 @@ def test_9_options_that_change_nothing_are_refused(tmp_path, capsys, argv, optio
 def test_9_real_time_options_still_act_where_they_count(tmp_path):
     assert _main(["simulate", "--policy", "realtime-first", "--rtj-fraction", 0.3,
                   "--tag-seed", 5, "--n-jobs", 30, "--no-gantt", "--out", tmp_path / "o"]) == 0
+
+
+# ------------------------------------------------------------------ 10, 12. moga tune
+@pytest.fixture(scope="module")
+def tune_sets():
+    fed = moga.Federation.preset()
+    return [moga.load_default().jobset(n_jobs=20, federation=fed)], fed
+
+
+def test_10_tune_refuses_a_budget_of_days(tune_sets):
+    with pytest.raises(ValueError, match="budget must be at most"):
+        moga.tune(*tune_sets, n_trials=1, seeds=1, budget=10**12)
+
+
+def test_10_tune_timeout_bounds_the_running_trial(tune_sets):
+    import time
+
+    from moga.errors import InputError
+
+    t0 = time.perf_counter()
+    with pytest.raises(InputError, match="no trial completed"):
+        moga.tune(*tune_sets, n_trials=1, seeds=1, budget=10**7, timeout=2)
+    assert time.perf_counter() - t0 < 60  # not the hours of 10**7 evaluations
+
+
+def test_12_ctrl_c_in_a_trial_logs_no_traceback(tune_sets, monkeypatch, capsys):
+    from moga.experiments import tuning
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tuning, "run", interrupted, raising=False)
+    monkeypatch.setattr("moga.evolution.runner.run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        moga.tune(*tune_sets, n_trials=2, seeds=1, budget=4000)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "KeyboardInterrupt()" not in err
