@@ -486,6 +486,10 @@ def _cap_fraction(cap, fed) -> float:
     return v if kind == "x" else v / fed.peak_power
 
 
+#: The largest ``--power-error`` of ``moga powercap`` (log-space standard deviation).
+MAX_POWER_ERROR = 2.0
+
+
 def _cmd_powercap(args) -> int:
     from .powercap import CPOptions, cap_study
     from .powercap.study import plot_power, plot_wqt, study_table
@@ -504,6 +508,14 @@ def _cmd_powercap(args) -> int:
     out = _prepare_out(args.out, ["powercap.md", "powercap.json", "power.png", "wqt.png"])
     trace, fed, js = _load(args)
     caps = [_cap_fraction(c, fed) for c in args.caps]
+    if max(caps) > 1:
+        print(f"moga: warning: --caps {max(caps):.3g} x peak power can never bind (a bare "
+              "number is a fraction of peak here: 0.6 or 60% is 60%)", file=sys.stderr,
+              flush=True)
+    if args.power_error > MAX_POWER_ERROR:
+        raise InputError(f"--power-error {args.power_error:g}: a log-space standard deviation "
+                         f"above {MAX_POWER_ERROR:g} draws power factors off by more than "
+                         f"e^{3 * MAX_POWER_ERROR:g}; give e.g. 0.1")
     print(f"{js.name}: {len(js)} jobs (release mode) on {fed!r}, peak {fed.peak_power / 1e3:.1f} "
           f"kW, idle {fed.idle_power / 1e3:.1f} kW; caps {', '.join(f'{c:.3g}' for c in caps)} "
           "x peak", flush=True)
@@ -1069,7 +1081,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "Max-Max-Value, Max-Max-VPR, rt-baseline, rt-highpq, rt-preempt-none, "
                         "rt-preempt-sys, rt-preempt-app, rt-preempt-jit, "
                         "rt-preempt-jit-improved, rt-preempt-jit-qsim) or "
-                        "path/to/file.py:Class (an OnlinePolicy; docs/guide/policies.md) "
+                        "path/to/file.py:Class (an OnlinePolicy; docs/guide/policies.md; "
+                        "moga imports the file, so its code runs with your rights) "
                         "(default: easy)")
     p.add_argument("--estimates", choices=["requested", "exact"], default=None,
                    help="what the policy plans with: requested (walltime) or exact run times "

@@ -488,3 +488,36 @@ def test_12_ctrl_c_in_a_trial_logs_no_traceback(tune_sets, monkeypatch, capsys):
         moga.tune(*tune_sets, n_trials=2, seeds=1, budget=4000)
     err = capsys.readouterr().err
     assert "Traceback" not in err and "KeyboardInterrupt()" not in err
+
+
+# ------------------------------------------------------------- 10. smaller silent cases
+def test_10_a_cap_above_peak_warns_and_a_wild_power_error_is_refused(tmp_path, capsys):
+    assert _main(["powercap", "--n-jobs", 20, "--dispatchers", "easy", "--caps", 60,
+                  "--no-uncapped", "--no-progress", "--out", tmp_path / "a"]) == 0
+    assert "can never bind" in capsys.readouterr().err
+    assert _main(["powercap", "--n-jobs", 20, "--dispatchers", "easy", "--power-error", 50,
+                  "--out", tmp_path / "b"]) == 2
+    assert "--power-error" in capsys.readouterr().err
+
+
+def test_10_knee_needs_two_objectives(tmp_path, capsys):
+    assert _main(["simulate", "--policy", "online-moga", "--objectives", "energy",
+                  "--preference", "knee", "--n-jobs", 20, "--out", tmp_path / "o"]) == 2
+    assert "two objectives" in capsys.readouterr().err
+
+
+def test_10_mean_edp_refuses_no_sequences():
+    from moga.rl import ClusterConfig
+    from moga.rl.schedulers import esjf, mean_edp
+
+    with pytest.raises(ValueError, match="n_sequences must be"):
+        mean_edp(esjf, ClusterConfig(), 0)
+
+
+def test_10_simulate_help_says_a_policy_file_is_imported():
+    from moga.cli import build_parser
+
+    sub = build_parser()._subparsers._group_actions[0].choices["simulate"]
+    import re
+
+    assert "runs with your rights" in re.sub(r"\s+", " ", sub.format_help())
