@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import time
 
@@ -65,10 +66,24 @@ def _fraction(name):
 
 
 def _seed(text):
-    v = _nonneg_int("--seed")(text)
+    """An argparse type: a seed in [0, 2**32) (argparse names the option)."""
+    v = _nonneg_int("a seed")(text)
     if v >= 2**32:
-        raise argparse.ArgumentTypeError(f"--seed must be < 2**32, got {v}")
+        raise argparse.ArgumentTypeError(f"a seed must be < 2**32, got {v}")
     return v
+
+
+#: What argparse takes for a value rather than an option: a negative number, also with a
+#: unit (``-5%``, ``-2kW``), so that a negative cap is refused for what it is.
+_NEGATIVE_VALUE = re.compile(r"^-\d|^-\.\d")
+
+
+def _values_may_be_negative(parser) -> None:
+    parser._negative_number_matcher = _NEGATIVE_VALUE
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                _values_may_be_negative(sub)
 
 
 def _trace_path(args):
@@ -1303,6 +1318,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip and count malformed trace lines instead of failing")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_trace)
+    _values_may_be_negative(parser)
     return parser
 
 

@@ -521,3 +521,17 @@ def test_10_simulate_help_says_a_policy_file_is_imported():
     import re
 
     assert "runs with your rights" in re.sub(r"\s+", " ", sub.format_help())
+
+
+# ----------------------------------------------------------------- 13. negative caps
+@pytest.mark.parametrize("argv, message", [
+    (["simulate", "--power-cap", "-5%"], "--power-cap must be a finite cap > 0, got '-5%'"),
+    (["powercap", "--caps", "-5%"], "--caps must be a finite cap > 0, got '-5%'"),
+    (["powercap", "--power-seed", "-1"], "argument --power-seed: a seed must be >= 0"),
+])
+def test_13_negative_values_are_refused_for_what_they_are(argv, message, capsys):
+    from moga.cli import main
+
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
