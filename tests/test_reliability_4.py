@@ -535,3 +535,15 @@ def test_13_negative_values_are_refused_for_what_they_are(argv, message, capsys)
     with pytest.raises(SystemExit) as e:
         main(argv)
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+# --------------------------------------------------------- 14. huge finite policy weights
+def test_14_a_policy_with_huge_weights_is_refused_naming_the_file(tmp_path):
+    from moga.errors import InputError
+    from moga.rl.policy import PARAM_KEYS, load_params, shipped_policy
+
+    params, _ = shipped_policy()
+    path = tmp_path / "big.npz"
+    np.savez(path, **{k: np.asarray(params[k]) * 1e30 for k in PARAM_KEYS})
+    with pytest.raises(InputError, match="big.npz"):
+        load_params(path)
