@@ -547,3 +547,11 @@ def test_14_a_policy_with_huge_weights_is_refused_naming_the_file(tmp_path):
     np.savez(path, **{k: np.asarray(params[k]) * 1e30 for k in PARAM_KEYS})
     with pytest.raises(InputError, match="big.npz"):
         load_params(path)
+
+
+# ---------------------------------------------------------- 11. Session's own arguments
+def test_11_a_blacklist_of_strings_is_named(small):
+    s = Session(*small)
+    K = small[1].n_clusters
+    with pytest.raises(ValueError, match="blacklist must hold numbers"):
+        s.start([0], blacklist=[["a"] * K])

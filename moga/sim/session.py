@@ -223,7 +223,11 @@ class Session:
             return listed
         bl = None
         if blacklist is not None:
-            bl = np.asarray(blacklist, dtype=np.float64)
+            try:
+                bl = np.asarray(blacklist, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("blacklist must hold numbers (fractions in [0, 1]), got "
+                                 f"{np.asarray(blacklist).dtype}") from None
             K = self.federation.n_clusters
             if bl.shape != (listed.size, K):
                 raise ValueError(f"blacklist must have shape ({listed.size}, {K}) (one row per "
