@@ -159,9 +159,11 @@ TestSessionMachine.settings = settings(max_examples=40, stateful_step_count=20, 
 
 @pytest.mark.slow
 def test_session_machine_longer():
-    settings(max_examples=400, stateful_step_count=40, deadline=None,
-             suppress_health_check=[HealthCheck.too_slow])(SessionMachine).TestCase(
-        "runTest").runTest()
+    from hypothesis.stateful import run_state_machine_as_test
+
+    run_state_machine_as_test(SessionMachine, settings=settings(
+        max_examples=400, stateful_step_count=40, deadline=None,
+        suppress_health_check=[HealthCheck.too_slow]))
 
 
 # ------------------------------------------------------------- damaged result files
