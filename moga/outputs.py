@@ -355,8 +355,9 @@ def output_set(out, command: str, settings: dict | None = None):
             _remove_old(out, pending["previous"])
             try:
                 for name in files:
-                    dst = inside(out, out / name)
+                    dst = out / name
                     dst.parent.mkdir(parents=True, exist_ok=True)
+                    inside(out, dst.parent)  # a link at dst itself is replaced, not followed
                     if dst.is_dir() and not dst.is_symlink():
                         raise OutputError(f"{dst}: is a folder, so the result file cannot be "
                                           "written")

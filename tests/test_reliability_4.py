@@ -555,3 +555,17 @@ def test_11_a_blacklist_of_strings_is_named(small):
     K = small[1].n_clusters
     with pytest.raises(ValueError, match="blacklist must hold numbers"):
         s.start([0], blacklist=[["a"] * K])
+
+
+def test_2_a_link_in_the_folder_is_replaced_and_its_target_untouched(tmp_path):
+    from moga.outputs import output_set
+
+    target = tmp_path / "elsewhere.csv"
+    target.write_text("keep")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.csv").symlink_to(target)
+    with output_set(out, "t") as o:
+        (o / "a.csv").write_text("new")
+    assert target.read_text() == "keep"
+    assert not (out / "a.csv").is_symlink() and (out / "a.csv").read_text() == "new"
