@@ -205,14 +205,17 @@ def _act_remove(ae, aj, n, e, j):
 
 
 @njit(cache=True, error_model="numpy")
-def _reservation(ae, aj, na, nodes, need, t, free):
-    """EASY's shadow time for ``need`` nodes and the nodes to spare then."""
+def _reservation(ae, aj, na, back, need, t, free):
+    """EASY's shadow time for ``need`` nodes and the nodes to spare then; ``back[j]``: the
+    nodes that come back at ``j``'s planned end (none for a victim writing a JIT checkpoint,
+    whose nodes pass to the real-time job it makes room for, but the surplus beyond that
+    job's need at the last write's end)."""
     avail = free
     shadow = t
     for i in range(na):
         if avail >= need:
             break
-        avail += nodes[aj[i]]
+        avail += back[aj[i]]
         shadow = ae[i]
     return shadow, avail - need
 
@@ -492,6 +495,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
     npre = np.zeros(J, np.int64)
     held = np.zeros(J, np.int64)
     claim = np.full(J, -1, np.int64)
+    back = jobs.nodes.copy()  # nodes that come back at each job's planned end
 
     s_job = np.empty(J + 16, np.int64)
     s_f = np.empty((J + 16, 6))
@@ -585,6 +589,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                     na = _act_remove(ae, aj, na, end[j], j)
                     held[claim[j]] += jobs.nodes[j]
                     claim[j] = -1
+                    back[j] = jobs.nodes[j]
                     run_w[j] = _duration(jobs, saved, j)
                     steps.requeue(cjobs, cplat, st, j)
                 status[j] = _WAITING
@@ -633,7 +638,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                 # Preemption: may it, and can it, free enough nodes?
                 allowed = True
                 if improved == 1:
-                    shadow, _ = _reservation(ae, aj, na, jobs.nodes, jobs.nodes[j], t, free)
+                    shadow, _ = _reservation(ae, aj, na, back, jobs.nodes[j], t, free)
                     if (shadow + jobs.run[j] - jobs.sub[j]) / jobs.run[j] <= th_rtj:
                         allowed = False
                 nv = 0
@@ -691,6 +696,16 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
                         na = _act_insert(ae, aj, na, end[j], j)
                         ht, hj, ev, nh, seq = _push(ht, hj, ev, nh, seq, t + wait, _RTJ_START,
                                                     j, version[j])
+                        # The writers' nodes pass to it; what it holds beyond its need
+                        # comes back when it starts, at the last write's end.
+                        last = -1
+                        for a in range(nv):
+                            b = out[a]
+                            if status[b] == _WRITING:
+                                back[b] = 0
+                                if last < 0 or end[b] > end[last]:
+                                    last = b
+                        back[last] = max(0, writing - jobs.nodes[j])
                     else:
                         started = True
             if started:

@@ -7,16 +7,43 @@ temporary name in the same folder, is flushed and fsynced, and is renamed over
 the destination. A crash, a full disk or an exception while writing leaves the
 previous file (or none) and removes the temporary one. The error of a failed
 write names the file.
+
+Names built from data (a trace, a policy, a run's label) become file names
+through :func:`safe_name` only, and :func:`inside` checks that a path built
+from them stays in its folder.
+
+A command's outputs are one set (:func:`output_set`): the files are written
+into a staging folder inside ``--out``; at the end, under a lock file, the
+previous set's files (listed in the folder's manifest, ``.moga-set.json``) are
+removed and the new ones moved in, and a manifest naming the command, its
+settings and its files is written last. A folder thus holds the files of one
+command only; a command that fails before the end leaves the previous set as
+it was, and one stopped while moving its files in leaves a manifest that says
+``"complete": false``, which readers (``moga schedule``) refuse through
+:func:`check_set`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import re
+import shutil
+import time
 from pathlib import Path
 
-__all__ = ["OutputError", "atomic_create", "atomic_path", "atomic_write", "check_writable",
+__all__ = ["MANIFEST", "OutputError", "OutputSet", "atomic_create", "atomic_path",
+           "atomic_write", "check_set", "check_writable", "inside", "output_set", "read_manifest",
            "safe_name"]
+
+#: The manifest of a folder's output set.
+MANIFEST = ".moga-set.json"
+_LOCK = ".moga-set.lock"
+_STAGE = ".moga-staging-"
+#: How long a command waits for another one to finish moving its set in, s.
+LOCK_WAIT_S = 60.0
 
 
 class OutputError(OSError):
@@ -115,12 +142,240 @@ def atomic_create(path, data) -> bool:
             tmp.unlink()
 
 
-def safe_name(name: str) -> str:
-    """``name`` as a file or folder name: every run of other characters than letters,
-    digits, ``-``, ``_`` and ``.`` becomes one ``_``."""
-    import re
+def safe_name(name) -> str:
+    """``name`` as one file or folder name that stays in its folder.
 
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name))
+    Every run of characters other than letters, digits, ``-``, ``_`` and
+    ``.`` becomes one ``_``; a leading dot becomes ``_`` (so neither ``..``
+    nor a hidden name comes out), and an empty name is ``_``. A name that had
+    to change, or is longer than 100 characters, gets a short digest of the
+    original appended, so that two different names never share a file.
+    """
+    raw = str(name)
+    s = re.sub(r"[^A-Za-z0-9_.-]+", "_", raw)
+    s = re.sub(r"^\.", "_", s) or "_"
+    if s != raw or len(s) > 100:
+        s = f"{s[:100]}-{hashlib.sha256(raw.encode('utf-8', 'replace')).hexdigest()[:8]}"
+    return s
+
+
+def inside(folder, path) -> Path:
+    """``path``, checked to lie inside ``folder`` once both are resolved (links followed).
+
+    Raises
+    ------
+    OutputError
+        If it does not, naming both.
+    """
+    folder, path = Path(folder), Path(path)
+    root = folder.resolve()
+    real = path.resolve()
+    if real != root and root not in real.parents:
+        raise OutputError(f"{path}: refusing to write outside the output folder {folder}")
+    return path
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def read_manifest(folder) -> dict | None:
+    """The manifest of ``folder``'s output set, or None when it has none (or an unreadable
+    one)."""
+    try:
+        doc = json.loads((Path(folder) / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def check_set(folder, file=None, what: str = "") -> None:
+    """Refuse to read ``folder``'s outputs unless they are one whole set.
+
+    A folder without a manifest (written by an older version, or by hand) is
+    taken as it is. With one, the set must be complete and, given ``file``
+    (a name inside ``folder``), list it.
+
+    Raises
+    ------
+    InputError
+        Naming the folder and what is wrong.
+    """
+    from .errors import InputError
+
+    folder = Path(folder)
+    doc = read_manifest(folder)
+    if doc is None:
+        if (folder / MANIFEST).exists():
+            raise InputError(f"{folder}: the outputs' manifest {MANIFEST} is unreadable; run "
+                             "the command again")
+        return
+    cmd = doc.get("command", "a command")
+    if not doc.get("complete"):
+        raise InputError(f"{folder}: an incomplete set of outputs (moga {cmd} stopped while "
+                         "writing them); run it again")
+    if file is not None and Path(file).name not in doc.get("files", []):
+        raise InputError(f"{folder}/{Path(file).name}: not part of the folder's outputs "
+                         f"(moga {cmd} wrote {', '.join(doc.get('files', [])) or 'nothing'})"
+                         + (f"; {what}" if what else ""))
+
+
+class OutputSet:
+    """The files of one command, written into a staging folder (see :func:`output_set`).
+
+    ``oset / "name"`` and :meth:`path` give the staging path to write a file
+    of the set through (with :func:`atomic_write`, a library's ``save`` ...).
+    """
+
+    def __init__(self, out: Path, stage: Path):
+        self.out, self.stage = out, stage
+
+    def path(self, *parts) -> Path:
+        """The staging path of the file ``parts`` (folders then name, each made a
+        :func:`safe_name`), its folders created."""
+        if not parts:
+            raise ValueError("path needs a file name")
+        p = inside(self.stage, self.stage.joinpath(*(safe_name(x) for x in parts)))
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def __truediv__(self, name) -> Path:
+        return self.path(name)
+
+    def files(self) -> list[str]:
+        """The set's files so far, relative to the folder, in POSIX form, sorted."""
+        return sorted(p.relative_to(self.stage).as_posix() for p in self.stage.rglob("*")
+                      if p.is_file() and not p.name.endswith(".tmp"))
+
+
+def _acquire(out: Path) -> Path:
+    lock = out / _LOCK
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while not atomic_create(lock, str(os.getpid())):
+        try:
+            pid = int(lock.read_text().strip() or 0)
+        except (OSError, ValueError):
+            pid = 0
+        if pid and not _pid_alive(pid):  # left by a killed command
+            with contextlib.suppress(OSError):
+                lock.unlink()
+            continue
+        if time.monotonic() > deadline:
+            raise OutputError(f"{out}: another moga command (process {pid}) is writing its "
+                              f"outputs there; wait for it, or remove {lock} if none runs")
+        time.sleep(0.05)
+    return lock
+
+
+def _remove_old(out: Path, names) -> None:
+    """Remove the files ``names`` (relative) of a previous set, and the folders they leave
+    empty; names that leave ``out`` are ignored."""
+    root = out.resolve()
+    folders = set()
+    for name in names:
+        p = out / str(name)
+        try:
+            real = p.parent.resolve() / p.name
+        except OSError:
+            continue
+        if root not in real.parents or not (p.is_file() or p.is_symlink()):
+            continue
+        with contextlib.suppress(OSError):
+            p.unlink()
+        folders.update(q for q in p.parents if root in q.resolve().parents)
+    for f in sorted(folders, key=lambda q: len(q.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            f.rmdir()  # only when empty
+
+
+def _clean_stale_stages(out: Path) -> None:
+    for d in out.glob(_STAGE + "*"):
+        try:
+            pid = int(d.name[len(_STAGE):].split("-")[0])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not _pid_alive(pid):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def output_set(out, command: str, settings: dict | None = None):
+    """Write one command's outputs as one set into the folder ``out``.
+
+    Yields an :class:`OutputSet`: every file of the set is written through its
+    staging paths. When the block ends without an exception the previous
+    set's files are removed, the new ones moved in and the manifest
+    (``command``, ``settings``, ``files``, ``"complete": true``) written,
+    under a lock that another command writing to the same folder waits for.
+    On an exception the staging folder is removed and ``out`` is untouched.
+
+    Parameters
+    ----------
+    out : path
+        The output folder (created if missing).
+    command : str
+        The command's name, for the manifest and messages.
+    settings : dict, optional
+        What the command ran with (JSON-able; other values are written as strings).
+
+    Raises
+    ------
+    OutputError
+        If the files cannot be written or moved in, or another command holds
+        the lock for longer than :data:`LOCK_WAIT_S`.
+    """
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        _clean_stale_stages(out)
+        stage = out / f"{_STAGE}{os.getpid()}-{os.urandom(4).hex()}"
+        stage.mkdir()
+    except OSError as e:
+        raise OutputError(f"{out}: cannot write there: {e.strerror or e}") from None
+    oset = OutputSet(out, stage)
+    try:
+        yield oset
+        files = oset.files()
+        lock = _acquire(out)
+        try:
+            old = read_manifest(out) or {}
+            doc = {"command": command, "settings": settings or {}, "files": files,
+                   "complete": False, "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            # Marked incomplete while files move, with the old list so a later run
+            # still removes them.
+            pending = dict(doc, previous=sorted(set(old.get("files", []))
+                                                | set(old.get("previous", []))))
+            atomic_write(out / MANIFEST, json.dumps(pending, indent=2, default=str) + "\n")
+            _remove_old(out, pending["previous"])
+            try:
+                for name in files:
+                    dst = out / name
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    inside(out, dst.parent)  # a link at dst itself is replaced, not followed
+                    if dst.is_dir() and not dst.is_symlink():
+                        raise OutputError(f"{dst}: is a folder, so the result file cannot be "
+                                          "written")
+                    os.replace(stage / name, dst)
+                for d in {(out / n).parent for n in files} | {out}:
+                    _fsync_dir(d)
+            except OSError as e:
+                if isinstance(e, OutputError):
+                    raise
+                raise OutputError(f"{out}: cannot move the outputs in: {e.strerror or e}") \
+                    from None
+            atomic_write(out / MANIFEST, json.dumps(dict(doc, complete=True), indent=2,
+                                                    default=str) + "\n")
+        finally:
+            with contextlib.suppress(OSError):
+                lock.unlink()
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def check_writable(folder, what: str = "--out") -> Path:

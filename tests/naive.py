@@ -1218,18 +1218,23 @@ def naive_realtime(submit, runtime, nodes, rtj, cls, N, scheme, kind, write, rea
         o = e2 - k * (interval[j] + write[j])
         return r, k * interval[j], min(o, interval[j]), 0.0
 
-    def active_ends():
-        out = [(end[j], j) for j in range(J) if st[j] == "running"]
-        out += [(write_end[j], j) for j in range(J) if st[j] == "writing"]
-        out += [(hold_start[j] + runtime[j], j) for j in range(J) if st[j] == "held"]
-        return sorted(out)
-
     def reservation(need, t, free):
+        # What comes back when: a running job's nodes at its planned end, a held real-time
+        # job's at its planned end, and at its start what it holds beyond its need. A
+        # victim's nodes pass to the held job when its checkpoint is written: they never
+        # come back at the write's end.
+        back = [(end[j], nodes[j]) for j in range(J) if st[j] == "running"]
+        for h in range(J):
+            if st[h] == "held":
+                back.append((hold_start[h] + runtime[h], nodes[h]))
+                holds = taken[h] + sum(nodes[b] for b, c in claim.items() if c == h)
+                if holds > nodes[h]:
+                    back.append((hold_start[h], holds - nodes[h]))
         avail, shadow = free, t
-        for e, j in active_ends():
+        for e, n in sorted(back):
             if avail >= need:
                 break
-            avail += nodes[j]
+            avail += n
             shadow = e
         return shadow, avail - need
 

@@ -179,7 +179,7 @@ def test_tune_garbage_storage_files(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["tune", "--trials", "0"], "--trials must be >= 1"),
     (["tune", "--timeout", "0"], "--timeout must be a finite number > 0"),
-    (["run", "--seed", "-1"], "--seed must be >= 0"),
+    (["run", "--seed", "-1"], "argument --seed: a seed must be >= 0"),
     (["sweep", "x.toml", "--workers", "-1"], "--workers must be >= 1"),
     (["sweep", "x.toml", "--max-runs", "-3"], "--max-runs must be >= 0"),
 ])

@@ -349,8 +349,11 @@ class OnlineMOGA(OnlinePolicy):
                  pop_size: int = 20, generations: int = 10, time_budget: float | None = None,
                  window: int = 32, interval: float = 0.0, min_change: int = 4,
                  max_pinned: int = 64, warm_start: bool = True, seed: int = 1, params=None):
-        parse_preference(preference)
+        kind, _ = parse_preference(preference)
         objectives = _check_objectives(objectives)
+        if kind in ("knee", "weight") and len(objectives) < 2:
+            raise ValueError(f"preference {preference!r} picks between two objectives; the "
+                             f"search has {list(objectives)}")
         for name, v, low in (("pop_size", pop_size, 4), ("generations", generations, 1),
                              ("window", window, 1), ("max_pinned", max_pinned, 1),
                              ("min_change", min_change, 1)):

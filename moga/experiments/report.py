@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..metrics import igd_plus, normalized_hypervolume, reference_front, spread
-from ..outputs import atomic_write, check_writable, safe_name
+from ..outputs import atomic_write, check_writable, output_set, safe_name
 from .sweep.store import StoreError, foreign_runs, load_results
 
 __all__ = ["run_metrics", "summarize", "wilcoxon_vs", "make_report"]
@@ -116,7 +116,6 @@ def make_report(out, dest=None) -> dict:
 
     Returns the paths written, by kind.
     """
-    from ..plot import plot_box, plot_front
 
     out = Path(out)
     if not out.is_dir():
@@ -133,11 +132,20 @@ def make_report(out, dest=None) -> dict:
     dest = check_writable(Path(dest) if dest else out / "report",
                           "--out" if dest else "report folder")
     metrics = run_metrics(rows, fronts)
+    with output_set(dest, "report", {"store": str(out)}) as oset:
+        written = _write_report(oset, out, dest, rows, fronts, metrics, foreign)
+    return written
+
+
+def _write_report(oset, out, dest, rows, fronts, metrics, foreign) -> dict:
+    """The report's files, written through the output set ``oset`` of ``dest``."""
+    from ..plot import plot_box, plot_front
+
     summary = summarize(metrics)
     tests = wilcoxon_vs(metrics)
-    _write_csv(dest / "metrics.csv", metrics)
-    _write_csv(dest / "summary.csv", summary)
-    _write_csv(dest / "wilcoxon.csv", tests)
+    _write_csv(oset / "metrics.csv", metrics)
+    _write_csv(oset / "summary.csv", summary)
+    _write_csv(oset / "wilcoxon.csv", tests)
     written = {"tables": [dest / "metrics.csv", dest / "summary.csv", dest / "wilcoxon.csv"],
                "plots": [], "foreign": foreign}
     traces = sorted({m["trace"] for m in metrics})
@@ -145,10 +153,10 @@ def make_report(out, dest=None) -> dict:
     for trace in traces:
         data = {a: [m["hv"] for m in metrics if m["trace"] == trace and m["algorithm"] == a]
                 for a in algos}
-        p = dest / f"hv_{trace}.png"
+        name = f"hv_{safe_name(trace)}.png"
         plot_box({a: v for a, v in data.items() if v}, ylabel="hypervolume (FCFS = 0.01)",
-                 title=f"{trace}: hypervolume per run", path=p)
-        written["plots"].append(p)
+                 title=f"{trace}: hypervolume per run", path=oset / name)
+        written["plots"].append(dest / name)
     by_js = defaultdict(list)
     for r in rows:
         by_js[r["jobset"]].append(r)
@@ -161,10 +169,10 @@ def make_report(out, dest=None) -> dict:
         others = {a: F for a, F in sel.items() if len(F) > 1}
         if main is None:
             main = reference_front(list(sel.values()))
-        p = dest / f"fronts_{safe_name(js)}.png"
-        plot_front(main, baselines={"FCFS": tuple(ref), **points}, fronts=others, path=p,
-                   title=f"{js} (seed {seed})")
-        written["plots"].append(p)
+        name = f"fronts_{safe_name(js)}.png"
+        plot_front(main, baselines={"FCFS": tuple(ref), **points}, fronts=others,
+                   path=oset / name, title=f"{js} (seed {seed})")
+        written["plots"].append(dest / name)
     md = ["# Sweep report", "", f"Results store `{out}`: {len(rows)} runs, "
           f"{len(by_js)} job-sets, algorithms {', '.join(algos)}."
           + (f" Left out: {len(foreign)} run row(s) that do not belong to the store's recorded "
@@ -190,8 +198,8 @@ def make_report(out, dest=None) -> dict:
             md.append(f"| {t['trace']} | {t['algorithm']} | {t['pairs']} | "
                       f"{t['median_difference']:+.4f} | {pv} |")
     md += [""] + [f"![{p.stem}]({p.name})" for p in written["plots"]] + [""]
-    atomic_write(dest / "report.md", "\n".join(md))
+    atomic_write(oset / "report.md", "\n".join(md))
     written["report"] = dest / "report.md"
-    atomic_write(dest / "report.json", json.dumps({"summary": summary, "wilcoxon": tests,
+    atomic_write(oset / "report.json", json.dumps({"summary": summary, "wilcoxon": tests,
                                                    "foreign_runs": foreign}, indent=2) + "\n")
     return written

@@ -161,6 +161,10 @@ class TuneResult:
                 for t in self.study.trials]
 
 
+#: The largest evaluation budget per run :func:`tune` takes.
+MAX_BUDGET = 10_000_000
+
+
 def study_settings(jobsets, federation, seeds, budget, model, space) -> dict:
     """What makes trials of a study comparable; stored with the study and checked on resume."""
     import hashlib
@@ -237,6 +241,9 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
         raise ValueError("give at least one seed")
     if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 4:
         raise ValueError(f"budget must be an integer of at least 4 evaluations, got {budget!r}")
+    if budget > MAX_BUDGET:
+        raise ValueError(f"budget must be at most {MAX_BUDGET:,} evaluations per run (days of "
+                         f"search per trial), got {budget:,}")
     if isinstance(n_trials, bool) or not isinstance(n_trials, (int, np.integer)) or n_trials < 1:
         raise ValueError(f"n_trials must be an integer >= 1, got {n_trials!r}")
     if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout < np.inf):
@@ -266,7 +273,13 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
                     trial.report(hv, step=i * budget + min(n_evals, budget))
                     if trial.should_prune():
                         raise optuna.TrialPruned()
-            r = run(js, federation, seed=seed, model=model, params=params, on_generation=report)
+            left = None if timeout is None else timeout - (time.perf_counter() - t0)
+            if left is not None and left <= 0:
+                raise optuna.TrialPruned()  # out of time: not a trial of the full budget
+            r = run(js, federation, seed=seed, model=model, params=params, on_generation=report,
+                    time_limit=left)
+            if r.info.get("stopped_by") == "time limit":
+                raise optuna.TrialPruned()
             hvs.append(r.hv)
         return float(np.mean(hvs))
 
@@ -290,14 +303,25 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
                                            for t in study.trials) else float("nan")
             bar.step(f"trial {trial.number} {trial.state.name.lower()}, best {best:.4f}")
 
-        # moga's own progress lines: a bar on a terminal, periodic lines in a log.
-        study.optimize(objective, n_trials=n_trials - done, timeout=timeout,
-                       gc_after_trial=False, show_progress_bar=False, callbacks=[step])
+        # moga's own progress lines: a bar on a terminal, periodic lines in a log. Optuna
+        # logs a trial's exception (Ctrl-C included) with its traceback at WARNING; the
+        # exception itself reaches the caller.
+        level = optuna.logging.get_verbosity()
+        if not verbose:
+            optuna.logging.set_verbosity(optuna.logging.ERROR)
+        try:
+            study.optimize(objective, n_trials=n_trials - done, timeout=timeout,
+                           gc_after_trial=False, show_progress_bar=False, callbacks=[step])
+        finally:
+            optuna.logging.set_verbosity(level)
         bar.close()
     wall = time.perf_counter() - t0
     completed = [t for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
     if not completed:
-        raise RuntimeError("no trial completed; raise n_trials or timeout")
+        from ..errors import InputError
+
+        raise InputError("no trial completed (a trial cut by the timeout does not count); "
+                         "raise the number of trials or the timeout, or lower the budget")
     best = study.best_trial
     pop = _population(best.params)
     best_params = GAParams(**{**best.params, "n_gen": max(1, budget // pop)})

@@ -104,6 +104,9 @@ def jobs_table(schedule) -> dict:
         seg = schedule.segments
         per = (schedule.execution_alloc() * draw[seg.job]).sum(axis=1) * (seg.end - seg.start)
         energy = np.bincount(seg.job, weights=per, minlength=len(js))
+        # A rejected row has no nodes and no energy, even when the job ran before a
+        # preemption: its executions are in segments.csv (and in the total energy).
+        energy[rejected] = 0.0
     names = fed.names
     return {
         "job_id": js.id.astype(np.int64),
@@ -122,6 +125,7 @@ def jobs_table(schedule) -> dict:
         "stretch": np.divide(turnaround, run, out=np.where(rejected, np.nan, 1.0),
                              where=run > 0),
         "allocated_resources": [
+            "" if rejected[j] else
             _interval_string(np.concatenate([offsets[k] + nodes[j][k]
                                              for k in range(len(names))]))
             for j in range(len(js))],

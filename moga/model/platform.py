@@ -48,6 +48,10 @@ __all__ = ["Federation", "PRESETS"]
 PRESETS = ("default", "ricc", "curie", "machine")
 
 _FIELDS = ("nodes", "speed", "power_busy", "power_idle", "link")
+#: Plausible ranges of the cluster fields: a speed of 1e-300 or a node of 1e300 W passes the
+#: positivity checks and turns every time or energy into a number without meaning.
+_PLAUSIBLE = {"nodes": (1, 10**7), "speed": (1e-3, 1e3), "power_busy": (1e-3, 1e7),
+              "power_idle": (1e-3, 1e7)}
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -128,6 +132,15 @@ class Federation:
             if np.any(arr <= 0):
                 bad = int(np.flatnonzero(arr <= 0)[0])
                 raise ValueError(f"cluster {names[bad]!r}: {f} must be > 0, got {arr[bad]}")
+        for f, (lo, hi) in _PLAUSIBLE.items():  # beyond these no study means anything
+            arr = getattr(self, f)
+            out = (arr < lo) | (arr > hi)
+            if np.any(out):
+                bad = int(np.flatnonzero(out)[0])
+                raise ValueError(f"cluster {names[bad]!r}: {f} must be in [{lo:g}, {hi:g}], got "
+                                 f"{arr[bad]:g}")
+        if any(not n.strip() for n in names):
+            raise ValueError(f"cluster names must not be empty, got {list(names)}")
         if np.any(self.power_busy < self.power_idle):
             bad = int(np.flatnonzero(self.power_busy < self.power_idle)[0])
             raise ValueError(

@@ -77,7 +77,11 @@ class Machine:
             check_number(f, getattr(self, f), 0, low_open=True)
         check_number("pfs_usable", self.pfs_usable, 0, 1, low_open=True)
         check_int("io_nodes_per", self.io_nodes_per, 1)
-        check_number("min_io_nodes", self.min_io_nodes, 0)
+        io_nodes = max(1, -(-self.nodes // self.io_nodes_per))
+        if check_number("min_io_nodes", self.min_io_nodes, 0) > io_nodes:
+            raise InputError(f"min_io_nodes must be at most the machine's {io_nodes} I/O "
+                             f"node(s) ({self.nodes} nodes, one per {self.io_nodes_per}), got "
+                             f"{self.min_io_nodes:g}")
         check_number("power_idle", self.power_idle, 0, low_open=True)
         check_number("power_busy", self.power_busy, self.power_idle)
         if self.partitions is not None:

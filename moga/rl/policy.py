@@ -107,6 +107,9 @@ def _softmax(z):
 def act(params: dict, obs, rng) -> int:
     """Sample an action from the policy."""
     p = _softmax(logits(params, obs).astype(np.float64))
+    if not np.isfinite(p).all():
+        raise ValueError("the policy's action probabilities are not finite (its weights "
+                         "overflow the network)")
     return int(rng.choice(p.size, p=p))
 
 
@@ -161,6 +164,10 @@ def param_shapes(cfg: ClusterConfig) -> dict:
             "b2": (cfg.n_actions,)}
 
 
+#: The largest weight magnitude a policy may hold (trained weights are far below it).
+MAX_WEIGHT = 1e6
+
+
 def check_params(params: dict, cfg: ClusterConfig | None = None, source: str = "params") -> dict:
     """Refuse parameters of the wrong keys, shapes (against ``cfg``) or non-finite values.
 
@@ -182,6 +189,9 @@ def check_params(params: dict, cfg: ClusterConfig | None = None, source: str = "
                              f"N={cfg.N}, Q={cfg.Q}, H={cfg.H}, B={cfg.B}) needs {shape}")
         if not np.all(np.isfinite(a)):
             raise InputError(f"{source}: {k} holds non-finite values")
+        if a.size and np.abs(a).max() > MAX_WEIGHT:
+            raise InputError(f"{source}: {k} holds weights up to {np.abs(a).max():.3g}, above "
+                             f"{MAX_WEIGHT:g}: the network's outputs would overflow")
         out[k] = a.astype(np.float32)
     return out
 

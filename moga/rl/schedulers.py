@@ -133,6 +133,9 @@ def mean_edp(scheduler, config: ClusterConfig | None = None, n_sequences: int = 
     """Mean EDP over the jobs of ``n_sequences`` sequences drawn from ``seed`` (or given)."""
     cfg = config or ClusterConfig()
     if sequences is None:
+        if isinstance(n_sequences, bool) or not isinstance(n_sequences, (int, np.integer)) \
+                or n_sequences < 1:
+            raise ValueError(f"n_sequences must be an integer >= 1, got {n_sequences!r}")
         rng = np.random.default_rng(seed)
         sequences = [draw_jobs(cfg, rng) for _ in range(n_sequences)]
     return edp_mean(edp_per_sequence(scheduler, sequences, cfg))

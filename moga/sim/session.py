@@ -41,14 +41,34 @@ __all__ = ["ESTIMATES", "PolicyStalled", "Session"]
 #: What policies plan with: the requested times, or the exact run times.
 ESTIMATES = ("requested", "exact")
 
+#: The largest restart work :meth:`Session.preempt` takes, s on a speed-1.0 node (the
+#: bound on times that traces accept).
+MAX_RESTART = 1e10
 
-def _positions(jobs, verb: str) -> np.ndarray:
-    """``jobs`` as an int64 array of job positions; a ValueError naming ``verb`` for any
-    other dtype."""
+
+def _positions(jobs, verb: str, n: int | None = None) -> np.ndarray:
+    """``jobs`` as a 1-D int64 array of distinct job positions.
+
+    A ValueError naming ``verb`` for any other dtype or shape, a repeated
+    position, or (given the job-set's size ``n``) a position outside it: a job
+    is started, stopped or rejected once per call.
+    """
     listed = np.atleast_1d(np.asarray(jobs))
+    if listed.ndim != 1:
+        raise ValueError(f"{verb} takes a 1-D sequence of job positions, got shape "
+                         f"{listed.shape}")
     if listed.size and listed.dtype.kind not in "iu":
         raise ValueError(f"{verb} takes job positions (integers), got dtype {listed.dtype}")
-    return listed.astype(np.int64)
+    listed = listed.astype(np.int64)
+    if n is not None:
+        out = (listed < 0) | (listed >= n)
+        if out.any():
+            raise ValueError(f"{verb}: {int(listed[out][0])} is not a job of the set "
+                             f"(positions 0 to {n - 1})")
+    uniq, counts = np.unique(listed, return_counts=True)
+    if (counts > 1).any():
+        raise ValueError(f"{verb} got job {int(uniq[counts > 1][0])} twice")
+    return listed
 
 
 class _End(NamedTuple):
@@ -197,7 +217,9 @@ class Session:
     def current_start(self, jobs) -> np.ndarray:
         """When the current execution of each of these running jobs started, s (a restarted
         job's restart; its first start is in the result's ``start``)."""
-        return self._out.start[np.asarray(jobs, dtype=np.int64)].copy()
+        listed = _positions(jobs, "current_start", len(self.jobset))
+        self._check_running(listed, "current_start")
+        return self._out.start[listed].copy()
 
     @property
     def free(self) -> np.ndarray:
@@ -238,12 +260,16 @@ class Session:
             position of the job-set), or the blacklist has the wrong shape or
             values outside [0, 1].
         """
-        listed = _positions(jobs, "start")
+        listed = _positions(jobs, "start", len(self.jobset))
         if listed.size == 0:
             return listed
         bl = None
         if blacklist is not None:
-            bl = np.asarray(blacklist, dtype=np.float64)
+            try:
+                bl = np.asarray(blacklist, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError("blacklist must hold numbers (fractions in [0, 1]), got "
+                                 f"{np.asarray(blacklist).dtype}") from None
             K = self.federation.n_clusters
             if bl.shape != (listed.size, K):
                 raise ValueError(f"blacklist must have shape ({listed.size}, {K}) (one row per "
@@ -276,6 +302,16 @@ class Session:
             raise ValueError(f"job {j} is not waiting at t={self._t:g} (not arrived, already "
                              "started or rejected, or not a job of the set)")
 
+    def _check_running(self, listed, verb: str) -> None:
+        """A ValueError naming the first of ``listed`` (distinct, in range) that is not
+        running now (waiting, finished, rejected or not arrived)."""
+        running = np.zeros(len(self.jobset), dtype=bool)
+        running[self._s.running()[0]] = True
+        bad = ~running[listed]
+        if bad.any():
+            raise ValueError(f"{verb}: job {int(listed[bad][0])} is not running at "
+                             f"t={self._t:g}")
+
     def reject(self, jobs) -> np.ndarray:
         """Take these waiting jobs away for good: they never run (Batsim's ``REJECT_JOB``).
 
@@ -297,12 +333,10 @@ class Session:
             If a job is not waiting (not arrived yet, already started or
             rejected, or not a position of the job-set), or a position repeats.
         """
-        listed = _positions(jobs, "reject")
+        listed = _positions(jobs, "reject", len(self.jobset))
         if listed.size == 0:
             return listed
         self._check_waiting(listed)
-        if np.unique(listed).size != listed.size:
-            raise ValueError("reject got a job position twice")
         for j in listed.tolist():
             steps.drop(self._jobs, self._st, self._out, int(j))
         self._rejected[listed] = True
@@ -346,13 +380,10 @@ class Session:
         ValueError
             If a job is not running, or ``keep`` or ``restart`` is out of range.
         """
-        listed = _positions(jobs, "preempt")
+        listed = _positions(jobs, "preempt", len(self.jobset))
         keep = check_number("keep", keep, 0, 1)
-        restart = check_number("restart", restart, 0)
-        running = set(self._running()[0].tolist())
-        for j in listed.tolist():
-            if j not in running:
-                raise ValueError(f"job {j} is not running at t={self._t:g}")
+        restart = check_number("restart", restart, 0, MAX_RESTART)
+        self._check_running(listed, "preempt")
         st, out, t = self._st, self._out, self._t
         for j in listed.tolist():
             start, alloc, sd = float(out.start[j]), out.alloc[j].copy(), float(st.sd[j])

@@ -50,11 +50,12 @@ def online(js: JobSet, fed: Federation, heuristic: str = "online-EASY", small: i
 
 
 def run_heuristic(js: JobSet, fed: Federation, *, heuristic: str, **_common):
-    """An online heuristic as the one schedule record (:class:`moga.Schedule`) of the jobs it
-    ran (:meth:`ValueSchedule.schedule`).
+    """An online heuristic as the one schedule record of every job (its
+    :class:`ValueSchedule`): the jobs it never ran are rejected rows, counted in
+    ``summary()``.
 
     The execution model, allocation rule and estimates of the catalogue's other
     policies (``_common``) do not apply: each job runs inside one cluster, its
     duration known.
     """
-    return online(js, fed, heuristic).schedule()
+    return online(js, fed, heuristic)

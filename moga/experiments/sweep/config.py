@@ -88,7 +88,7 @@ class RunSpec:
     def run_id(self) -> str:
         """A readable prefix and a hash of :meth:`key`: distinct runs never share an id."""
         raw = f"{self.trace.name}-w{self.window}-{self.algorithm}-s{self.seed}"
-        prefix = re.sub(r"[^A-Za-z0-9_.-]+", "_", raw)[:80]
+        prefix = re.sub(r"^\.", "_", re.sub(r"[^A-Za-z0-9_.-]+", "_", raw))[:80]
         digest = hashlib.sha256(json.dumps(self.key(), sort_keys=True, default=str)
                                 .encode()).hexdigest()[:12]
         return f"{prefix}-{digest}"
