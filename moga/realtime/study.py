@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,20 +16,41 @@ from .milp import min_threshold, solve_milp
 from .simulator import Checkpointing, RealtimeResult, Thresholds, simulate
 from .workload import CLASS_NAMES, JobClasses, tag_realtime
 
-__all__ = ["SCHEME_SET", "StudyRun", "realtime_study", "study_table", "plot_slowdowns",
+__all__ = ["SCHEME_SET", "Scheme", "StudyRun", "realtime_study", "study_table", "plot_slowdowns",
            "milp_comparison"]
 
-#: The schemes of a study: label -> (scheme, checkpointing, improved heuristic: False, or
-#: its reading, ``True`` for the project's and ``"qsim"`` for the authors' Qsim rule).
+class Scheme(NamedTuple):
+    """A scheme of the study: the arguments of :func:`simulate` that make it, and one line
+    saying what it does."""
+
+    scheme: str
+    checkpointing: str
+    improved: bool | str
+    summary: str
+
+
+#: The schemes of a study: label -> :class:`Scheme` (scheme, checkpointing, improved
+#: heuristic: False, or its reading, ``True`` for the project's and ``"qsim"`` for the
+#: authors' Qsim rule, and a summary). The catalogue's ``rt-`` policies are these.
 SCHEME_SET = {
-    "baseline": ("baseline", "none", False),
-    "highpq": ("highpq", "none", False),
-    "preempt-none": ("preempt", "none", False),
-    "preempt-sys": ("preempt", "sys", False),
-    "preempt-app": ("preempt", "app", False),
-    "preempt-jit": ("preempt", "jit", False),
-    "preempt-jit-improved": ("preempt", "jit", True),
-    "preempt-jit-qsim": ("preempt", "jit", "qsim"),
+    "baseline": Scheme("baseline", "none", False, "one queue, EASY backfilling"),
+    "highpq": Scheme("highpq", "none", False, "real-time jobs in a queue ahead of the batch "
+                     "queue, EASY behind the head"),
+    "preempt-none": Scheme("preempt", "none", False, "highpq, and real-time jobs preempt batch "
+                           "jobs (restart from scratch)"),
+    "preempt-sys": Scheme("preempt", "sys", False, "highpq, and real-time jobs preempt batch "
+                          "jobs (periodic system checkpoints)"),
+    "preempt-app": Scheme("preempt", "app", False, "highpq, and real-time jobs preempt batch "
+                          "jobs (application checkpoints)"),
+    "preempt-jit": Scheme("preempt", "jit", False, "highpq, and real-time jobs preempt batch "
+                          "jobs (a checkpoint written at preemption)"),
+    "preempt-jit-improved": Scheme("preempt", "jit", True, "preempt-jit limited by slowdown "
+                                   "thresholds (the paper's improved heuristic, the project's "
+                                   "reading)"),
+    "preempt-jit-qsim": Scheme("preempt", "jit", "qsim", "the improved heuristic as the "
+                               "authors' Qsim codes it: one queue, real-time jobs preempt after "
+                               "waiting 10% of their requested time, blocking, victims by "
+                               "score"),
 }
 
 
@@ -63,7 +85,7 @@ def realtime_study(js: JobSet, machine: Machine, fractions=(0.05, 0.1, 0.2, 0.3)
         rj = tag_realtime(js, machine, f, seed=seed, classes=classes)
         _warn_settings(rj, f, schemes, checkpoint)
         for label in schemes:
-            scheme, kind, improved = SCHEME_SET[label]
+            scheme, kind, improved, _ = SCHEME_SET[label]
             if progress is not None:
                 progress(f, label)
             try:
@@ -91,7 +113,7 @@ def _warn_settings(rj, fraction, schemes, checkpoint) -> None:
         warnings.warn(f"a real-time share of {fraction:g} of {len(rj)} jobs rounds to no "
                       "real-time job; every scheme then runs the same batch workload",
                       UserWarning, stacklevel=3)
-    for kind in sorted({SCHEME_SET[s][1] for s in schemes} - {"none"}):
+    for kind in sorted({SCHEME_SET[s].checkpointing for s in schemes} - {"none"}):
         write = Checkpointing(kind, **(checkpoint or {})).costs(rj)[0]
         slow = int(np.count_nonzero(write > rj.jobset.runtime))
         if slow:
@@ -101,7 +123,7 @@ def _warn_settings(rj, fraction, schemes, checkpoint) -> None:
                           "makes the study's slowdowns and utilisation meaningless",
                           UserWarning, stacklevel=3)
             break
-    if any(SCHEME_SET[s][1] == "sys" for s in schemes):
+    if any(SCHEME_SET[s].checkpointing == "sys" for s in schemes):
         write, _, interval = Checkpointing("sys", **(checkpoint or {})).costs(rj)
         slow = int(np.count_nonzero(write >= interval))
         if slow:
@@ -178,7 +200,7 @@ def milp_comparison(n_instances: int = 5, n_jobs: int = 10, capacity: int = 8,
                                 bw=np.zeros(n_jobs))
         rj = tag_realtime(js, fast, rtj_share, seed=seed + i)
         th, best = min_threshold(rel, p, nodes, rj.rtj, capacity, time_limit=time_limit)
-        for label, (scheme, kind, improved) in SCHEME_SET.items():
+        for label, (scheme, kind, improved, _) in SCHEME_SET.items():
             r = simulate(rj, scheme, kind, improved)
             sd = (r.finish - rel) / p
             rt, bj = float(sd[rj.rtj].mean()), float(sd[~rj.rtj].mean())
