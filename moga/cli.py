@@ -276,10 +276,25 @@ def _cmd_run(args) -> int:
     if fed.power_cap is not None:
         print(f"power cap {fed.power_cap / 1e3:.2f} kW ({fed.power_cap / fed.peak_power:.0%} of "
               "peak)", flush=True)
-    with _Interrupt() as stop:
-        res = run(js, fed, seed=args.seed, model=args.model, params=params,
-                  progress=not args.no_progress, backfill=args.backfill,
-                  time_limit=args.time_limit, stagnation=args.stagnation, interrupt=stop)
+    client = None  # --islands, --scheduler: an island run (docs/guide/cluster.md)
+    if args.scheduler is not None:
+        if args.islands is None:
+            raise InputError("--scheduler runs islands on a Dask cluster: pass --islands N too")
+        from .errors import require
+
+        client = require("distributed", "moga run --scheduler", "sweep").Client(args.scheduler)
+    if args.islands is not None:
+        print(f"{args.islands} islands, ring migration every 20 generations, in "
+              + (f"the workers of {args.scheduler}" if client else "this process"), flush=True)
+    try:
+        with _Interrupt() as stop:
+            res = run(js, fed, seed=args.seed, model=args.model, params=params,
+                      progress=not args.no_progress, backfill=args.backfill,
+                      time_limit=args.time_limit, stagnation=args.stagnation, interrupt=stop,
+                      islands=args.islands, client=client)
+    finally:
+        if client is not None:
+            client.close()
     k = res.knee()
     submit = res.reference
     rows = ["index,makespan_s,energy_J,makespan_h,energy_MWh,makespan_change_pct,"
@@ -940,6 +955,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--power-cap", type=_power_cap, default=None, metavar="CAP",
                    help="evolve under a power budget: 60%% or 0.6x (of the federation's peak "
                         "power) or 2700W / 2.7kW; a bare number is watts (default: none)")
+    p.add_argument("--islands", type=_pos_int("--islands"), default=None, metavar="N",
+                   help="an island model of N islands, each the search on its own stream of "
+                        "the seed, ring migration every 20 generations; --gen counts each "
+                        "island's generations (docs/guide/cluster.md)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="with --islands: the Dask scheduler whose workers run the islands "
+                        "(default: this process; needs the sweep extra)")
     p.set_defaults(func=_cmd_run)
     p = sub.add_parser("schedule", help="write the schedule files and a Gantt chart of a "
                                          "front member of a moga run")

@@ -150,6 +150,22 @@ def test_run_island_migrants_are_the_best_by_rank_and_crowding():
     assert [m[0][0, 0] for m in incoming] == [202, 2, 102]  # ring: i receives from i - 1
 
 
+def test_moga_run_islands_records_them_in_run_json(tmp_path, capsys):
+    import json
+
+    from moga.cli import main
+
+    out = tmp_path / "out"
+    assert main(["run", "--n-jobs", "30", "--pop", "8", "--gen", "3", "--islands", "2",
+                 "--out", str(out), "--no-progress"]) == 0
+    summary = json.loads((out / "run.json").read_text())
+    assert summary["islands"] == 2 and summary["topology"] == "ring"
+    assert summary["workers"] == 1 and summary["scheduler"] is None
+    assert main(["run", "--n-jobs", "30", "--scheduler", "tcp://localhost:1",
+                 "--out", str(tmp_path / "no")]) == 2
+    assert "pass --islands N too" in capsys.readouterr().err
+
+
 # -- on a Dask LocalCluster of 2 worker processes ---------------------------------------
 
 def _cluster(n_workers):
