@@ -224,3 +224,19 @@ def test_dask_ctrl_c_keeps_the_front(setup, cluster):
     res = _islands(setup, client=client, on_generation=hook, n_gen=400)
     assert res.info["stopped_by"] == "interrupted"
     _same(res, _islands(setup, n_gen=int(res.history["n_gen"][-1])))
+
+
+@pytest.mark.slow
+@pytest.mark.dask
+def test_the_islands_benchmark_runs_in_quick_mode(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "islands.py"
+    spec = importlib.util.spec_from_file_location("islands_benchmark", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.main(["--quick", "--out", str(tmp_path)])
+    text = (tmp_path / "islands.md").read_text()
+    assert "## Equal total evaluations" in text and "Estimate, not a measurement" in text
+    assert "| 64 |" in text
