@@ -85,6 +85,13 @@ def test_an_island_run_repeats_and_its_front_is_the_union(setup, local):
     assert local.hv >= max(local.info["island_hv"]) - 1e-12
 
 
+def test_progress_has_a_line_per_epoch_with_each_island(setup, capsys):
+    _islands(setup, n=2, progress=True)
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("islands:")]
+    assert len(lines) == 3 and lines[-1].startswith("islands: epoch 3/3, generation 12/12")
+    assert lines[0].count("(islands ") == 1 and len(lines[0].split("(islands ")[1].split()) == 2
+
+
 def test_migration_changes_the_run_and_none_is_independent_islands(setup, local):
     alone = _islands(setup, migration={"interval": 4, "topology": "none"})
     assert not np.array_equal(alone.F, local.F) or not np.array_equal(alone.X, local.X)
@@ -137,6 +144,11 @@ def test_a_time_limit_ends_the_run_early(setup):
     res = _islands(setup, n_gen=400, time_limit=0.05)
     assert res.info["stopped_by"] == "time limit"
     assert res.history["n_gen"][-1] < 400
+
+
+def test_stagnation_is_read_at_epoch_ends(setup):
+    res = _islands(setup, stagnation=4, stagnation_tol=1.0)
+    assert res.info["stopped_by"] == "stagnation" and res.history["n_gen"][-1] == 8
 
 
 def test_run_island_migrants_are_the_best_by_rank_and_crowding():

@@ -262,8 +262,9 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     islands : int, optional
         Run an island model of this many islands (>= 1), each this search on
         its own stream of ``seed``, with migration between epochs of
-        generations; ``n_gen`` then counts each island's generations, and the
-        front is the islands' non-dominated union
+        generations; ``n_gen`` then counts each island's generations,
+        ``on_generation``, the history and the stop rules come per epoch, and
+        the front is the islands' non-dominated union
         (:func:`moga.evolution.islands.run_islands`, docs/guide/cluster.md).
     client : dask.distributed.Client, optional
         With ``islands``: the Dask client whose workers run the islands
