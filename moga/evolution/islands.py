@@ -359,7 +359,7 @@ class _Dask:
                             f"{type(client).__name__}")
         self.client, self.spec, self.interrupt = client, spec, interrupt
         self.address = client.scheduler.address
-        self.workers = len(client.scheduler_info().get("workers", {}))
+        self.workers = len(client.nthreads())
         # The spec travels once per worker; as a task's result (not scattered data) Dask can
         # recompute it when the worker holding it is lost.
         self.spec_future = client.submit(_identity, spec, key=f"moga-islands-{spec.token}-spec",
