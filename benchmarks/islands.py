@@ -12,10 +12,10 @@ fronts (``results/quality/``, which this benchmark does not change):
     ``G`` (``--no-4x`` skips it). Hypervolume as a percentage of the
     reference's, medians over ``--seeds`` seeds and the job-sets.
 ``wall``
-    Equal wall time on this machine's 2 workers: one population of ``G``
-    generations in this process with every core's Numba threads, against 2
-    islands of ``G`` generations on a Dask ``LocalCluster`` of 2 worker
-    processes (one thread each), with each epoch's wall time, the longest
+    Equal wall time on this machine's 2 workers: 2 islands of ``G``
+    generations on a Dask ``LocalCluster`` of 2 worker processes (one thread
+    each), against one population in this process with every core's Numba
+    threads for as long as the islands took, with each epoch's wall time, the longest
     island's compute time in it, and the size of an island's state.
 ``estimate``
     From the measured epoch costs, an estimate (not a measurement) of the wall
@@ -26,6 +26,7 @@ Writes ``results/islands.md`` and ``results/islands.json``::
 
     python benchmarks/islands.py                 # about 30 minutes on 2 cores
     python benchmarks/islands.py --seeds 1 --sets HPC2N CTC-SP2 --no-4x
+    python benchmarks/islands.py --part wall     # keep the first part, redo the rest
     python benchmarks/islands.py --quick --out /tmp/islands   # a smoke test, a minute
 
 Traces are found through ``moga.resolve_trace`` (``MOGA_TRACES``).
@@ -127,18 +128,23 @@ def wall(args) -> dict:
             js, fed = _jobset(trace_file, start=start, release=release)
             moga.run(js, fed, n_gen=2, pop_size=P, islands=2, client=client)  # load the kernels
             for s in range(args.seeds):
-                _threads(cpus)
-                one = moga.run(js, fed, seed=1 + s, n_gen=G, pop_size=P)
                 two = moga.run(js, fed, seed=1 + s, n_gen=G, pop_size=P, islands=2,
                                client=client)
+                # One population on every core, for as long as the islands took.
+                _threads(cpus)
+                one = moga.run(js, fed, seed=1 + s, n_gen=100 * G, pop_size=P,
+                               time_limit=two.wall_time)
                 ew, ec = two.info["epoch_wall_s"], two.info["epoch_compute_s"]
                 out["runs"].append({"set": name, "seed": 1 + s, "one_pct": _pct(one, name),
-                                    "one_wall_s": one.wall_time, "two_pct": _pct(two, name),
+                                    "one_wall_s": one.wall_time,
+                                    "one_gen": int(one.history["n_gen"][-1]),
+                                    "two_pct": _pct(two, name),
                                     "two_wall_s": two.wall_time, "epoch_wall_s": ew,
                                     "epoch_compute_s": ec})
-                print(f"wall {name} seed {1 + s}: one {out['runs'][-1]['one_pct']:.2f}% in "
-                      f"{one.wall_time:.1f} s, 2 islands {out['runs'][-1]['two_pct']:.2f}% in "
-                      f"{two.wall_time:.1f} s", flush=True)
+                r = out["runs"][-1]
+                print(f"wall {name} seed {1 + s}: one {r['one_pct']:.2f}% in "
+                      f"{one.wall_time:.1f} s ({r['one_gen']} generations), 2 islands "
+                      f"{r['two_pct']:.2f}% in {two.wall_time:.1f} s", flush=True)
         # The size of one island's state, as it travels to and from the workers.
         name, trace_file, start, release = _sets(args.sets)[0]
         js, fed = _jobset(trace_file, start=start, release=release)
@@ -175,22 +181,24 @@ def estimate(ev, wl, args) -> list:
     # Per island, the driver sends and gathers one state: its round trip, serialised.
     rt = wl["round_trip_s"]
     one_wall = float(np.median([r["one_wall_s"] for r in wl["runs"]]))
-    # Quality: hv % against log2 of the total evaluations (in default runs' worth), fitted
-    # on the island runs measured (2 islands of G: 2x, 4 islands of G: 4x).
-    pts = [(np.log2(r["islands"] * r["generations"] / args.gen), r["median"]) for r in ev
-           if r["islands"] > 1]
+    # Quality: hv % against log2(W), a line through the measured runs of W islands of G
+    # generations each (2 and 4 islands).
+    pts = [(np.log2(r["islands"]), r["median"]) for r in ev
+           if r["islands"] > 1 and r["generations"] == args.gen]
     slope, icpt = (np.polyfit(*zip(*pts, strict=True), 1) if len({p[0] for p in pts}) > 1
                    else (0.0, pts[0][1]))
     rows = []
     for w in SCALE:
         t = first + (epochs - 1) * compute + epochs * (over + max(0, w - 2) * rt)
         rows.append({"workers": w, "islands": w, "wall_s": t, "one_population_wall_s": one_wall,
-                     "pct": float(min(100.0, icpt + slope * np.log2(w)))})
+                     "pct": float(icpt + slope * np.log2(w))})
     return rows, {"epochs": epochs, "compute_s": compute, "first_s": first, "overhead_s": over,
                   "round_trip_s": rt, "slope": float(slope), "intercept": float(icpt)}
 
 
-def report(ev, wl, est, model, args, elapsed) -> str:
+def report(ev, wl, est, model, args, elapsed, ev_from=None) -> str:
+    from moga.evolution.islands import Migration
+
     G = args.gen
     sets = [c[0] for c in _sets(args.sets)]
     lines = ["# Island runs against one population", "",
@@ -216,21 +224,28 @@ def report(ev, wl, est, model, args, elapsed) -> str:
                      + " | ".join(f"{np.median(r['pct'][s]):.1f}%" for s in sets)
                      + f" | {r['median']:.2f}% | {r['worst']:.1f}% | {r['evals']:.0f} | "
                      f"{r['wall_s']:.1f} |")
+    lines += ["", "Percentages above 100% are fronts better than the stored reference fronts "
+              "(`results/quality/`), which predate today's optimiser."]
+    if ev_from:
+        lines += ["", f"This part comes from the run of {ev_from} (`--part wall` reran the "
+                  "rest)."]
     lines += ["", "## Equal wall time on this machine's 2 workers", "",
-              f"One population of {G} generations in this process with {wl['cpus']} Numba "
-              f"threads, against 2 islands of {G} generations on a Dask LocalCluster of 2 "
-              "worker processes, one thread each.", "",
-              "| set | seed | one population: hv % | wall s | 2 islands: hv % | wall s |",
-              "|---|---|---|---|---|---|"]
+              f"2 islands of {G} generations on a Dask LocalCluster of 2 worker processes, "
+              "one thread each, against one population in this process with "
+              f"{wl['cpus']} Numba threads for as long as the islands took (`time_limit`).",
+              "", "| set | seed | one population: hv % | generations | wall s | 2 islands: hv % "
+              "| wall s |", "|---|---|---|---|---|---|---|"]
     for r in wl["runs"]:
-        lines.append(f"| {r['set']} | {r['seed']} | {r['one_pct']:.2f}% | {r['one_wall_s']:.1f} "
-                     f"| {r['two_pct']:.2f}% | {r['two_wall_s']:.1f} |")
+        lines.append(f"| {r['set']} | {r['seed']} | {r['one_pct']:.2f}% | {r['one_gen']} | "
+                     f"{r['one_wall_s']:.1f} | {r['two_pct']:.2f}% | {r['two_wall_s']:.1f} |")
     lines.append(f"| median | | {np.median([r['one_pct'] for r in wl['runs']]):.2f}% | "
+                 f"{np.median([r['one_gen'] for r in wl['runs']]):.0f} | "
                  f"{np.median([r['one_wall_s'] for r in wl['runs']]):.1f} | "
                  f"{np.median([r['two_pct'] for r in wl['runs']]):.2f}% | "
                  f"{np.median([r['two_wall_s'] for r in wl['runs']]):.1f} |")
     lines += ["", "## Epoch costs, and an estimate for more workers", "",
-              f"Measured on the 2-worker runs above: an epoch (20 generations of one island) "
+              "Measured on the 2-worker runs above: an epoch "
+              f"({min(G, Migration().interval)} generations of one island) "
               f"computes in {model['compute_s']:.2f} s (the first, with the initial "
               f"population, {model['first_s']:.2f} s); the epoch's wall time exceeds its "
               f"longest island's compute time by {model['overhead_s']:.3f} s (scheduling, "
@@ -241,15 +256,17 @@ def report(ev, wl, est, model, args, elapsed) -> str:
               "**Estimate, not a measurement**: W islands of G generations on W workers "
               "(one island per worker), wall = first epoch + (epochs - 1) x epoch compute + "
               "epochs x (overhead + (W - 2) x state round trip: the driver sends and "
-              "gathers every state); quality from a line through the island runs' medians "
-              f"above against log2 of the total evaluations (hv % = {model['intercept']:.2f} "
-              f"+ {model['slope']:.2f} log2(W)), capped at 100%. Real clusters add network "
-              "latency and slower transfers than this machine's loopback.", "",
-              "| workers = islands | estimated wall s | one population of G, measured wall s "
-              "| estimated hv % |", "|---|---|---|---|"]
+              "gathers every state); quality from a line through the medians of the runs "
+              "of 2 and 4 islands of G generations above against log2(W) (hv % = "
+              f"{model['intercept']:.2f} "
+              f"+ {model['slope']:.2f} log2(W)); above 100% it only says that the stored "
+              "reference front, which today's long runs already pass, no longer measures "
+              "the gain. Real clusters add network latency and slower transfers than this "
+              "machine's loopback, and an unloaded core computes an epoch faster than this "
+              "shared one did.", "",
+              "| workers = islands | estimated wall s | estimated hv % |", "|---|---|---|"]
     for r in est:
-        lines.append(f"| {r['workers']} | {r['wall_s']:.0f} | {r['one_population_wall_s']:.0f} "
-                     f"| {r['pct']:.1f}% |")
+        lines.append(f"| {r['workers']} | {r['wall_s']:.0f} | {r['pct']:.1f}% |")
     return "\n".join(lines) + "\n"
 
 
@@ -264,25 +281,33 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=2, help="runs side by side (default 2)")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke test: one set, one seed, G = 8, population 12")
+    ap.add_argument("--part", choices=["all", "wall"], default="all",
+                    help="wall: rerun the equal-wall part and the estimate only, keeping the "
+                         "equal-evaluations part of OUT/islands.json")
     ap.add_argument("--out", default=str(ROOT / "results"))
     args = ap.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.quick:
         args.gen, args.pop, args.seeds, args.sets = 8, 12, 1, ["HPC2N"]
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(args.workers) as pool:
-        ev = evaluations(args, pool)
+    out = Path(args.out)
+    ev_from = None
+    if args.part == "wall":
+        old = json.loads((out / "islands.json").read_text())
+        ev, ev_from = old["evaluations"], old["date"]
+    else:
+        with ProcessPoolExecutor(args.workers) as pool:
+            ev = evaluations(args, pool)
     wl = wall(args)
     est, model = estimate(ev, wl, args)
-    out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     elapsed = time.perf_counter() - t0
-    atomic_write(out / "islands.md", report(ev, wl, est, model, args, elapsed))
+    atomic_write(out / "islands.md", report(ev, wl, est, model, args, elapsed, ev_from))
     atomic_write(out / "islands.json", json.dumps(
         {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
          "machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
          "args": {k: v for k, v in vars(args).items()}, "evaluations": ev, "wall": wl,
-         "estimate": est, "model": model}, indent=2, default=str) + "\n")
+         "evaluations_from": ev_from, "estimate": est, "model": model}, indent=2, default=str) + "\n")
     print(f"wrote {out}/islands.md and islands.json ({elapsed:.0f} s)")
 
 
