@@ -5,7 +5,8 @@ each, default federation sized to its trace) and against its stored reference
 fronts (``results/quality/``, which this benchmark does not change):
 
 ``evaluations``
-    Equal total evaluations: one population of ``2 G`` generations against 2
+    Equal total evaluations: one population of ``2 G`` generations (and of
+    ``G``, the default run, for scale) against 2
     islands of ``G`` and 4 islands of ``G / 2`` (``G`` = ``--gen``, default the
     default search's 240), each run in one process with one Numba thread, two
     runs side by side; then 4x: one population of ``4 G`` against 4 islands of
@@ -87,7 +88,8 @@ def _task(args):
 
 def evaluations(args, pool) -> list:
     G, P = args.gen, args.pop
-    configs = [("one population, 2G", None, 2 * G), ("2 islands, G", 2, G),
+    configs = [("one population, G", None, G), ("one population, 2G", None, 2 * G),
+               ("2 islands, G", 2, G),
                ("4 islands, G/2", 4, G // 2)]
     if not args.no_4x:
         configs += [("one population, 4G", None, 4 * G), ("4 islands, G", 4, G)]
