@@ -43,11 +43,41 @@ def add_arguments(p) -> None:
     p.add_argument("--power-cap", type=power_cap, default=None, metavar="CAP",
                    help="evolve under a power budget: 60%% or 0.6x (of the federation's peak "
                         "power) or 2700W / 2.7kW; a bare number is watts (default: none)")
+    p.add_argument("--islands", type=pos_int("--islands"), default=None, metavar="N",
+                   help="an island model of N islands, each the search on its own stream of "
+                        "the seed, ring migration every 20 generations; --gen counts each "
+                        "island's generations (docs/guide/cluster.md)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="with --islands: the Dask scheduler whose workers run the islands "
+                        "(default: this process; needs the sweep extra)")
+
+
+def _evolve(args, js, fed, params):
+    """``moga.run`` with the command's settings; with ``--islands``, an island run, on the
+    workers of ``--scheduler`` if given (docs/guide/cluster.md)."""
+    from ..errors import InputError, require
+    from ..evolution.runner import run as run_moga
+
+    client = None
+    if args.scheduler is not None:
+        if args.islands is None:
+            raise InputError("--scheduler runs islands on a Dask cluster: pass --islands N too")
+        client = require("distributed", "moga run --scheduler", "sweep").Client(args.scheduler)
+    if args.islands is not None:
+        print(f"{args.islands} islands, ring migration every 20 generations, in "
+              + (f"the workers of {args.scheduler}" if client else "this process"), flush=True)
+    try:
+        with Interrupt() as stop:
+            return run_moga(js, fed, seed=args.seed, model=args.model, params=params,
+                            progress=not args.no_progress, backfill=args.backfill,
+                            time_limit=args.time_limit, stagnation=args.stagnation,
+                            interrupt=stop, islands=args.islands, client=client)
+    finally:
+        if client is not None:
+            client.close()
 
 
 def run(args) -> int:
-    from ..evolution.runner import run as run_moga
-
     trace, fed, js, params, out = load_ga(args, OUTPUTS)
     shown = params.for_moga(args.backfill)
     print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II pop {shown.pop_size}, "
@@ -57,10 +87,7 @@ def run(args) -> int:
     if fed.power_cap is not None:
         print(f"power cap {fed.power_cap / 1e3:.2f} kW ({fed.power_cap / fed.peak_power:.0%} of "
               "peak)", flush=True)
-    with Interrupt() as stop:
-        res = run_moga(js, fed, seed=args.seed, model=args.model, params=params,
-                       progress=not args.no_progress, backfill=args.backfill,
-                       time_limit=args.time_limit, stagnation=args.stagnation, interrupt=stop)
+    res = _evolve(args, js, fed, params)
     summary, drawn = _write(args, out, res, trace, fed, js)
     k = res.knee()
     km, ke = summary["knee_change_pct"]

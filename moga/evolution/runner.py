@@ -201,7 +201,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         verbose: bool = False, use_blacklist: bool = True, on_generation=None,
         backfill: str = "none", time_limit: float | None = None,
         stagnation: int | None = None, stagnation_tol: float = 1e-3,
-        power_cap: float | None = None, interrupt=None, **deprecated) -> RunResult:
+        power_cap: float | None = None, interrupt=None, islands: int | None = None,
+        client=None, migration=None, **deprecated) -> RunResult:
     """Evolve a Pareto front with NSGA-II.
 
     Parameters
@@ -258,6 +259,21 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         and returns the front reached so far (``info["stopped_by"]`` is
         ``"interrupted"``). The ``moga run`` command passes one that turns
         true on Ctrl-C.
+    islands : int, optional
+        Run an island model of this many islands (>= 1), each this search on
+        its own stream of ``seed``, with migration between epochs of
+        generations; ``n_gen`` then counts each island's generations,
+        ``on_generation``, the history and the stop rules come per epoch, and
+        the front is the islands' non-dominated union
+        (:func:`moga.evolution.islands.run_islands`, docs/guide/cluster.md).
+    client : dask.distributed.Client, optional
+        With ``islands``: the Dask client whose workers run the islands
+        (needs the ``sweep`` extra); None runs them in this process. The
+        front does not depend on it.
+    migration : Migration or dict, optional
+        With ``islands``: the epoch length, migrants and topology
+        (:class:`moga.evolution.islands.Migration`; default every 20
+        generations, 5 migrants, ring).
 
     The run ends at whichever comes first: ``n_gen``, the time limit, stagnation,
     an interrupt, or (as in pymoo) 100 rounds of mating without a child unlike the
@@ -294,40 +310,23 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     if np.any(reference <= 0):
         raise ValueError(f"the submit-order objectives must be > 0 to normalise, got {reference}")
     problem.decode_seconds, problem.n_decoded = 0.0, 0
-    search = problem
-    if params.easy_search:
-        if backfill != "none":
-            raise ValueError("easy_search applies to the in-order decoder (backfill='none'); "
-                             "with backfill='easy' the run searches EASY's space already")
-        search = EasySearch(problem)
+    if islands is not None or client is not None or migration is not None:
+        from .islands import run_islands
 
-    crossover, mutation = params.operators(crossover_prob=MOGA_CROSSOVER_PROB,
-                                            cluster_rate=MOGA_CLUSTER_RATE)
-    sampling = ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
-                                initial=initial, heuristics=params.seed_heuristics,
-                                select=params.select_seeds, fit=params.fit_seeds)
-    selection = NeighbourSelection(params.mating_neighbours) if params.mating_neighbours else None
-    # Re-sequencing only makes sense for the in-order decoder (under EASY the order
-    # is a queue priority already).
-    improve = (Resequencer(params.resequence_rate)
-               if params.resequence_rate and backfill == "none" and search is problem else None)
+        if islands is None:
+            raise ValueError("client and migration apply to island runs: pass islands=N too")
+        if verbose or not params.mating_neighbours or _PYMOO_LOOP:
+            raise ValueError("islands run NSGA-II's array loop: they need neighbourhood mating "
+                             "(mating_neighbours >= 1) and verbose=False")
+        return run_islands(problem, reference, params, seed, islands=islands, client=client,
+                           migration=migration, initial=initial, time_limit=time_limit,
+                           stagnation=stagnation, stagnation_tol=stagnation_tol,
+                           interrupt=interrupt, on_generation=on_generation,
+                           progress=progress)
+    search, sampling, selection, crossover, mutation, improve = _search_parts(problem, params,
+                                                                              initial)
     t0 = time.perf_counter()
-    archive = None
-    if params.archive_size:
-        if params.archive_size < 2 * len(objectives):
-            raise ValueError(f"archive_size must be 0 or >= {2 * len(objectives)} (two points "
-                             f"per objective), got {params.archive_size}")
-        archive = ParetoArchive(params.archive_size, reference)
-        if params.seeded and params.seed_heuristics and use_blacklist:
-            # The heuristics' schedules, reproduced by their allocation seeds, go to
-            # the archive only: in the population they crowd the search (the default
-            # run's median fell from 89.9% to 86.8% of the reference front).
-            from .seeding import heuristic_seeds
-
-            seeds = heuristic_seeds(jobset, federation, model)
-            Xs = np.array([np.concatenate([o.astype(float), bl.reshape(-1)])
-                           for o, bl in seeds.values()])
-            archive.update(problem.decode(Xs)[0], Xs)
+    archive = _seeded_archive(problem, params, reference)
     bar = None
     if progress and not (verbose or selection is None or _PYMOO_LOOP):
         from ..progress import Progress
@@ -395,6 +394,54 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                          stagnation is not None and history.stagnated(stagnation,
                                                                       stagnation_tol),
                          interrupt is not None and bool(interrupt()))})
+
+
+def _search_parts(problem, params, initial=None):
+    """``(search, sampling, selection, crossover, mutation, improve)`` of a run of ``params``
+    on ``problem``: the problem the population is decoded by (the EASY search's or the run's
+    own) and the NSGA-II operators, as :func:`run` (and each island of an island run) uses them.
+    """
+    search = problem
+    if params.easy_search:
+        if problem.backfill != "none":
+            raise ValueError("easy_search applies to the in-order decoder (backfill='none'); "
+                             "with backfill='easy' the run searches EASY's space already")
+        search = EasySearch(problem)
+    crossover, mutation = params.operators(crossover_prob=MOGA_CROSSOVER_PROB,
+                                            cluster_rate=MOGA_CLUSTER_RATE)
+    sampling = ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
+                                initial=initial, heuristics=params.seed_heuristics,
+                                select=params.select_seeds, fit=params.fit_seeds)
+    selection = NeighbourSelection(params.mating_neighbours) if params.mating_neighbours else None
+    # Re-sequencing only makes sense for the in-order decoder (under EASY the order
+    # is a queue priority already).
+    improve = (Resequencer(params.resequence_rate)
+               if params.resequence_rate and problem.backfill == "none" and search is problem
+               else None)
+    return search, sampling, selection, crossover, mutation, improve
+
+
+def _seeded_archive(problem, params, reference):
+    """The run's :class:`ParetoArchive` holding the heuristics' allocation seeds (None
+    without an archive)."""
+    if not params.archive_size:
+        return None
+    n_obj = len(problem.objectives)
+    if params.archive_size < 2 * n_obj:
+        raise ValueError(f"archive_size must be 0 or >= {2 * n_obj} (two points "
+                         f"per objective), got {params.archive_size}")
+    archive = ParetoArchive(params.archive_size, reference)
+    if params.seeded and params.seed_heuristics and problem.use_blacklist:
+        # The heuristics' schedules, reproduced by their allocation seeds, go to
+        # the archive only: in the population they crowd the search (the default
+        # run's median fell from 89.9% to 86.8% of the reference front).
+        from .seeding import heuristic_seeds
+
+        seeds = heuristic_seeds(problem.jobset, problem.federation, problem.model)
+        Xs = np.array([np.concatenate([o.astype(float), bl.reshape(-1)])
+                       for o, bl in seeds.values()])
+        archive.update(problem.decode(Xs)[0], Xs)
+    return archive
 
 
 def _run_pymoo(problem, params, sampling, selection, crossover, mutation, improve, seed,

@@ -1,0 +1,545 @@
+"""An island model of :func:`moga.run`: N searches in synchronous epochs, with migration.
+
+``moga.run(..., islands=N, client=...)`` runs N *islands*, each the run's own
+search (by default the EASY search, population 50) on its own random stream,
+``numpy.random.SeedSequence(seed).spawn(N)[i]``. The islands evolve in
+*epochs* of :attr:`Migration.interval` generations; between two epochs each
+island sends :attr:`Migration.migrants` members of its population to its
+neighbour on the :attr:`Migration.topology`:
+
+* topology ``"ring"`` (default): island ``i`` sends to island ``(i + 1) % N``;
+  ``"none"``: no migration (N independent runs, whose fronts are merged);
+* selection: the sender's best members by NSGA-II's order, rank first, then
+  larger crowding distance, ties by position in the population;
+* replacement: the receiver's population and the migrants go through
+  NSGA-II's survival (ties broken by the receiver's own stream), so that each
+  migrant replaces one of the island's worst members when it ranks better, and
+  is dropped otherwise; a migrant equal to a member is dropped.
+
+The run's front is the non-dominated union of the islands' archives (of their
+first fronts without an archive), one chromosome per objective vector, the
+first island's first: at most N times ``GAParams.archive_size`` points.
+
+Each epoch of an island is one pure task: its output (the island's whole
+state: population, archive, random generator, counters) depends on its inputs
+alone (the previous state and the migrants), and the driver collects every
+state before the next epoch starts. The front is therefore bit-identical
+whatever runs the tasks: this process (no client), or any number of Dask
+workers, in any order; a task lost with its worker is recomputed by Dask from
+the same inputs, to the same state. Only the stop rules that read a clock
+(``time_limit``) or a person (``interrupt``, Ctrl-C) make runs differ.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..metrics import normalized_hypervolume
+from .archive import ParetoArchive
+from .duplicates import _row_hashes
+from .engine import _first_occurrences, _merge_survive, _pairs
+from .mating import ArrayMating
+from .survival import Population, survive
+
+__all__ = ["Migration", "TOPOLOGIES", "run_islands"]
+
+#: Migration topologies: who sends to whom after each epoch.
+TOPOLOGIES = ("ring", "none")
+
+
+@dataclass(frozen=True)
+class Migration:
+    """How the islands of an island run exchange members (see the module docstring).
+
+    Attributes
+    ----------
+    interval : int
+        Generations per epoch (>= 1): migration happens after every
+        ``interval`` generations of each island.
+    migrants : int
+        Members each island sends per migration (>= 0; 0 is no migration).
+    topology : {"ring", "none"}
+        ``"ring"``: island ``i`` sends to island ``(i + 1) % N``; ``"none"``:
+        no migration.
+    """
+
+    interval: int = 20
+    migrants: int = 5
+    topology: str = "ring"
+
+    def __post_init__(self):
+        for name, low in (("interval", 1), ("migrants", 0)):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+                raise ValueError(f"migration {name} must be an integer >= {low}, got {v!r}")
+            object.__setattr__(self, name, int(v))
+        if self.topology not in TOPOLOGIES:
+            raise ValueError(f"migration topology must be one of {list(TOPOLOGIES)}, "
+                             f"got {self.topology!r}")
+
+    @classmethod
+    def coerce(cls, migration) -> Migration:
+        """``migration`` as a Migration: None (defaults), a Migration or a dict of fields."""
+        if migration is None:
+            return cls()
+        if isinstance(migration, cls):
+            return migration
+        if isinstance(migration, dict):
+            names = {f.name for f in dataclasses.fields(cls)}
+            unknown = sorted(set(migration) - names)
+            if unknown:
+                raise ValueError(f"unknown migration setting(s) {unknown}; known: "
+                                 f"{sorted(names)}")
+            return cls(**migration)
+        raise TypeError(f"migration must be a Migration or a dict, got "
+                        f"{type(migration).__name__}")
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What every island task needs besides its state: the problem and the search's settings.
+
+    ``token`` names the run; a worker builds the search's parts once per token.
+    ``seed_F`` and ``seed_X`` are the heuristics' allocation seeds that start
+    every island's archive (None without them).
+    """
+
+    token: str
+    jobset: object
+    federation: object
+    model: str
+    objectives: tuple
+    use_blacklist: bool
+    backfill: str
+    params: object
+    initial: object
+    reference: np.ndarray
+    seed_F: np.ndarray | None
+    seed_X: np.ndarray | None
+
+
+class _Parts:
+    """The search's parts built from a :class:`_Spec` (problem, operators, mating)."""
+
+    def __init__(self, spec: _Spec):
+        from .problem import SchedulingProblem
+        from .runner import _search_parts
+
+        self.problem = SchedulingProblem(spec.jobset, spec.federation, model=spec.model,
+                                         objectives=spec.objectives,
+                                         use_blacklist=spec.use_blacklist,
+                                         backfill=spec.backfill)
+        (self.search, self.sampling, selection, crossover, mutation,
+         improve) = _search_parts(self.problem, spec.params, spec.initial)
+        self.selection = selection
+        self.mating = ArrayMating(selection, crossover, mutation, improve=improve)
+        self.extra = None
+        if spec.params.fast_end:
+            from .fast_end import FastEndSearch
+
+            self.extra = FastEndSearch(spec.params.fast_end)
+        self.decoders = ((self.problem,) if self.search is self.problem
+                         else (self.problem, self.search))
+
+    def counters(self) -> tuple:
+        """Decodes so far and their seconds, over the run's decoders."""
+        return (sum(p.n_decoded for p in self.decoders),
+                sum(p.decode_seconds for p in self.decoders))
+
+
+#: Parts of the latest runs in this process, by run token (a worker keeps a run's parts
+#: from one epoch to the next).
+_PARTS: dict = {}
+
+
+def _parts(spec: _Spec) -> _Parts:
+    parts = _PARTS.get(spec.token)
+    if parts is None:
+        while len(_PARTS) >= 2:
+            _PARTS.pop(next(iter(_PARTS)))
+        parts = _PARTS[spec.token] = _Parts(spec)
+    return parts
+
+
+def _archive(spec: _Spec, F=None, X=None):
+    """An island's archive: the seeds' points, or the archived ``F``, ``X`` of its state."""
+    params = spec.params
+    if not params.archive_size:
+        return None
+    archive = ParetoArchive(params.archive_size, spec.reference)
+    if F is None:
+        F, X = spec.seed_F, spec.seed_X
+    if F is not None and len(F):
+        # An archive's own points pass through update unchanged, in their order.
+        archive.update(F, X)
+    return archive
+
+
+def _epoch(spec: _Spec, state: dict, migrants, until: int, time_left=None, stop=None) -> dict:
+    """One island's epoch: its state after its generations up to ``until``.
+
+    ``state`` is ``{"index": i, "seed": SeedSequence}`` before the first epoch
+    (which starts the island: sampling and generation 1), else a state
+    returned by this function. ``migrants`` (``(X, F)`` or None) join the
+    population first (see the module docstring). ``time_left`` (seconds) and
+    ``stop`` (a callable) may end the epoch early, after a generation. The
+    result depends only on the inputs when neither ends it.
+    """
+    from .runner import _Recorder
+
+    parts = _parts(spec)
+    params = spec.params
+    search = parts.search
+    t_start = time.perf_counter()
+    n0, s0 = parts.counters()
+    if "seed" in state:
+        rs = np.random.default_rng(state["seed"])
+        archive = _archive(spec)
+        recorder = _Recorder(spec.reference, t_start, None, archive,
+                             None if search is parts.problem else search.twins)
+        # moga.evolution.engine.evolve's first generation, draw for draw.
+        X = np.ascontiguousarray(parts.sampling._do(search, params.pop_size, random_state=rs),
+                                 dtype=np.float64) + 0.0
+        hashes = _row_hashes(X)
+        keep = _first_occurrences(X, hashes)
+        X, hashes = X[keep], hashes[keep]
+        F = search.decode(X)[0]
+        n_gen, n_evals = 1, len(X)
+        pop = survive(X, F, len(X), rs, hashes)
+        recorder.record(n_gen, n_evals, F, lambda rows: X[rows],
+                        lambda: pop.F[pop.rank == 0])
+        stopped = None
+        out = {"index": state["index"], "n_decoded": 0, "decode_s": 0.0, "history": []}
+    else:
+        rs = np.random.Generator(np.random.PCG64())
+        rs.bit_generator.state = state["rng"]
+        archive = _archive(spec, state["archive_F"], state["archive_X"])
+        recorder = _Recorder(spec.reference, t_start, None, archive,
+                             None if search is parts.problem else search.twins)
+        pop = Population(state["X"], state["F"], state["rank"], state["crowding"],
+                         state["hashes"])
+        n_gen, n_evals, stopped = state["n_gen"], state["n_evals"], state["stopped"]
+        out = {k: state[k] for k in ("index", "n_decoded", "decode_s")}
+        out["history"] = list(state["history"])
+        if migrants is not None and len(migrants[0]):
+            pop = _receive(pop, migrants, params.pop_size, rs)
+    while stopped is None and n_gen < until:
+        if (time_left is not None and time.perf_counter() - t_start >= time_left) \
+                or (stop is not None and stop()):
+            break
+        # moga.evolution.engine.evolve's generation, draw for draw.
+        X, hashes = parts.mating.children(search, pop.X, params.pop_size, rs,
+                                          lambda n, pop=pop: _pairs(parts.selection, pop, rs, n),
+                                          hashes=pop.hashes)
+        if len(X) == 0:
+            stopped = "no new child"
+            break
+        if parts.extra is not None:
+            X, hashes = _with_extra(parts.extra(search, pop, rs), search, pop, X, hashes)
+        F = search.decode(X)[0]
+        n_evals += len(X)
+        pop = _merge_survive(pop, X, F, hashes, params.pop_size, rs)
+        n_gen += 1
+        recorder.record(n_gen, n_evals, F, lambda rows, X=X: X[rows],
+                        lambda pop=pop: pop.F[pop.rank == 0])
+    n1, s1 = parts.counters()
+    if archive is not None:
+        front_F, front_X = archive.F, archive.X
+    else:
+        first = pop.rank == 0
+        front_F, front_X = pop.F[first], pop.X[first]
+    out.update({"rng": rs.bit_generator.state, "X": pop.X, "F": pop.F, "rank": pop.rank,
+                "crowding": pop.crowding, "hashes": pop.hashes, "n_gen": n_gen,
+                "n_evals": n_evals, "stopped": stopped,
+                "archive_F": None if archive is None else archive.F,
+                "archive_X": None if archive is None else archive.X,
+                "front_F": front_F, "front_X": front_X,
+                "hv": normalized_hypervolume(front_F, spec.reference),
+                "compute_s": time.perf_counter() - t_start})
+    out["n_decoded"] += n1 - n0
+    out["decode_s"] += s1 - s0
+    out["history"] += [(int(r[0]), float(r[2])) for r in recorder.rows]
+    return out
+
+
+def _with_extra(E, search, pop, X, hashes):
+    """The children ``X`` and the extra rows ``E`` unlike any parent or child (as in evolve)."""
+    from .duplicates import SeenRows
+
+    if E is None or not len(E):
+        return X, hashes
+    E = np.ascontiguousarray(E, dtype=np.float64) + 0.0
+    seen = SeenRows(np.vstack([pop.X, X]), np.concatenate([pop.hashes, hashes]))
+    new = [(row, h) for row, h in zip(E, _row_hashes(E), strict=True) if seen.add(row, h)]
+    if not new:
+        return X, hashes
+    return (np.vstack([X, np.array([r for r, _ in new])]),
+            np.concatenate([hashes, np.array([h for _, h in new], dtype=np.uint64)]))
+
+
+def _emigrants(state: dict, k: int):
+    """``(X, F)`` of the ``k`` best members of an island: by rank, then larger crowding
+    distance, then position."""
+    n = len(state["F"])
+    best = np.lexsort((np.arange(n), -state["crowding"], state["rank"]))[:k]
+    return state["X"][best], state["F"][best]
+
+
+def _receive(pop: Population, migrants, pop_size: int, rs) -> Population:
+    """The population after the migrants joined: NSGA-II's survival of both, members first
+    (a migrant equal to a member is dropped)."""
+    mX, mF = migrants
+    X = np.vstack([pop.X, mX])
+    F = np.vstack([pop.F, mF])
+    hashes = np.concatenate([pop.hashes, _row_hashes(mX)])
+    keep = _first_occurrences(X, hashes)
+    return survive(X[keep], F[keep], pop_size, rs, hashes[keep])
+
+
+def _migrants(states: list, migration: Migration) -> list:
+    """Each island's incoming migrants ``(X, F)`` (or None) along the topology."""
+    n = len(states)
+    if migration.topology == "none" or migration.migrants == 0 or n < 2:
+        return [None] * n
+    out = [_emigrants(s, migration.migrants) for s in states]
+    # Ring: island i receives from island i - 1.
+    return [out[(i - 1) % n] for i in range(n)]
+
+
+def _union(states: list, reference, with_X: bool = False):
+    """``(F, X)`` of the islands' non-dominated union (``X`` None unless ``with_X``)."""
+    fronts = [s for s in states if "front_F" in s]
+    F = np.vstack([s["front_F"] for s in fronts])
+    X = np.vstack([s["front_X"] for s in fronts]) if with_X else np.zeros((len(F), 0))
+    union = ParetoArchive(max(len(F), 2 * F.shape[1]), reference)
+    union.update(F, X)
+    return union.F, (union.X if with_X else None)
+
+
+class _Local:
+    """Islands in this process, one after the other."""
+
+    workers = 1
+    address = None
+
+    def __init__(self, spec, interrupt):
+        self.spec, self.interrupt = spec, interrupt
+
+    def epoch(self, states, migrants, until, time_left, started):
+        out = []
+        for st, mig in zip(states, migrants, strict=True):
+            if st.get("stopped"):
+                out.append(st)
+            elif started and self.interrupt is not None and self.interrupt():
+                out.append(st)  # interrupted: this island keeps its last state
+            else:
+                out.append(_epoch(self.spec, st, mig, until, time_left, self.interrupt))
+        return out
+
+    def close(self):
+        _PARTS.pop(self.spec.token, None)
+
+
+class _Dask:
+    """Islands as Dask tasks, one per island and epoch."""
+
+    def __init__(self, client, spec, interrupt):
+        from ..errors import require
+
+        self.distributed = require("distributed", "an island run on Dask", "sweep")
+        self.dask = require("dask", "an island run on Dask", "sweep")
+        if not isinstance(client, self.distributed.Client):
+            raise TypeError(f"client must be a dask.distributed.Client, got "
+                            f"{type(client).__name__}")
+        self.client, self.spec, self.interrupt = client, spec, interrupt
+        self.address = client.scheduler.address
+        self.workers = len(client.nthreads())
+        # The spec travels once per worker; as a task's result (not scattered data) Dask can
+        # recompute it when the worker holding it is lost.
+        self.spec_future = client.submit(_identity, spec, key=f"moga-islands-{spec.token}-spec",
+                                         pure=False)
+        self.n_epoch = 0
+
+    def epoch(self, states, migrants, until, time_left, started):
+        self.n_epoch += 1
+        futures = {}
+        with self.dask.config.set({"distributed.admin.large-graph-warning-threshold": "4GB"}):
+            for i, (st, mig) in enumerate(zip(states, migrants, strict=True)):
+                if not st.get("stopped"):
+                    futures[i] = self.client.submit(
+                        _epoch, self.spec_future, st, mig, until, time_left,
+                        key=f"moga-islands-{self.spec.token}-e{self.n_epoch}-i{i}", pure=False)
+        try:
+            while True:
+                try:
+                    self.distributed.wait(list(futures.values()), timeout=0.2)
+                    break
+                except TimeoutError:
+                    if started and self.interrupt is not None and self.interrupt():
+                        self.client.cancel(list(futures.values()))
+                        return states  # interrupted: the last epoch's states stand
+            done = self.client.gather(list(futures.values()))
+        except KeyboardInterrupt:
+            self.client.cancel(list(futures.values()))
+            raise
+        out = list(states)
+        for i, st in zip(futures, done, strict=True):
+            out[i] = st
+        return out
+
+    def close(self):
+        self.client.cancel([self.spec_future])
+
+
+def _identity(x):
+    return x
+
+
+def run_islands(problem, reference, params, seed: int, *, islands, client=None, migration=None,
+                initial=None, time_limit=None, stagnation=None, stagnation_tol=1e-3,
+                interrupt=None, on_generation=None, progress=False):
+    """The island run behind ``moga.run(..., islands=N)`` (see the module docstring).
+
+    Parameters
+    ----------
+    problem : SchedulingProblem
+        The run's problem (its counters hold only the reference's decode).
+    reference : ndarray
+        The submit order's objectives, which normalise the hypervolume.
+    params : GAParams
+        Resolved parameters (:meth:`GAParams.for_moga`); ``n_gen`` counts each
+        island's generations.
+    seed : int
+        The run's seed; island ``i`` draws from ``SeedSequence(seed).spawn(N)[i]``.
+    islands : int
+        Number of islands (>= 1).
+    client : dask.distributed.Client, optional
+        Runs the islands' epochs on its workers; None runs them in this process.
+    migration : Migration or dict, optional
+    initial, time_limit, stagnation, stagnation_tol, interrupt, on_generation, progress
+        As in :func:`moga.run`. The stop rules are asked after every epoch;
+        ``time_limit`` and ``interrupt`` also end an epoch under way after its
+        generation (on Dask, ``interrupt`` drops the epoch under way), and so
+        does Ctrl-C (KeyboardInterrupt). ``on_generation(n_gen, n_evals, hv)``
+        is called after every epoch with each island's generations, the
+        evaluations of all islands and the hypervolume of their union.
+
+    Returns
+    -------
+    RunResult
+        ``history`` has one row per epoch (the union's hypervolume and size);
+        ``info`` records the islands, migration settings, executor and workers,
+        each island's final hypervolume and the per-epoch wall and compute times.
+    """
+    from .runner import HV_FACTOR, RunResult, _seeded_archive, _stopped_by
+
+    if isinstance(islands, bool) or not isinstance(islands, (int, np.integer)) or islands < 1:
+        raise ValueError(f"islands must be an integer >= 1, got {islands!r}")
+    islands = int(islands)
+    migration = Migration.coerce(migration)
+    t0 = time.perf_counter()
+    seeded = _seeded_archive(problem, params, reference)
+    spec = _Spec(token=uuid.uuid4().hex, jobset=problem.jobset, federation=problem.federation,
+                 model=problem.model, objectives=tuple(problem.objectives),
+                 use_blacklist=problem.use_blacklist, backfill=problem.backfill, params=params,
+                 initial=initial, reference=np.asarray(reference, dtype=float),
+                 seed_F=None if seeded is None or not len(seeded) else seeded.F,
+                 seed_X=None if seeded is None or not len(seeded) else seeded.X)
+    executor = (_Local(spec, interrupt) if client is None
+                else _Dask(client, spec, interrupt))
+    states = [{"index": i, "seed": s}
+              for i, s in enumerate(np.random.SeedSequence(seed).spawn(islands))]
+    incoming = [None] * islands
+    n_epochs = -(-params.n_gen // migration.interval)
+    rows, epoch_wall, epoch_compute = [], [], []
+    stopped_by = None
+    gen = 0
+    try:
+        while True:
+            until = min(gen + migration.interval, params.n_gen)
+            time_left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+            t_epoch = time.perf_counter()
+            new = executor.epoch(states, incoming, until, time_left, started=gen > 0)
+            advanced = [s for s, old in zip(new, states, strict=True) if s is not old]
+            if not advanced and interrupt is not None and interrupt():
+                stopped_by = "interrupted"  # the epoch under way was dropped
+                break
+            states = new
+            epoch_wall.append(time.perf_counter() - t_epoch)
+            epoch_compute.append(max((s["compute_s"] for s in advanced), default=0.0))
+            gen = max(s["n_gen"] for s in states)
+            n_evals = problem.n_decoded + sum(s["n_decoded"] for s in states)
+            F, _ = _union(states, reference)
+            hv = normalized_hypervolume(F, reference, HV_FACTOR)
+            rows.append((gen, n_evals, hv, len(F), time.perf_counter() - t0))
+            if progress:
+                print(f"islands: epoch {len(rows)}/{n_epochs}, generation {gen}/{params.n_gen}, "
+                      f"{time.perf_counter() - t0:.0f} s: hv {hv:.4f} (islands "
+                      + " ".join(f"{s['hv']:.4f}" for s in states) + ")",
+                      file=sys.stderr, flush=True)
+            if on_generation is not None:
+                on_generation(gen, n_evals, hv)
+            if gen >= params.n_gen or (time_limit is not None
+                                       and time.perf_counter() - t0 >= time_limit):
+                break
+            if stagnation is not None and _stagnated(rows, stagnation, stagnation_tol):
+                stopped_by = "stagnation"
+                break
+            if interrupt is not None and interrupt():
+                stopped_by = "interrupted"
+                break
+            if all(s["stopped"] for s in states):
+                stopped_by = "no new child"
+                break
+            incoming = _migrants(states, migration)
+    except KeyboardInterrupt:
+        if not rows:
+            raise
+        stopped_by = "interrupted"
+    finally:
+        executor.close()
+    wall = time.perf_counter() - t0
+
+    F, X = _union(states, reference, with_X=True)
+    _, first = np.unique(F, axis=0, return_index=True)
+    idx = first[np.lexsort(F[first].T[::-1])]
+    F, X = F[idx], X[idx]
+    h = np.array(rows, dtype=float)
+    hist = {"n_gen": h[:, 0].astype(int), "n_evals": h[:, 1].astype(int), "hv": h[:, 2],
+            "front_size": h[:, 3].astype(int), "time_s": h[:, 4]}
+    if stopped_by not in ("interrupted", "stagnation"):
+        stopped_by = _stopped_by(hist, params.n_gen, time_limit, wall, False)
+    info = {"stopped_by": stopped_by, "islands": islands, "topology": migration.topology,
+            "migration_interval": migration.interval, "migrants": migration.migrants,
+            "migrant_selection": "best by rank, then crowding distance",
+            "migrant_replacement": "NSGA-II survival of the population and its migrants",
+            "island_seeds": f"numpy.random.SeedSequence({seed}).spawn({islands})",
+            "scheduler": executor.address, "workers": executor.workers,
+            "epochs": len(rows), "island_hv": [float(s.get("hv", 0.0)) for s in states],
+            "island_generations": [int(s.get("n_gen", 0)) for s in states],
+            "epoch_wall_s": epoch_wall, "epoch_compute_s": epoch_compute}
+    use_blacklist = problem.use_blacklist
+    return RunResult(name="MOGA" if use_blacklist else "MOGA without blacklist", F=F, X=X,
+                     history=hist, jobset=problem.jobset, federation=problem.federation,
+                     model=problem.model, objectives=tuple(problem.objectives), seed=seed,
+                     params=params, reference=reference, ref_point=HV_FACTOR * reference,
+                     wall_time=wall,
+                     decode_time=problem.decode_seconds + sum(s.get("decode_s", 0.0)
+                                                              for s in states),
+                     n_evals=int(problem.n_decoded + sum(s.get("n_decoded", 0)
+                                                         for s in states)),
+                     use_blacklist=use_blacklist, backfill=problem.backfill, info=info)
+
+
+def _stagnated(rows, window: int, tol: float) -> bool:
+    """The union's hypervolume rose by at most ``tol`` (relative) over the last ``window``
+    generations (epoch ends only)."""
+    gen, hv = rows[-1][0], rows[-1][2]
+    then = [r[2] for r in rows if r[0] <= gen - window]
+    return bool(then) and hv - then[-1] <= tol * max(hv, 1e-300)
