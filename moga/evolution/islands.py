@@ -129,7 +129,7 @@ class _Parts:
 
     def __init__(self, spec: _Spec):
         from .problem import SchedulingProblem
-        from .runner import _search_parts
+        from .search import _search_parts
 
         self.problem = SchedulingProblem(spec.jobset, spec.federation, model=spec.model,
                                          objectives=spec.objectives,
@@ -191,7 +191,7 @@ def _epoch(spec: _Spec, state: dict, migrants, until: int, time_left=None, stop=
     ``stop`` (a callable) may end the epoch early, after a generation. The
     result depends only on the inputs when neither ends it.
     """
-    from .runner import _Recorder
+    from .search import _Recorder
 
     parts = _parts(spec)
     params = spec.params
@@ -437,7 +437,7 @@ def run_islands(problem, reference, params, seed: int, *, islands, client=None, 
         ``info`` records the islands, migration settings, executor and workers,
         each island's final hypervolume and the per-epoch wall and compute times.
     """
-    from .runner import HV_FACTOR, RunResult, _seeded_archive, _stopped_by
+    from .search import HV_FACTOR, RunResult, _seeded_archive, _stopped_by
 
     if isinstance(islands, bool) or not isinstance(islands, (int, np.integer)) or islands < 1:
         raise ValueError(f"islands must be an integer >= 1, got {islands!r}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from pymoo.algorithms.moo.nsga2 import NSGA2
@@ -14,106 +13,26 @@ from pymoo.termination.collection import TerminationCollection
 from pymoo.termination.max_gen import MaximumGenerationTermination
 from pymoo.termination.max_time import TimeBasedTermination
 
-from ..metrics import normalized_hypervolume
 from ..model.jobset import JobSet
 from ..model.platform import Federation
-from ..results import SearchResult
-from .archive import ParetoArchive
 from .duplicates import ScheduleDuplicateElimination
 from .engine import evolve
-from .mating import ArrayMating, NeighbourSelection
-from .operators import ScheduleSampling
+from .mating import ArrayMating
 from .params import GAParams, check_seed
 from .problem import SchedulingProblem, _use_blacklist
-from .resequencing import EasySearch, Resequencer
+from .search import (
+    HV_FACTOR,
+    RunResult,
+    _Recorder,
+    _search_parts,
+    _seeded_archive,
+    _stopped_by,
+)
 
 __all__ = ["GAParams", "RunResult", "run", "HV_FACTOR"]
 
-#: The hypervolume reference point is this factor times the submit-order objectives.
-HV_FACTOR = 1.1
 #: True runs every search through pymoo's ``minimize`` (tests compare the two loops).
 _PYMOO_LOOP = False
-#: MOGA's crossover probabilities when :class:`GAParams` leaves them at None.
-MOGA_CROSSOVER_PROB = 0.5
-#: MOGA's share of children given a whole-cluster blacklist move (``GAParams.cluster_rate``
-#: left at None).
-MOGA_CLUSTER_RATE = 0.8
-
-
-@dataclass(kw_only=True)
-class RunResult(SearchResult):
-    """The outcome of :func:`run`: a :class:`~moga.results.SearchResult` with its history.
-
-    Attributes
-    ----------
-    F, X, jobset, federation, model, seed, n_evals, wall_time, use_blacklist, info
-        As in :class:`~moga.results.SearchResult`; ``F`` is sorted by the first
-        objective, one entry per distinct objective vector.
-    history : dict of ndarray
-        Per generation: ``n_gen``, ``n_evals``, ``hv`` (normalised hypervolume),
-        ``front_size``, ``time_s`` (elapsed).
-    objectives : tuple of str
-    params : GAParams
-    reference : ndarray (m,)
-        Objectives of the submit order with an empty blacklist, same model.
-    ref_point : ndarray (m,)
-        ``HV_FACTOR * reference``: the hypervolume reference point; ``hv`` is the
-        hypervolume of ``F / reference`` against ``(1.1, 1.1)``.
-    decode_time : float
-        Seconds spent decoding.
-    """
-
-    history: dict
-    objectives: tuple
-    params: GAParams
-    reference: np.ndarray
-    ref_point: np.ndarray
-    decode_time: float
-    name: str = "MOGA"
-
-    def _state(self):
-        meta = {"objectives": list(self.objectives), "params": self.params.to_dict(),
-                "reference": self.reference.tolist(), "ref_point": self.ref_point.tolist(),
-                "decode_time": float(self.decode_time)}
-        return meta, {f"history_{k}": np.asarray(v) for k, v in self.history.items()}
-
-    @classmethod
-    def _from_state(cls, common: dict, meta: dict, arrays: dict) -> RunResult:
-        """The inverse of :meth:`_state` (see :func:`moga.load_result`)."""
-        history = {k[len("history_"):]: v for k, v in arrays.items() if k.startswith("history_")}
-        return cls(**common, history=history, objectives=tuple(meta["objectives"]),
-                   params=GAParams.from_dict(meta["params"]),
-                   reference=np.asarray(meta["reference"], dtype=float),
-                   ref_point=np.asarray(meta["ref_point"], dtype=float),
-                   decode_time=float(meta["decode_time"]))
-
-    @property
-    def hv(self) -> float:
-        """Normalised hypervolume of the final front."""
-        return normalized_hypervolume(self.F, self.reference, HV_FACTOR)
-
-    def summary(self) -> dict:
-        """A JSON-ready summary (no chromosomes)."""
-        k = self.knee()
-        return {
-            "algorithm": self.name,
-            "jobset": self.jobset.name, "n_jobs": len(self.jobset),
-            "federation": self.federation.name, "model": self.model,
-            "objectives": list(self.objectives), "seed": self.seed,
-            "params": self.params.to_dict(), "n_evals": self.n_evals,
-            "wall_time_s": self.wall_time, "decode_time_s": self.decode_time,
-            "reference": self.reference.tolist(), "ref_point": self.ref_point.tolist(),
-            "hv": self.hv, "front_size": int(len(self.F)), "knee": int(k),
-            "knee_F": self.F[k].tolist(),
-            "knee_change_pct": (100 * (self.F[k] / self.reference - 1)).tolist(),
-            "hv_history": self.history["hv"].tolist(),
-            "use_blacklist": bool(self.use_blacklist), "backfill": self.backfill,
-            "generations": int(self.history["n_gen"][-1]) if len(self.history["n_gen"]) else 0,
-            "partial": self.info.get("stopped_by") == "interrupted",
-            **self.info,
-        }
-
-
 class _Stagnation(Termination):
     """pymoo's termination: the recorder's hypervolume stagnated (see ``_Recorder.stagnated``)."""
 
@@ -134,50 +53,6 @@ class _Interrupt(Termination):
 
     def _update(self, algorithm):
         return 1.0 if self.interrupt() else 0.0
-
-
-class _Recorder:
-    """Per-generation history (and the archive's updates) of a run, whichever loop drives it."""
-
-    def __init__(self, reference, t0, on_generation=None, archive=None, twins=None):
-        self.reference = reference
-        self.t0 = t0
-        self.rows = []
-        self.on_generation = on_generation
-        self.archive = archive
-        self.twins = twins
-
-    def record(self, n_gen, n_evals, off_F, off_X, front_F):
-        """Record a generation: ``off_X`` (a callable giving the rows asked for) were just
-        decoded to ``off_F``; ``front_F`` is the population's front (used without archive).
-        With ``twins`` (:meth:`EasySearch.twins`), the archive is offered instead the in-order
-        twins of the rows whose (EASY) objectives it admits."""
-        if self.twins is not None:
-            rows = np.flatnonzero(self.archive.admits(off_F))
-            off_F, twin_X = self.twins(off_X(np.arange(len(off_F))), rows)
-
-            def off_X(rows):
-                return twin_X[rows]
-        if self.archive is not None:
-            # Only candidates the archive may keep: gathering every offspring's X
-            # copies the whole generation (100 rows of J * (K + 1) values).
-            new = np.flatnonzero(self.archive.admits(off_F))
-            if new.size:
-                self.archive.update(off_F[new], off_X(new))
-            F = self.archive.F
-        else:
-            F = front_F()
-        hv = normalized_hypervolume(F, self.reference, HV_FACTOR)
-        self.rows.append((n_gen, n_evals, hv, len(F), time.perf_counter() - self.t0))
-        if self.on_generation is not None:
-            self.on_generation(n_gen, n_evals, hv)
-
-    def stagnated(self, window, tol) -> bool:
-        """The hypervolume rose by at most ``tol`` (relative) over the last ``window`` rows."""
-        if len(self.rows) <= window:
-            return False
-        now, then = self.rows[-1][2], self.rows[-1 - window][2]
-        return now - then <= tol * max(now, 1e-300)
 
 
 class _History(Callback):
@@ -396,54 +271,6 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                          interrupt is not None and bool(interrupt()))})
 
 
-def _search_parts(problem, params, initial=None):
-    """``(search, sampling, selection, crossover, mutation, improve)`` of a run of ``params``
-    on ``problem``: the problem the population is decoded by (the EASY search's or the run's
-    own) and the NSGA-II operators, as :func:`run` (and each island of an island run) uses them.
-    """
-    search = problem
-    if params.easy_search:
-        if problem.backfill != "none":
-            raise ValueError("easy_search applies to the in-order decoder (backfill='none'); "
-                             "with backfill='easy' the run searches EASY's space already")
-        search = EasySearch(problem)
-    crossover, mutation = params.operators(crossover_prob=MOGA_CROSSOVER_PROB,
-                                            cluster_rate=MOGA_CLUSTER_RATE)
-    sampling = ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
-                                initial=initial, heuristics=params.seed_heuristics,
-                                select=params.select_seeds, fit=params.fit_seeds)
-    selection = NeighbourSelection(params.mating_neighbours) if params.mating_neighbours else None
-    # Re-sequencing only makes sense for the in-order decoder (under EASY the order
-    # is a queue priority already).
-    improve = (Resequencer(params.resequence_rate)
-               if params.resequence_rate and problem.backfill == "none" and search is problem
-               else None)
-    return search, sampling, selection, crossover, mutation, improve
-
-
-def _seeded_archive(problem, params, reference):
-    """The run's :class:`ParetoArchive` holding the heuristics' allocation seeds (None
-    without an archive)."""
-    if not params.archive_size:
-        return None
-    n_obj = len(problem.objectives)
-    if params.archive_size < 2 * n_obj:
-        raise ValueError(f"archive_size must be 0 or >= {2 * n_obj} (two points "
-                         f"per objective), got {params.archive_size}")
-    archive = ParetoArchive(params.archive_size, reference)
-    if params.seeded and params.seed_heuristics and problem.use_blacklist:
-        # The heuristics' schedules, reproduced by their allocation seeds, go to
-        # the archive only: in the population they crowd the search (the default
-        # run's median fell from 89.9% to 86.8% of the reference front).
-        from .seeding import heuristic_seeds
-
-        seeds = heuristic_seeds(problem.jobset, problem.federation, problem.model)
-        Xs = np.array([np.concatenate([o.astype(float), bl.reshape(-1)])
-                       for o, bl in seeds.values()])
-        archive.update(problem.decode(Xs)[0], Xs)
-    return archive
-
-
 def _run_pymoo(problem, params, sampling, selection, crossover, mutation, improve, seed,
                history, time_limit, stagnation, stagnation_tol, verbose, progress,
                interrupt=None):
@@ -471,21 +298,6 @@ def _run_pymoo(problem, params, sampling, selection, crossover, mutation, improv
                    copy_termination=False, callback=_History(history), verbose=verbose,
                    progress=progress, save_history=False)
     return res.F, res.X
-
-
-def _stopped_by(hist, n_gen, time_limit, wall, stagnated, interrupted=False):
-    """Why the run ended: the first stop rule that holds, in the order they are asked."""
-    if len(hist["n_gen"]) and hist["n_gen"][-1] >= n_gen:
-        return "generations"
-    if time_limit is not None and wall >= time_limit:
-        return "time limit"
-    if stagnated:
-        return "stagnation"
-    if interrupted:
-        return "interrupted"
-    # NSGA-II (pymoo's loop and the array loop alike) ends early when 100 rounds of
-    # mating make no child unlike every chromosome already in the population.
-    return "no new child"
 
 
 def _submit_individual(jobset, federation=None):
