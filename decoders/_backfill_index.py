@@ -179,8 +179,8 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
     walk climbs the tree.
     """
     root = st.g_toff[m] + 1
-    return _may_pass(st.tr_t, st.tr_r, st.tr_p, root, x, y, t, sd_min, shadow, pk, cap, fm, lpk,
-                     hf)
+    return _may_pass(st.tr_t, st.tr_r, st.tr_p, root, x, y, t, sd_min, shadow, pk=pk, cap=cap,
+                     fm=fm, lpk=lpk, hf=hf)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -228,7 +228,7 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
         return -1
     off = st.g_toff[m]
     return _walk(st.tr_t, st.tr_r, st.tr_p, st.dfs, off, (st.g_toff[m + 1] - off) // 2, leaf,
-                 x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf)
+                 x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -240,7 +240,8 @@ def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap
         return -1
     off = st.g_toff[m]
     return _walk(st.tr_t, st.tr_r, st.tr_p, st.dfs, off, (st.g_toff[m + 1] - off) // 2,
-                 first_after(m, position, st), x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf)
+                 first_after(m, position, st), x, y, t, sd_min=sd_min, shadow=shadow, pk=pk,
+                 cap=cap, fm=fm, lpk=lpk, hf=hf)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -260,8 +261,8 @@ def _walk(tr_t, tr_r, tr_p, stack, off, size, leaf, x, y, t, sd_min, shadow, pk,
             while n > 0:
                 n -= 1
                 node = stack[n]
-                if not _may_pass(tr_t, tr_r, tr_p, off + node, x, y, t, sd_min, shadow, pk,
-                                 cap, fm, lpk, hf):
+                if not _may_pass(tr_t, tr_r, tr_p, off + node, x, y, t, sd_min, shadow, pk=pk,
+                                 cap=cap, fm=fm, lpk=lpk, hf=hf):
                     continue  # no job below passes
                 if node >= size:
                     return node - size

@@ -159,8 +159,8 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 y = _late_width(m, by_mask, free, st.slack_h, room0, need)
                 fm = m & f_bits if by_mask else f_bits
                 st.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t, sd_min, shadow,
-                                                      st.pk[K], cap, fm,
-                                                      st.pks[K] + st.hold_p[K], hf)
+                                                      pk=st.pk[K], cap=cap, fm=fm,
+                                                      lpk=st.pks[K] + st.hold_p[K], hf=hf)
         while free_total > 0:
             # The candidate first in queue order.
             best = -1
@@ -198,15 +198,15 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                         y = _late_width(m, by_mask, free, st.slack_h, room0, need)
                         fm = m & f_bits if by_mask else f_bits
                         st.g_cand[m] = first_candidate(m, c, st, x, y, t, sd_min, shadow,
-                                                       st.pk[K], cap, fm,
-                                                       st.pks[K] + st.hold_p[K], hf)
+                                                       pk=st.pk[K], cap=cap, fm=fm,
+                                                       lpk=st.pks[K] + st.hold_p[K], hf=hf)
             else:
                 x = free_in[best] if by_mask else free_total
                 y = _late_width(best, by_mask, free, st.slack_h, room0, need)
                 fm = best & f_bits if by_mask else f_bits
                 st.g_cand[best] = first_candidate(best, st.g_cand[best] + 1, st, x, y, t, sd_min,
-                                                  shadow, st.pk[K], cap, fm,
-                                                  st.pks[K] + st.hold_p[K], hf)
+                                                  shadow, pk=st.pk[K], cap=cap, fm=fm,
+                                                  lpk=st.pks[K] + st.hold_p[K], hf=hf)
     st.evi[E_HOLES] = holes
     st.evi[E_SSTART] = st.evi[E_STARTED]
     if 2 * holes > nq - hq:  # compact the whole queue (which clears the hole count)

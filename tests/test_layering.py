@@ -231,3 +231,16 @@ if __name__ == "__main__":
         print(f"{title}: {len(found)}")
         for item in found:
             print("   ", item)
+
+
+def test_no_call_passes_more_than_12_positional_arguments():
+    """Long argument lists go by keyword (or in a named bundle), in the kernels too."""
+
+
+    long = []
+    for top in ("moga", "decoders"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Call) and len(node.args) > 12:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert long == []

@@ -240,8 +240,10 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
             bar.close()
     else:
         front_F, front_X = _run_pymoo(search, params, sampling, selection, crossover,
-                                      mutation, improve, seed, history, time_limit, stagnation,
-                                      stagnation_tol, verbose, progress, interrupt)
+                                      mutation, improve, seed, history=history,
+                                      time_limit=time_limit, stagnation=stagnation,
+                                      stagnation_tol=stagnation_tol, verbose=verbose,
+                                      progress=progress, interrupt=interrupt)
     wall = time.perf_counter() - t0
 
     if archive is not None:
