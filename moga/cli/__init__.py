@@ -24,7 +24,7 @@ from . import (
     value,
     warmup,
 )
-from .common import WHOLE_TRACE_WARNING, cap_parser
+from .common import WHOLE_TRACE_WARNING, cap_parser, values_may_be_negative
 from .warmup import COMPILE_NOTE
 
 __all__ = ["COMMANDS", "COMPILE_NOTE", "WHOLE_TRACE_WARNING", "build_parser", "main"]
@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(p)
         if hasattr(module, "run"):
             p.set_defaults(func=module.run)
+    values_may_be_negative(parser)
     return parser
 
 

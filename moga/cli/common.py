@@ -4,13 +4,14 @@ the output folder, plots, progress and Ctrl-C."""
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 
 from ..model.platform import PRESETS, Federation
 from ..model.traces import resolve_trace
 from ..model.workload import default_trace_path, load_swf
-from ..outputs import check_writable, safe_name
+from ..outputs import check_writable
 
 # -- option types: each error names its option --------------------------------------------
 
@@ -62,11 +63,26 @@ def fraction(name):
 
 
 def seed(text):
-    """An argparse type: a seed in [0, 2**32)."""
-    v = nonneg_int("--seed")(text)
+    """An argparse type: a seed in [0, 2**32) (argparse names the option)."""
+    v = nonneg_int("a seed")(text)
     if v >= 2**32:
-        raise argparse.ArgumentTypeError(f"--seed must be < 2**32, got {v}")
+        raise argparse.ArgumentTypeError(f"a seed must be < 2**32, got {v}")
     return v
+
+
+#: What argparse takes for a value rather than an option: a negative number, also with a
+#: unit (``-5%``, ``-2kW``), so that a negative cap is refused for what it is.
+NEGATIVE_VALUE = re.compile(r"^-\d|^-\.\d")
+
+
+def values_may_be_negative(parser) -> None:
+    """Let ``parser`` and its subparsers take ``-5%`` or ``-2kW`` as a value (to refuse it
+    with the option's own message) rather than as an unknown option."""
+    parser._negative_number_matcher = NEGATIVE_VALUE
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                values_may_be_negative(sub)
 
 
 def cap_parser(option: str, bare: str):
@@ -253,16 +269,20 @@ def prepare_out(out, names):
     return out
 
 
-def write_schedules(out, schedules: dict) -> str:
+def settings(args) -> dict:
+    """A command's options, for the manifest of its output set."""
+    return {k: v for k, v in vars(args).items() if not callable(v)}
+
+
+def write_schedules(oset, schedules: dict) -> str:
     """Write ``schedules/NAME/schedule.csv`` and ``schedule.swf`` (and ``segments.csv`` for a
-    schedule with preemptions) for each named schedule; returns the folder's name."""
+    schedule with preemptions) for each named schedule through the output set ``oset``;
+    returns the folder's name."""
     for name, s in schedules.items():
-        d = out / "schedules" / safe_name(name)
-        d.mkdir(parents=True, exist_ok=True)
-        s.to_csv(d / "schedule.csv")
-        s.to_swf(d / "schedule.swf")
+        s.to_csv(oset.path("schedules", name, "schedule.csv"))
+        s.to_swf(oset.path("schedules", name, "schedule.swf"))
         if s.segments is not None:
-            s.segments_to_csv(d / "segments.csv")
+            s.segments_to_csv(oset.path("schedules", name, "segments.csv"))
     return "schedules/"
 
 

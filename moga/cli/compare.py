@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 
-from ..outputs import atomic_write
+from ..outputs import atomic_write, output_set
 from .common import (
     add_ga_args,
     add_workload_args,
     listed,
     load_ga,
     plots,
+    settings,
     step_lines,
     write_schedules,
 )
@@ -36,13 +37,14 @@ def run(args) -> int:
     c = compare(js, fed, seed=args.seed, model=args.model, params=params,
                 algorithms=args.algorithms, progress=not args.no_progress,
                 on_algorithm=step_lines(not args.no_progress, ""))
-    atomic_write(out / "compare.csv", c.to_csv())
-    sched_dirs = write_schedules(out, {name: r.schedule(r.knee()) for name, r in c.results.items()})
-    atomic_write(out / "compare.json", json.dumps(
-        {"jobset": js.name, "n_jobs": len(js), "model": args.model, "rows": c.rows,
-         "reference": c.reference.tolist(), **c.info,
-         "fronts": {k: v.tolist() for k, v in c.fronts.items()}}, indent=2) + "\n")
-    drawn = _plot(args, out, c, js)
+    with output_set(out, "compare", settings(args)) as o:
+        atomic_write(o / "compare.csv", c.to_csv())
+        sched_dirs = write_schedules(o, {name: r.schedule(r.knee()) for name, r in c.results.items()})
+        atomic_write(o / "compare.json", json.dumps(
+            {"jobset": js.name, "n_jobs": len(js), "model": args.model, "rows": c.rows,
+             "reference": c.reference.tolist(), **c.info,
+             "fronts": {k: v.tolist() for k, v in c.fronts.items()}}, indent=2) + "\n")
+        drawn = _plot(args, o, c, js)
     print(c.table())
     print(f"wrote {out}/compare.csv, compare.json, {sched_dirs} (schedule.csv and schedule.swf "
           "of each algorithm's knee)" + listed(drawn))

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 
-from ..outputs import atomic_write
+from ..errors import InputError
+from ..outputs import atomic_write, output_set
 from .common import (
     add_workload_args,
     cap_fraction,
@@ -21,9 +23,13 @@ from .common import (
     pos_int,
     prepare_out,
     seed,
+    settings,
     step_lines,
     write_schedules,
 )
+
+#: The largest ``--power-error`` of ``moga powercap`` (log-space standard deviation).
+MAX_POWER_ERROR = 2.0
 
 HELP = "power-capped dispatching: EASY, PRB and hybrid CP at several caps (release mode)"
 
@@ -42,11 +48,11 @@ def add_arguments(p) -> None:
                    help="the dispatchers' allocation rule: fastest clusters first, greenest "
                         "first, or consolidate (the fullest cluster that holds the job; the "
                         "seed's and AccaSim's order) (default: fastest)")
-    p.add_argument("--window", type=int_arg("--window", 2), default=16,
+    p.add_argument("--window", type=int_arg("--window", 2), default=None,
                    help="hybrid: waiting jobs in the CP model per event (default 16)")
-    p.add_argument("--cp-time", type=pos_float("--cp-time"), default=0.01,
+    p.add_argument("--cp-time", type=pos_float("--cp-time"), default=None,
                    help="hybrid: CP-SAT deterministic time limit per event (default 0.01)")
-    p.add_argument("--cp-passes", type=pos_int("--cp-passes"), default=1,
+    p.add_argument("--cp-passes", type=pos_int("--cp-passes"), default=None,
                    help="the hybrid's solves per event: conflict sets the mapper meets are fed "
                         "back as cuts until none is left (default 1: no feedback)")
     p.add_argument("--estimates", choices=["exact", "requested"], default="exact",
@@ -79,6 +85,7 @@ def run(args) -> int:
     from ..powercap.study import study_table
 
     args.release = True  # dispatchers are online: jobs arrive at their submit times
+    _check_hybrid_options(args)
     if "hybrid" in args.dispatchers:  # before any dispatch, not at the first hybrid one
         from ..errors import require
 
@@ -87,6 +94,7 @@ def run(args) -> int:
     out = prepare_out(args.out, ["powercap.md", "powercap.json", "power.png", "wqt.png"])
     trace, fed, js = load_workload(args)
     caps = [cap_fraction(c, fed) for c in args.caps]
+    _check_caps(caps, args)
     print(f"{js.name}: {len(js)} jobs (release mode) on {fed!r}, peak {fed.peak_power / 1e3:.1f} "
           f"kW, idle {fed.idle_power / 1e3:.1f} kW; caps {', '.join(f'{c:.3g}' for c in caps)} "
           "x peak", flush=True)
@@ -96,25 +104,53 @@ def run(args) -> int:
         line(f"{'uncapped' if c is None else f'cap {c:.2f} x peak'}: {d}")
 
     results = cap_study(js, fed, caps=caps, dispatchers=args.dispatchers, model=args.model,
-                        cp=CPOptions(window=args.window, time_limit=args.cp_time,
-                                     passes=args.cp_passes), progress=say,
+                        cp=_cp_options(CPOptions, args), progress=say,
                         estimates=args.estimates, uncapped=not args.no_uncapped,
                         power_error=args.power_error, power_seed=args.power_seed,
                         power_margin=args.power_margin, rule=args.rule)
     table = study_table(results)
-    atomic_write(out / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n"
-                 f"The dispatchers plan on {args.estimates} run times and {_knows(args)}.\n\n"
-                 f"{table}\n")
-    sched_dirs = write_schedules(out, {
-        (f"{r.dispatcher}-uncapped" if r.federation.power_cap is None else
-         f"{r.dispatcher}-cap{r.federation.power_cap / r.federation.peak_power:.3g}"):
-        r for r in results})
-    atomic_write(out / "powercap.json", _json(args, js, fed, results))
-    drawn = _plots(out, results, min(caps))
+    with output_set(out, "powercap", settings(args)) as o:
+        atomic_write(o / "powercap.md", f"# Power-capped dispatching: {js.name}\n\n"
+                     f"The dispatchers plan on {args.estimates} run times and {_knows(args)}."
+                     f"\n\n{table}\n")
+        sched_dirs = write_schedules(o, {
+            (f"{r.dispatcher}-uncapped" if r.federation.power_cap is None else
+             f"{r.dispatcher}-cap{r.federation.power_cap / r.federation.peak_power:.3g}"):
+            r for r in results})
+        atomic_write(o / "powercap.json", _json(args, js, fed, results))
+        drawn = _plots(o, results, min(caps))
     print(table)
     print(f"wrote {out}/powercap.md, powercap.json, {sched_dirs} (schedule.csv and schedule.swf "
           "per dispatcher and cap)" + listed(drawn))
     return 0
+
+
+def _check_hybrid_options(args) -> None:
+    """Refuse the hybrid's options when no hybrid dispatcher runs (they would be ignored)."""
+    given = [o for o, v in (("--window", args.window), ("--cp-time", args.cp_time),
+                            ("--cp-passes", args.cp_passes)) if v is not None]
+    if given and "hybrid" not in args.dispatchers:
+        raise InputError(f"{', '.join(given)}: for --dispatchers hybrid only, not "
+                         f"{' '.join(args.dispatchers)}")
+
+
+def _cp_options(CPOptions, args):
+    """The hybrid's CP options: those given, the library's defaults for the others."""
+    return CPOptions(**{k: v for k, v in (("window", args.window),
+                                          ("time_limit", args.cp_time),
+                                          ("passes", args.cp_passes)) if v is not None})
+
+
+def _check_caps(caps, args) -> None:
+    """Warn of a cap that can never bind; refuse a power error too large to mean anything."""
+    if max(caps) > 1:
+        print(f"moga: warning: --caps {max(caps):.3g} x peak power can never bind (a bare "
+              "number is a fraction of peak here: 0.6 or 60% is 60%)", file=sys.stderr,
+              flush=True)
+    if args.power_error > MAX_POWER_ERROR:
+        raise InputError(f"--power-error {args.power_error:g}: a log-space standard deviation "
+                         f"above {MAX_POWER_ERROR:g} draws power factors off by more than "
+                         f"e^{3 * MAX_POWER_ERROR:g}; give e.g. 0.1")
 
 
 def _knows(args) -> str:
@@ -139,6 +175,7 @@ def _json(args, js, fed, results) -> str:
 
 
 def _plots(out, results, tight):
+    """The power and W-Q-T plots, written through the output set ``out``."""
     from ..powercap.study import plot_power, plot_wqt
 
     def at_tight(r):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..outputs import atomic_write
+from ..outputs import atomic_write, output_set
 from .common import (
     add_workload_args,
     fraction,
@@ -18,6 +18,7 @@ from .common import (
     prepare_out,
     read_trace,
     seed,
+    settings,
     step_lines,
     write_schedules,
 )
@@ -187,18 +188,19 @@ def run(args) -> int:
           f"{args.rtj_fraction}; I/O: {machine.io_summary()}", flush=True)
     runs = _study(args, js, machine)
     table = study_table(runs)
-    atomic_write(out / "realtime.md", f"# Real-time jobs: {js.name} on {machine.name}\n\n"
-                                     f"Slowdowns on {args.slowdown_on}. I/O: "
-                                     f"{machine.io_summary()}.\n\n{table}\n")
-    atomic_write(out / "realtime.json", json.dumps(
-        {"jobset": js.name, "machine": machine.name, "nodes": machine.nodes,
-         "io": {field: getattr(machine, field) for _, field in IO_OPTIONS},
-         "runs": [{"fraction": r.fraction, "scheme": r.label, **r.metrics} for r in runs]},
-        indent=2, default=float) + "\n")
-    drawn = plots([("slowdown.png", lambda: plot_slowdowns(runs, out / "slowdown.png"))])
-    sched = "" if args.no_schedules else ", " + write_schedules(out, {
-        f"rtj{r.fraction:g}-{r.label}": r.result.schedule() for r in runs}) + \
-        " (schedule.csv, schedule.swf and segments.csv per share and scheme)"
+    with output_set(out, "realtime", settings(args)) as o:
+        atomic_write(o / "realtime.md", f"# Real-time jobs: {js.name} on {machine.name}\n\n"
+                                         f"Slowdowns on {args.slowdown_on}. I/O: "
+                                         f"{machine.io_summary()}.\n\n{table}\n")
+        atomic_write(o / "realtime.json", json.dumps(
+            {"jobset": js.name, "machine": machine.name, "nodes": machine.nodes,
+             "io": {field: getattr(machine, field) for _, field in IO_OPTIONS},
+             "runs": [{"fraction": r.fraction, "scheme": r.label, **r.metrics} for r in runs]},
+            indent=2, default=float) + "\n")
+        drawn = plots([("slowdown.png", lambda: plot_slowdowns(runs, o / "slowdown.png"))])
+        sched = "" if args.no_schedules else ", " + write_schedules(o, {
+            f"rtj{r.fraction:g}-{r.label}": r.result.schedule() for r in runs}) + \
+            " (schedule.csv, schedule.swf and segments.csv per share and scheme)"
     print(table)
     print(f"wrote {out}/realtime.md, realtime.json{sched}" + listed(drawn))
     return 0

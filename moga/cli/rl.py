@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..outputs import atomic_write
+from ..outputs import atomic_write, output_set
 from .common import (
     fraction,
     listed,
@@ -14,6 +14,7 @@ from .common import (
     pos_int,
     prepare_out,
     seed,
+    settings,
     step_lines,
 )
 
@@ -95,12 +96,13 @@ def run_train(args) -> int:
           f"{tc.sequences} sequences x {tc.trajectories} trajectories = {tc.episodes} episodes, "
           f"{tc.fraction_of_paper():.2%} of the paper's budget", flush=True)
     res = train(cfg, tc, out=out, resume=not args.no_resume, progress=not args.no_progress)
-    save_params(res.params, out / "policy.npz", lam=cfg.lam, beta=cfg.beta, c=cfg.c,
-                iterations=tc.iterations, sequences=tc.sequences,
-                trajectories=tc.trajectories, seed=tc.seed)
-    ref = {"ESJF": mean_edp(esjf, cfg, tc.sequences, seed=tc.seed)}
-    drawn = plots([("learning_curve.png", lambda: plot_learning_curve(
-        res.history, out / "learning_curve.png", ref))])
+    with output_set(out, "rl train", settings(args)) as o:
+        save_params(res.params, o / "policy.npz", lam=cfg.lam, beta=cfg.beta, c=cfg.c,
+                    iterations=tc.iterations, sequences=tc.sequences,
+                    trajectories=tc.trajectories, seed=tc.seed)
+        ref = {"ESJF": mean_edp(esjf, cfg, tc.sequences, seed=tc.seed)}
+        drawn = plots([("learning_curve.png", lambda: plot_learning_curve(
+            res.history, o / "learning_curve.png", ref))])
     print(f"last iteration: mean EDP {res.history[-1]['mean_edp']:.1f} (ESJF on other "
           f"sequences of the same kind: {ref['ESJF']:.1f})")
     print(f"wrote {out}/policy.npz, checkpoint.npz, history.json" + listed(drawn))
@@ -124,13 +126,14 @@ def run_evaluate(args) -> int:
                   f"{args.sequences} sequences drew no job; that row is n/a (raise --lam or "
                   "--sequences)", file=sys.stderr)
     table = grid_table(rows)
-    atomic_write(out / "evaluate.md", f"# Deep-EAS against the heuristics\n\nMean EDP over "
-                                     "jobs, with a 95% bootstrap interval over the sequences "
-                                     f"in brackets.\n\n{table}\n")
-    atomic_write(out / "evaluate.json", json.dumps({"meta": {k: str(v) for k, v in meta.items()},
-                                                   "rows": rows}, indent=2) + "\n")
-    drawn = plots([("edp_vs_lambda.png", lambda: plot_edp_vs_lambda(
-        rows, out / "edp_vs_lambda.png", beta=args.beta[0]))])
+    with output_set(out, "rl evaluate", settings(args)) as o:
+        atomic_write(o / "evaluate.md", f"# Deep-EAS against the heuristics\n\nMean EDP over "
+                                         "jobs, with a 95% bootstrap interval over the sequences "
+                                         f"in brackets.\n\n{table}\n")
+        atomic_write(o / "evaluate.json", json.dumps({"meta": {k: str(v) for k, v in meta.items()},
+                                                       "rows": rows}, indent=2) + "\n")
+        drawn = plots([("edp_vs_lambda.png", lambda: plot_edp_vs_lambda(
+            rows, o / "edp_vs_lambda.png", beta=args.beta[0]))])
     print(table)
     print(f"wrote {out}/evaluate.md, evaluate.json" + listed(drawn))
     return 0

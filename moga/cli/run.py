@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..outputs import atomic_write
+from ..outputs import atomic_write, output_set
 from .common import (
     Interrupt,
     add_ga_args,
@@ -16,6 +16,7 @@ from .common import (
     pos_float,
     pos_int,
     power_cap,
+    settings,
 )
 
 HELP = "evolve a makespan-energy Pareto front with NSGA-II"
@@ -88,7 +89,8 @@ def run(args) -> int:
         print(f"power cap {fed.power_cap / 1e3:.2f} kW ({fed.power_cap / fed.peak_power:.0%} of "
               "peak)", flush=True)
     res = _evolve(args, js, fed, params)
-    summary, drawn = _write(args, out, res, trace, fed, js)
+    with output_set(out, "run", settings(args)) as o:
+        summary, drawn = _write(args, o, res, trace, fed, js)
     k = res.knee()
     km, ke = summary["knee_change_pct"]
     print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: makespan "
@@ -116,7 +118,8 @@ def _front_csv(res) -> str:
 
 
 def _write(args, out, res, trace, fed, js):
-    """Write the run's files and plots; returns ``(summary, plots written)``."""
+    """Write the run's files and plots through the output set ``out``; returns ``(summary,
+    plots written)``."""
     from ..plot import plot_convergence, plot_front, plot_gantt
 
     atomic_write(out / "front.csv", _front_csv(res))

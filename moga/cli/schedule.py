@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import listed, plots, prepare_out
+import numpy as np
+
+from ..errors import InputError
+from ..outputs import check_set, output_set
+from .common import listed, plots, prepare_out, settings
 
 HELP = "write the schedule files and a Gantt chart of a front member of a moga run"
 
@@ -37,15 +41,61 @@ def run(args) -> int:
 
     run_dir = Path(args.run_dir)
     src = run_dir / "result.npz" if run_dir.is_dir() else run_dir
-    res = load_result(src)
+    check_set(src.parent, src.name)
+    res = _checked_result(src, load_result)
     i = _member(res, args.point, src)
     out = prepare_out(args.out or (src.parent / f"schedule-{args.point}"),
                       ["schedule.csv", "schedule.swf", "gantt.png"])
-    s = res.schedule(i)
-    s.to_csv(out / "schedule.csv")
-    s.to_swf(out / "schedule.swf")
-    drawn = plots([("gantt.png", lambda: plot_gantt(s, path=out / "gantt.png"))])
+    s = _decode_checked(res, i, src)
+    with output_set(out, "schedule", settings(args)) as o:
+        s.to_csv(o / "schedule.csv")
+        s.to_swf(o / "schedule.swf")
+        drawn = plots([("gantt.png", lambda: plot_gantt(s, path=o / "gantt.png"))])
     print(f"front member {i} of {len(res.F)} ({'knee' if i == res.knee() else 'index'}): "
           f"makespan {s.makespan / 3600:.2f} h, energy {s.energy / 3.6e9:.4f} MWh")
     print(f"wrote {out}/schedule.csv, schedule.swf" + listed(drawn))
     return 0
+
+
+def _checked_result(src, load_result):
+    """``load_result(src)``, its front checked: finite, one row per chromosome; any error of
+    rebuilding it an InputError naming the file."""
+    try:
+        res = load_result(src)
+    except (InputError, OSError):
+        raise
+    except Exception as e:  # noqa: BLE001 - a damaged file, whatever part of it
+        raise InputError(f"{src}: not a usable moga result ({type(e).__name__}: {e})") from None
+    F, X = np.asarray(res.F), np.asarray(res.X)
+    if F.ndim != 2 or F.shape[0] == 0 or F.shape[0] != X.shape[0]:
+        raise InputError(f"{src}: the front F has shape {F.shape} for {X.shape[0]} "
+                         "chromosome(s) X; the file is damaged")
+    if not np.isfinite(F).all():
+        raise InputError(f"{src}: the front F holds values that are not finite; the file is "
+                         "damaged")
+    return res
+
+
+#: Objectives ``moga schedule`` can recompute from a decoded schedule.
+_OBJECTIVES = {"makespan": "makespan", "energy": "energy", "flowtime": "flowtime"}
+
+
+def _decode_checked(res, i, src):
+    """Member ``i`` of ``res`` decoded, refused unless it gives the objectives the file
+    records for it (a file edited, or written by a version whose decoder differs)."""
+    try:
+        s = res.schedule(i)
+    except (InputError, OSError):
+        raise
+    except Exception as e:  # noqa: BLE001 - a damaged file, whatever part of it
+        raise InputError(f"{src}: front member {i} cannot be decoded ({type(e).__name__}: "
+                         f"{e})") from None
+    names = tuple(getattr(res, "objectives", ("makespan", "energy")))
+    for k, name in enumerate(names[:res.F.shape[1]]):
+        if name in _OBJECTIVES:
+            got, want = float(getattr(s, _OBJECTIVES[name])), float(res.F[i, k])
+            if not np.isclose(got, want, rtol=1e-6, atol=1e-6):
+                raise InputError(f"{src}: front member {i} decodes to {name} {got:.6g}, but "
+                                 f"the file records {want:.6g}: it was edited or written by "
+                                 "another version of moga; run the search again")
+    return s

@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 
 from ..errors import InputError
-from ..outputs import atomic_write
+from ..outputs import atomic_write, output_set
 from .common import (
     add_workload_args,
     fraction,
@@ -22,6 +22,7 @@ from .common import (
     power_cap,
     prepare_out,
     seed,
+    settings,
 )
 
 HELP = "run an online policy (registered, or yours as path.py:Class) on a trace (release mode)"
@@ -58,8 +59,8 @@ def add_arguments(p) -> None:
                    help="tag this share of jobs as real-time, in [0, 1] (default: 0.1 for "
                         "realtime-first, realtime-preempt and the rt- schemes, none "
                         "otherwise)")
-    p.add_argument("--tag-seed", type=seed, default=0, help="seed of the real-time tags "
-                                                             "(default 0)")
+    p.add_argument("--tag-seed", type=seed, default=None, help="seed of the real-time tags "
+                                                                "(default 0)")
     _add_search_arguments(p)
     p.add_argument("--no-gantt", action="store_true", help="do not draw gantt.png")
     p.add_argument("--out", default="moga-simulate", help="output folder (default: moga-simulate)")
@@ -130,7 +131,7 @@ def _tag_jobs(args, entry, fed, js):
 
         js = tag_realtime(js, Machine(nodes=int(fed.total_nodes)),
                           0.1 if args.rtj_fraction is None else args.rtj_fraction,
-                          seed=args.tag_seed).jobset
+                          seed=args.tag_seed or 0).jobset
     return js
 
 
@@ -145,6 +146,11 @@ def _prepare(args):
 
         require("ortools.sat.python.cp_model", f"the {entry.name} policy", "cp")
     options = search_options(args, entry)
+    tags = [o for o, v in (("--rtj-fraction", args.rtj_fraction), ("--tag-seed", args.tag_seed))
+            if v is not None]
+    if tags and entry is not None and "realtime" not in entry.supports:
+        raise InputError(f"{', '.join(tags)}: real-time tags change nothing under "
+                         f"{args.policy}; they are for the real-time policies")
     out = prepare_out(args.out, OUTPUTS)
     features = entry.supports if entry is not None else frozenset()
     if "one_machine" in features and args.federation == "default":
@@ -161,7 +167,8 @@ def run(args) -> int:
     print(f"{js.name}: {len(js)} jobs ({'release' if args.release else 'batch'} mode) on "
           f"{fed!r}; policy {args.policy}", flush=True)
     s = _simulate(args, js, fed, options)
-    info, drawn = _write(args, out, s, js, fed)
+    with output_set(out, "simulate", settings(args)) as o:
+        info, drawn = _write(args, o, s, js, fed)
     summary = s.summary()
     print(f"makespan {s.makespan / 3600:.2f} h, energy {s.energy / 3.6e9:.4f} MWh, mean wait "
           f"{summary['mean_wait_s'] / 3600:.2f} h, mean bounded slowdown "
@@ -262,15 +269,14 @@ class GuardedPolicy:
 
 
 def _write(args, out, s, js, fed):
-    """Write the schedule, metrics and chart; returns ``(info, plots written)``."""
+    """Write the schedule, metrics and chart through the output set ``out``; returns
+    ``(info, plots written)``."""
     from ..plot import plot_gantt
 
     s.to_csv(out / "schedule.csv")
     s.to_swf(out / "schedule.swf")
     if s.segments is not None:
         s.segments_to_csv(out / "segments.csv")
-    else:
-        (out / "segments.csv").unlink(missing_ok=True)  # none from an earlier run
     summary = s.summary()
     info = {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in s.info.items()}
     # A mean over no completed job (every job rejected) is null, not NaN: strict JSON.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..model.platform import Federation
-from ..outputs import atomic_write
+from ..outputs import atomic_write, output_set
 from .common import (
     add_workload_args,
     jobset_of,
@@ -16,6 +16,7 @@ from .common import (
     prepare_out,
     read_trace,
     seed,
+    settings,
 )
 
 HELP = "tune GA parameters with Optuna; writes best.toml"
@@ -69,16 +70,17 @@ def run(args) -> int:
                study_name=args.study_name, timeout=args.timeout, budget=args.budget,
                model=args.model, sampler_seed=args.sampler_seed,
                progress=not args.no_progress)
-    trials = res.trials()
-    atomic_write(out / "trials.csv", _trials_csv(trials))
-    atomic_write(out / "best.toml", res.to_toml())
-    atomic_write(out / "tune.json", json.dumps(
-        {"jobsets": [js.name for js in jobsets], "budget": res.budget, "seeds": args.seeds,
-         "model": args.model, "best_value": res.best_value,
-         "best_params": res.best_params.to_dict(), "n_trials": len(trials),
-         "wall_time_s": res.wall_time}, indent=2) + "\n")
-    drawn = []
-    plots([("plots", lambda: drawn.extend(plot_study(res, out)))])
+    with output_set(out, "tune", settings(args)) as o:
+        trials = res.trials()
+        atomic_write(o / "trials.csv", _trials_csv(trials))
+        atomic_write(o / "best.toml", res.to_toml())
+        atomic_write(o / "tune.json", json.dumps(
+            {"jobsets": [js.name for js in jobsets], "budget": res.budget, "seeds": args.seeds,
+             "model": args.model, "best_value": res.best_value,
+             "best_params": res.best_params.to_dict(), "n_trials": len(trials),
+             "wall_time_s": res.wall_time}, indent=2) + "\n")
+        drawn = []
+        plots([("plots", lambda: drawn.extend(plot_study(res, o.stage)))])
     print(f"best mean hypervolume {res.best_value:.4f} with {res.best_params}")
     print(f"wrote {out}/best.toml, trials.csv, tune.json"
           + "".join(f", {p.name}" for p in drawn))

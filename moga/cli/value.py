@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from ..model.platform import Federation
-from ..outputs import atomic_write
+from ..outputs import atomic_write, output_set
 from .common import (
     add_workload_args,
     listed,
@@ -15,6 +15,7 @@ from .common import (
     prepare_out,
     read_trace,
     seed,
+    settings,
     step_lines,
     write_schedules,
 )
@@ -63,18 +64,19 @@ def run(args) -> int:
           f"cluster dropped) on {fed!r}; best-known GA pop {args.pop} x {args.gen}", flush=True)
     c = compare_value(js, fed, pop_size=args.pop, n_gen=args.gen, seed=args.seed,
                       progress=step_lines(not args.no_progress, ""))
-    atomic_write(out / "value.csv", c.to_csv())
-    atomic_write(out / "value.json", json.dumps(
-        {"jobset": js.name, "n_jobs": len(js), "federation": fed.name, "rows": c.rows,
-         "best_known": c.best_known.value, "upper_bound": c.upper_bound,
-         "max_value": c.max_value,
-         "by_class": {k: s.value_by_class() for k, s in c.schedules.items()}},
-        indent=2) + "\n")
-    print(_table(c))
-    drawn = _plots(out, c, js)
-    sched_dirs = write_schedules(out, {k: v.schedule() for k, v in c.schedules.items()})
+    with output_set(out, "value", settings(args)) as o:
+        atomic_write(o / "value.csv", c.to_csv())
+        atomic_write(o / "value.json", json.dumps(
+            {"jobset": js.name, "n_jobs": len(js), "federation": fed.name, "rows": c.rows,
+             "best_known": c.best_known.value, "upper_bound": c.upper_bound,
+             "max_value": c.max_value,
+             "by_class": {k: s.value_by_class() for k, s in c.schedules.items()}},
+            indent=2) + "\n")
+        print(_table(c))
+        drawn = _plots(o, c, js)
+        sched_dirs = write_schedules(o, {k: v.schedule() for k, v in c.schedules.items()})
     print(f"wrote {out}/value.csv, value.json, {sched_dirs} (schedule.csv and schedule.swf of "
-          "the jobs each algorithm ran)" + listed(drawn))
+          "each algorithm; the jobs it never ran are REJECTED)" + listed(drawn))
     return 0
 
 

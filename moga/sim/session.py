@@ -306,7 +306,7 @@ class Session:
         """A ValueError naming the first of ``listed`` (distinct, in range) that is not
         running now (waiting, finished, rejected or not arrived)."""
         running = np.zeros(len(self.jobset), dtype=bool)
-        running[self._s.running()[0]] = True
+        running[self.running()[0]] = True
         bad = ~running[listed]
         if bad.any():
             raise ValueError(f"{verb}: job {int(listed[bad][0])} is not running at "
