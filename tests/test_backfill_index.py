@@ -29,8 +29,9 @@ def naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd_min, 
     return None
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_first_candidate_matches_a_scan_of_the_queue(seed):
+def _random_queue(seed):
+    """A random queue for the index tests: ``(rng, J, K, state, order, cluster-set mask,
+    tasks, run times)``, the masks already in the state."""
     rng = np.random.default_rng(seed)
     J = int(rng.integers(1, 90))
     K = int(rng.integers(1, 4))
@@ -40,6 +41,12 @@ def test_first_candidate_matches_a_scan_of_the_queue(seed):
     st.mask_j[:] = mask
     tasks = rng.integers(1, 12, J)
     runtime = rng.choice([1.0, 5.0, 10.0, 60.0], J) * rng.integers(1, 4, J)
+    return rng, J, K, st, order, mask, tasks, runtime
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_first_candidate_matches_a_scan_of_the_queue(seed):
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
     n_act = build_index(order, st, True)
     assert sorted(st.g_act[:n_act]) == sorted(set(mask.tolist()))
     queued = np.zeros(J, dtype=bool)
@@ -159,15 +166,7 @@ def naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x,
 
 @pytest.mark.parametrize("seed", range(40))
 def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
-    rng = np.random.default_rng(seed)
-    J = int(rng.integers(1, 90))
-    K = int(rng.integers(1, 4))
-    st = new_state(J, K)
-    order = rng.permutation(J).astype(np.int64)
-    mask = rng.integers(0, 1 << K, J)
-    st.mask_j[:] = mask
-    tasks = rng.integers(1, 12, J)
-    runtime = rng.choice([1.0, 5.0, 10.0, 60.0], J) * rng.integers(1, 4, J)
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
     power = rng.uniform(0.5, 1.5, J)
     pbusy, pidle = rng.choice([20.0, 50.0, 90.0], K), np.full(K, 10.0)
     power_floors(tasks, power, pbusy, pidle, st.p_floor)

@@ -207,6 +207,6 @@ def _stopped_by(hist, n_gen, time_limit, wall, stagnated, interrupted=False):
         return "stagnation"
     if interrupted:
         return "interrupted"
-    # NSGA-II (pymoo's loop and the array loop alike) ends early when 100 rounds of
+    # NSGA-II (pymoo's loop and the array loop alike) ends early when 100 attempts of
     # mating make no child unlike every chromosome already in the population.
     return "no new child"

@@ -21,14 +21,13 @@ real run times.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import numpy as np
 
 from decoders import steps
 from decoders._federated_core import E_NCL, E_NH, E_NQ, E_QH, E_STARTED, Out, new_state
 from decoders._validate import choice_code, readonly
-from decoders.federated import MODELS, CapInfeasibleError, setup_online
+from decoders.federated import MODELS, CapInfeasibleError, Dispatch, setup_online
 
 from ..errors import InputError
 from ..model.jobset import JobSet
@@ -69,18 +68,6 @@ def _positions(jobs, verb: str, n: int | None = None) -> np.ndarray:
     if (counts > 1).any():
         raise ValueError(f"{verb} got job {int(uniq[counts > 1][0])} twice")
     return listed
-
-
-class _End(NamedTuple):
-    """The loop's schedule at the end of a session (arrays indexed like the job-set)."""
-
-    start: np.ndarray
-    finish: np.ndarray
-    alloc: np.ndarray
-    makespan: float
-    energy: float
-    flowtime: float
-    n_coalloc: int
 
 
 class PolicyStalled(RuntimeError):
@@ -459,12 +446,12 @@ class Session:
                         n_coalloc=d.n_coalloc, backfill="none", rule=self.rule, reservation=None,
                         policy=policy, info=info, segments=segments)
 
-    def _finish(self) -> _End:
+    def _finish(self) -> Dispatch:
         """Let the running jobs end: the loop's schedule and objectives."""
         m, e, fl = steps.end(self._t, self._code, self._jobs, self._plat, self._st, self._out)
         out = self._out
         n_coalloc = int(np.count_nonzero((out.alloc > 0).sum(axis=1) >= 2))
-        return _End(out.start, out.finish, out.alloc, float(m), float(e), float(fl), n_coalloc)
+        return Dispatch(out.start, out.finish, out.alloc, float(m), float(e), float(fl), n_coalloc)
 
     def _segments(self, d) -> Segments:
         """Every execution: the stopped ones and each job's last, in the order they ended."""
