@@ -41,6 +41,7 @@ import os
 import pickle
 import platform
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -50,6 +51,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import quality  # noqa: E402
 from quality import CONVERGENCE, _jobset, _load_reference  # noqa: E402
 
 from moga.outputs import atomic_write  # noqa: E402
@@ -69,6 +71,24 @@ def _pct(res, name) -> float:
     from moga.metrics import normalized_hypervolume
 
     return 100 * res.hv / normalized_hypervolume(_load_reference(name), res.reference)
+
+
+def _quick(out: Path) -> None:
+    """Shrink the study to a smoke test (``--quick``): quality's quick job-set (40 jobs of
+    the bundled month) and a reference front from one longer run, under ``out``."""
+    import types
+
+    import moga
+
+    global CONVERGENCE
+    quality._quick(types.SimpleNamespace(), out)
+    CONVERGENCE = quality.CONVERGENCE
+    name, trace_file, start, release = CONVERGENCE[0]
+    js, fed = _jobset(trace_file, start=start, release=release)
+    ref = moga.run(js, fed, seed=0, n_gen=32, pop_size=12).F
+    quality.STORE.mkdir(parents=True, exist_ok=True)
+    np.savetxt(quality._reference_file(name), ref, delimiter=",", header="makespan,energy",
+               comments="")
 
 
 def _sets(names):
@@ -290,7 +310,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     if args.quick:
-        args.gen, args.pop, args.seeds, args.sets = 8, 12, 1, ["HPC2N"]
+        args.gen, args.pop, args.seeds, args.sets = 8, 12, 1, ["bundled"]
+        if args.out == str(ROOT / "results"):
+            args.out = tempfile.mkdtemp(prefix="islands-quick-")
+        _quick(Path(args.out))
     t0 = time.perf_counter()
     out = Path(args.out)
     ev_from = None
@@ -298,7 +321,7 @@ def main(argv=None):
         old = json.loads((out / "islands.json").read_text())
         ev, ev_from = old["evaluations"], old["date"]
     else:
-        with ProcessPoolExecutor(args.workers) as pool:
+        with (quality._InProcess() if args.quick else ProcessPoolExecutor(args.workers)) as pool:
             ev = evaluations(args, pool)
     wl = wall(args)
     est, model = estimate(ev, wl, args)
