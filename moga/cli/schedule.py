@@ -67,6 +67,9 @@ def _checked_result(src, load_result):
     except Exception as e:  # noqa: BLE001 - a damaged file, whatever part of it
         raise InputError(f"{src}: not a usable moga result ({type(e).__name__}: {e})") from None
     F, X = np.asarray(res.F), np.asarray(res.X)
+    if F.dtype.kind not in "iuf" or X.dtype.kind not in "iuf":
+        raise InputError(f"{src}: the front F ({F.dtype}) and the chromosomes X ({X.dtype}) "
+                         "must be numbers; the file is damaged")
     if F.ndim != 2 or F.shape[0] == 0 or F.shape[0] != X.shape[0]:
         raise InputError(f"{src}: the front F has shape {F.shape} for {X.shape[0]} "
                          "chromosome(s) X; the file is damaged")
@@ -84,7 +87,8 @@ def _decode_checked(res, i, src):
     """Member ``i`` of ``res`` decoded, refused unless it gives the objectives the file
     records for it (a file edited, or written by a version whose decoder differs)."""
     try:
-        s = res.schedule(i)
+        with np.errstate(invalid="ignore", over="ignore"):  # a damaged X: refused below
+            s = res.schedule(i)
     except (InputError, OSError):
         raise
     except Exception as e:  # noqa: BLE001 - a damaged file, whatever part of it
