@@ -13,7 +13,8 @@ from .federated import (  # noqa: E402
     BatchDecode,
     FederatedDecode,
     decode,
+    decode_arrays,
     decode_batch,
 )
 
-__all__ = ["MODELS", "BatchDecode", "FederatedDecode", "decode", "decode_batch"]
+__all__ = ["MODELS", "BatchDecode", "FederatedDecode", "decode", "decode_arrays", "decode_batch"]

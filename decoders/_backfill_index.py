@@ -28,7 +28,7 @@ every subtree whose minima fail them; the backfill loop merges the groups in
 queue order. The jobs it returns are exactly those the full scan would not
 have skipped, in the same order, so the schedules are the same.
 
-Layout, in :data:`~decoders._federated_core.State`: ``g_leaf`` (J: a job's
+Layout, in :data:`~decoders._federated_core.State` (``st.index``): ``g_leaf`` (J: a job's
 leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
 group's tree starts in ``tr_t``/``tr_r``/``tr_p``; a tree of ``S`` leaves, a
@@ -51,7 +51,7 @@ EMPTY = np.iinfo(np.int64).max
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def group_of(j, st, by_mask):
     """Job ``j``'s group: its allowance's cluster set, or 0 beyond ``TABLE_K`` clusters."""
-    return st.mask_j[j] if by_mask else 0
+    return st.scan.mask_j[j] if by_mask else 0
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -59,11 +59,11 @@ def build_index(order, st, by_mask):
     """Group the jobs by cluster set in queue order and empty every tree; returns the active count.
 
     ``order`` gives the queue positions (``order[p]`` is the job at position
-    ``p``); every job's cluster set is in ``st.mask_j`` (:func:`allowances`).
+    ``p``); every job's cluster set is in ``st.scan.mask_j`` (:func:`allowances`).
     """
     J = order.shape[0]
-    G = st.g_cand.shape[0]
-    g_off, g_toff = st.g_off, st.g_toff
+    G = st.index.g_cand.shape[0]
+    g_off, g_toff = st.index.g_off, st.index.g_toff
     for m in range(G + 1):
         g_off[m] = 0
     for p in range(J):
@@ -73,26 +73,26 @@ def build_index(order, st, by_mask):
     for m in range(G):
         n = g_off[m + 1]
         if n > 0:
-            st.g_act[n_act] = m
+            st.index.g_act[n_act] = m
             n_act += 1
         size = 1
         while size < n:
             size *= 2
         g_toff[m + 1] = g_toff[m] + 2 * size
         g_off[m + 1] += g_off[m]
-        st.g_cand[m] = g_off[m]  # fill cursor
+        st.index.g_cand[m] = g_off[m]  # fill cursor
     for p in range(J):
         j = order[p]
         m = group_of(j, st, by_mask)
-        c = st.g_cand[m]
-        st.g_pos[c] = p
-        st.g_leaf[j] = c - g_off[m]
-        st.g_cand[m] = c + 1
+        c = st.index.g_cand[m]
+        st.index.g_pos[c] = p
+        st.index.g_leaf[j] = c - g_off[m]
+        st.index.g_cand[m] = c + 1
     for i in range(g_toff[G]):
-        st.tr_t[i] = EMPTY
-        st.tr_r[i] = np.inf
-        for k in range(st.tr_p.shape[1]):
-            st.tr_p[i, k] = np.inf
+        st.index.tr_t[i] = EMPTY
+        st.index.tr_r[i] = np.inf
+        for k in range(st.index.tr_p.shape[1]):
+            st.index.tr_p[i, k] = np.inf
     return n_act
 
 
@@ -117,21 +117,21 @@ def power_floors(tasks, power, pbusy, pidle, p_floor):
 def set_leaf(j, tasks, runtime, st, by_mask):
     """Job ``j`` joins (``tasks``, ``runtime``) or leaves (``EMPTY``, ``inf``) its group's tree."""
     m = group_of(j, st, by_mask)
-    off = st.g_toff[m]
-    size = (st.g_toff[m + 1] - off) // 2
-    node = size + st.g_leaf[j]
-    st.tr_t[off + node] = tasks
-    st.tr_r[off + node] = runtime
-    K = st.tr_p.shape[1]
+    off = st.index.g_toff[m]
+    size = (st.index.g_toff[m + 1] - off) // 2
+    node = size + st.index.g_leaf[j]
+    st.index.tr_t[off + node] = tasks
+    st.index.tr_r[off + node] = runtime
+    K = st.index.tr_p.shape[1]
     for k in range(K):
-        st.tr_p[off + node, k] = np.inf if tasks == EMPTY else st.p_floor[j, k]
+        st.index.tr_p[off + node, k] = np.inf if tasks == EMPTY else st.index.p_floor[j, k]
     node //= 2
     while node >= 1:
         a = off + 2 * node
-        st.tr_t[off + node] = min(st.tr_t[a], st.tr_t[a + 1])
-        st.tr_r[off + node] = min(st.tr_r[a], st.tr_r[a + 1])
+        st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
+        st.index.tr_r[off + node] = min(st.index.tr_r[a], st.index.tr_r[a + 1])
         for k in range(K):
-            st.tr_p[off + node, k] = min(st.tr_p[a, k], st.tr_p[a + 1, k])
+            st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
         node //= 2
 
 
@@ -152,20 +152,20 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
     for i in range(first, last):
         j = by_release[i]
         m = group_of(j, st, by_mask)
-        off = st.g_toff[m]
-        node = off + (st.g_toff[m + 1] - off) // 2 + st.g_leaf[j]
-        st.tr_t[node] = tasks[j]
-        st.tr_r[node] = runtime[j]
-        for k in range(st.tr_p.shape[1]):
-            st.tr_p[node, k] = st.p_floor[j, k]
-    for m in range(st.g_cand.shape[0]):
-        off = st.g_toff[m]
-        for node in range((st.g_toff[m + 1] - off) // 2 - 1, 0, -1):
+        off = st.index.g_toff[m]
+        node = off + (st.index.g_toff[m + 1] - off) // 2 + st.index.g_leaf[j]
+        st.index.tr_t[node] = tasks[j]
+        st.index.tr_r[node] = runtime[j]
+        for k in range(st.index.tr_p.shape[1]):
+            st.index.tr_p[node, k] = st.index.p_floor[j, k]
+    for m in range(st.index.g_cand.shape[0]):
+        off = st.index.g_toff[m]
+        for node in range((st.index.g_toff[m + 1] - off) // 2 - 1, 0, -1):
             a = off + 2 * node
-            st.tr_t[off + node] = min(st.tr_t[a], st.tr_t[a + 1])
-            st.tr_r[off + node] = min(st.tr_r[a], st.tr_r[a + 1])
-            for k in range(st.tr_p.shape[1]):
-                st.tr_p[off + node, k] = min(st.tr_p[a, k], st.tr_p[a + 1, k])
+            st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
+            st.index.tr_r[off + node] = min(st.index.tr_r[a], st.index.tr_r[a + 1])
+            for k in range(st.index.tr_p.shape[1]):
+                st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -178,9 +178,9 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
     under a cap little power is left), and the test is one look-up where a
     walk climbs the tree.
     """
-    root = st.g_toff[m] + 1
-    return _may_pass(st.tr_t, st.tr_r, st.tr_p, root, x, y, t, sd_min, shadow, pk=pk, cap=cap,
-                     fm=fm, lpk=lpk, hf=hf)
+    ix = st.index
+    return _may_pass(ix.tr_t, ix.tr_r, ix.tr_p, ix.g_toff[m] + 1, x, y, t, sd_min, shadow, pk=pk,
+                     cap=cap, fm=fm, lpk=lpk, hf=hf)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -226,9 +226,10 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     """
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf):
         return -1
-    off = st.g_toff[m]
-    return _walk(st.tr_t, st.tr_r, st.tr_p, st.dfs, off, (st.g_toff[m + 1] - off) // 2, leaf,
-                 x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf)
+    ix = st.index
+    off = ix.g_toff[m]
+    return _walk(ix.tr_t, ix.tr_r, ix.tr_p, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2, leaf, x, y, t,
+                 sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -238,8 +239,9 @@ def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap
     ``position``; the position is looked up only when the group's root passes."""
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf):
         return -1
-    off = st.g_toff[m]
-    return _walk(st.tr_t, st.tr_r, st.tr_p, st.dfs, off, (st.g_toff[m + 1] - off) // 2,
+    ix = st.index
+    off = ix.g_toff[m]
+    return _walk(ix.tr_t, ix.tr_r, ix.tr_p, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2,
                  first_after(m, position, st), x, y, t, sd_min=sd_min, shadow=shadow, pk=pk,
                  cap=cap, fm=fm, lpk=lpk, hf=hf)
 
@@ -278,12 +280,12 @@ def _walk(tr_t, tr_r, tr_p, stack, off, size, leaf, x, y, t, sd_min, shadow, pk,
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_after(m, position, st):
     """The first leaf of group ``m`` whose queue position is after ``position``."""
-    lo = st.g_off[m]
-    hi = st.g_off[m + 1]
+    lo = st.index.g_off[m]
+    hi = st.index.g_off[m + 1]
     base = lo
     while lo < hi:
         mid = (lo + hi) // 2
-        if st.g_pos[mid] <= position:
+        if st.index.g_pos[mid] <= position:
             lo = mid + 1
         else:
             hi = mid

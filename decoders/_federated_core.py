@@ -21,35 +21,49 @@ tuples built once per decode (they hold views, nothing is copied):
     cluster and then overall, W; ``inf`` where there is no cap); and
     ``consolidate`` (1,: 1 when the pick consolidates, :func:`allocate`).
 ``st`` (:data:`State`)
-    The decoder's mutable arrays. Per job: ``fin`` (projected finish),
-    ``sd`` (current slowdown), ``ht``/``hj`` (the event heap of running jobs
-    with fixed finishes, times and jobs), ``cl`` (fluid model: the running
-    co-allocated jobs, re-rated at every event while a link is saturated),
-    ``coal`` (1 for a co-allocated job), and for EASY ``started``, ``wq``
-    (the waiting queue), ``sh_t``/``sh_j`` (the reservation's replay heap),
-    ``by_release`` (jobs by arrival), ``pos_of`` (a job's position in the
-    order). Per cluster: ``free`` nodes, ``load`` (link traffic of running
-    co-allocated jobs), ``allow`` (the current job's allowance), and for
-    EASY ``allow_h`` (the head's allowance), ``free_s`` (free nodes at the
-    reservation), ``hold`` (nodes promised past the reservation), ``slack_h``
-    (nodes a job may hold past the reservation without taking any from the
-    head's room: ``max(0, free_s - hold - allow_h)``). EASY's
-    backfill scan reads every job's allowance from ``allow_j`` (J, K),
-    ``relaxed_j`` (J,) and ``mask_j`` (J,: the clusters the allowance
-    opens, one bit each), filled once per decode by :func:`allowances`, and
-    up to :data:`TABLE_K` clusters from ``free_in`` (``2**K``: the free
-    nodes of each set of clusters, by mask, see :func:`free_by_mask`). Power,
-    shape (K + 1: per cluster, then overall): ``pk`` (busy increment of the
-    running jobs), ``pks`` (of the jobs still running at EASY's
-    reservation), ``hold_p`` (of the jobs promised past it) and ``pkh``
-    (scratch); ``xs``, ``rk`` and ``free_h`` are per-cluster scratch of the
-    least-power allocation.
+    The decoder's mutable arrays, in five bundles of their own and the loop's
+    scalars, built in one place by keyword (:func:`new_state`):
+
+    ``st.run`` (:data:`Running`): the running jobs and the clusters. Per job:
+    ``fin`` (projected finish), ``sd`` (current slowdown), ``ht``/``hj`` (the
+    event heap of running jobs with fixed finishes, times and jobs), ``cl``
+    (fluid model: the running co-allocated jobs, re-rated at every event
+    while a link is saturated), ``coal`` (1 for a co-allocated job). Per
+    cluster: ``free`` nodes, ``load`` (link traffic of running co-allocated
+    jobs), ``allow`` (the current job's allowance), ``pk`` (K + 1: busy power
+    increment of the running jobs, per cluster then overall); ``xs``, ``rk``
+    and ``free_h`` are per-cluster scratch of the least-power allocation.
+
+    ``st.queue`` (:data:`Queue`), for the rules that keep a queue:
+    ``started`` (per job), ``wq`` (the waiting queue), ``by_release`` (jobs by
+    arrival), ``pos_of`` (a job's position in the order).
+
+    ``st.resv`` (:data:`Reservation`), EASY's reservation: ``sh_t``/``sh_j``
+    (its replay heap), per cluster ``allow_h`` (the head's allowance),
+    ``free_s`` (free nodes at the reservation), ``hold`` (nodes promised past
+    it), ``slack_h`` (nodes a job may hold past the reservation without
+    taking any from the head's room: ``max(0, free_s - hold - allow_h)``);
+    power (K + 1): ``pks`` (of the jobs still running at the reservation),
+    ``hold_p`` (of the jobs promised past it) and ``pkh`` (scratch).
+
+    ``st.scan`` (:data:`Scan`), EASY's backfill scan: every job's allowance
+    ``allow_j`` (J, K), ``relaxed_j`` (J,) and ``mask_j`` (J,: the clusters
+    the allowance opens, one bit each), filled once per decode by
+    :func:`allowances`, and up to :data:`TABLE_K` clusters ``free_in``
+    (``2**K``: the free nodes of each set of clusters, by mask, see
+    :func:`free_by_mask`).
+
+    ``st.index`` (:data:`Index`): EASY's candidate index, whose fields
+    ``g_*``, ``tr_*``, ``p_floor`` and ``dfs``
+    :mod:`decoders._backfill_index` describes.
+
+    ``st.evi`` and ``st.evf``: the loop's scalars (below).
 ``out`` (:data:`Out`)
     What the decode writes: ``start``, ``finish`` (J,), ``alloc`` (J, K:
     tasks of each job in each cluster) and ``reserve`` (J: EASY's first
     reservation of a job as blocked head, NaN otherwise).
 
-The scalars of the loop live in the state too, ``st.evi`` (int64, indices
+The scalars of the loop are ``st.evi`` (int64, indices
 ``E_*``): ``E_NH`` (heap size), ``E_NCL`` (re-rated jobs), ``E_NCOAL``
 (co-allocated jobs running), ``E_SAT`` (1 while some link is over
 capacity), the counters ``E_STARTED``, ``E_COALLOC`` and ``E_RELAXED``, and
@@ -88,7 +102,8 @@ from ._kernels import (
     slowdown,
 )
 
-__all__ = ["Jobs", "Platform", "State", "Out", "new_out", "new_state", "reset_events", "place", "least_power",
+__all__ = ["Jobs", "Platform", "State", "Running", "Queue", "Reservation", "Scan", "Index", "Out",
+           "new_out", "new_state", "reset_events", "place", "least_power",
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
            "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED",
            "E_COALLOC", "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "E_PLAN",
@@ -98,14 +113,16 @@ __all__ = ["Jobs", "Platform", "State", "Out", "new_out", "new_state", "reset_ev
 Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power est")
 Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow "
                                   "budget consolidate")
-State = namedtuple("State", "fin sd ht hj cl coal started wq sh_t sh_j by_release pos_of "
-                            "free load allow allow_h free_s hold evi evf "
-                            "pk pks hold_p pkh xs rk free_h allow_j relaxed_j mask_j slack_h free_in "
-                            "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r tr_p p_floor dfs")
+Running = namedtuple("Running", "fin sd ht hj cl coal free load allow pk xs rk free_h")
+Queue = namedtuple("Queue", "started wq by_release pos_of")
+Reservation = namedtuple("Reservation", "sh_t sh_j allow_h free_s hold slack_h pks hold_p pkh")
+Scan = namedtuple("Scan", "allow_j relaxed_j mask_j free_in")
+Index = namedtuple("Index", "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r tr_p p_floor dfs")
+State = namedtuple("State", "run queue resv scan index evi evf")
 Out = namedtuple("Out", "start finish alloc reserve")
 
 #: Most clusters for which EASY's scan keeps the free nodes of every set of
-#: clusters (``State.free_in``, ``2**K`` entries, rebuilt at every scan).
+#: clusters (``State.scan.free_in``, ``2**K`` entries, rebuilt at every scan).
 TABLE_K = 8
 
 #: Indices of the loop's integer scalars in ``State.evi``.
@@ -119,8 +136,8 @@ def reset_events(st):
     for i in range(st.evi.shape[0]):
         st.evi[i] = 0
     st.evf[0] = np.inf
-    for i in range(st.pk.shape[0]):
-        st.pk[i] = 0.0
+    for i in range(st.run.pk.shape[0]):
+        st.run.pk[i] = 0.0
 
 
 def new_out(J, K):
@@ -143,25 +160,26 @@ def new_state(J, K):
     n_tree = 4 * J + 2 * G + 2
     g = np.empty((2, G + 1), dtype=np.int64)
     return State(
-        # the event loop: finishes, slowdowns, the event heap, re-rated jobs, scalars
-        fin=f[0], sd=f[1], ht=f[2], hj=i[0], cl=i[1], coal=i[2],
-        evi=np.zeros(18, dtype=np.int64), evf=np.full(2, np.inf),
+        # the event loop: finishes, slowdowns, the event heap, re-rated jobs; the clusters'
+        # free nodes, link load, the current job's allowance and power; allocation scratch
+        run=Running(fin=f[0], sd=f[1], ht=f[2], hj=i[0], cl=i[1], coal=i[2], free=c[0],
+                    load=np.empty(K), allow=c[1], pk=p[0], xs=c[5], rk=c[6], free_h=c[7]),
         # the queue of the rules that keep one
-        started=i[3], wq=i[4], sh_t=f[3], sh_j=i[5], by_release=i[6], pos_of=i[7],
-        # the clusters: free nodes, link load, the current job's allowance
-        free=c[0], load=np.empty(K), allow=c[1],
-        # EASY's reservation
-        allow_h=c[2], free_s=c[3], hold=c[4], slack_h=c[8],
-        # power: running increments, at the reservation, promised past it, scratch
-        pk=p[0], pks=p[1], hold_p=p[2], pkh=p[3], xs=c[5], rk=c[6], free_h=c[7],
+        queue=Queue(started=i[3], wq=i[4], by_release=i[6], pos_of=i[7]),
+        # EASY's reservation: its replay heap, the head's room and power
+        resv=Reservation(sh_t=f[3], sh_j=i[5], allow_h=c[2], free_s=c[3], hold=c[4], slack_h=c[8],
+                         pks=p[1], hold_p=p[2], pkh=p[3]),
         # EASY's backfill scan: the allowance table and the free nodes by cluster set
-        allow_j=np.empty((J, K), dtype=np.int64), relaxed_j=i[8], mask_j=i[9],
-        free_in=np.zeros(1 << min(K, TABLE_K), dtype=np.int64),
+        scan=Scan(allow_j=np.empty((J, K), dtype=np.int64), relaxed_j=i[8], mask_j=i[9],
+                  free_in=np.zeros(1 << min(K, TABLE_K), dtype=np.int64)),
         # EASY's candidate index (decoders._backfill_index)
-        g_leaf=i[10], g_off=g[0], g_toff=g[1], g_pos=i[11], g_act=np.empty(G, dtype=np.int64),
-        g_cand=np.empty(G, dtype=np.int64), tr_t=np.empty(n_tree, dtype=np.int64),
-        tr_r=np.empty(n_tree), tr_p=np.empty((n_tree, K)), p_floor=np.zeros((J, K)),
-        dfs=np.empty(2 * 64 + 8, dtype=np.int64),
+        index=Index(g_leaf=i[10], g_off=g[0], g_toff=g[1], g_pos=i[11],
+                    g_act=np.empty(G, dtype=np.int64), g_cand=np.empty(G, dtype=np.int64),
+                    tr_t=np.empty(n_tree, dtype=np.int64), tr_r=np.empty(n_tree),
+                    tr_p=np.empty((n_tree, K)), p_floor=np.zeros((J, K)),
+                    dfs=np.empty(2 * 64 + 8, dtype=np.int64)),
+        # the loop's scalars (E_* indices) and its float scalars
+        evi=np.zeros(18, dtype=np.int64), evf=np.full(2, np.inf),
     )
 
 
@@ -180,14 +198,14 @@ def refresh_rates(t, jobs, plat, st, out, ncl):
     """
     earliest = np.inf
     for i in range(ncl):
-        r = st.cl[i]
+        r = st.run.cl[i]
         new = slowdown(jobs.sigma[r], jobs.bw[r], jobs.tasks[r], out.alloc, r, plat.speed,
-                       st.load, plat.link, False)
-        if new != st.sd[r]:
-            st.fin[r] = t + (st.fin[r] - t) / st.sd[r] * new
-            st.sd[r] = new
+                       st.run.load, plat.link, False)
+        if new != st.run.sd[r]:
+            st.run.fin[r] = t + (st.run.fin[r] - t) / st.run.sd[r] * new
+            st.run.sd[r] = new
             st.evi[E_RERATE] += 1
-        earliest = min(earliest, st.fin[r])
+        earliest = min(earliest, st.run.fin[r])
     return earliest
 
 
@@ -238,14 +256,14 @@ def allocate(j, jobs, plat, st, alloc, allow):
     at once.
     """
     K = alloc.shape[1]
-    speed, free, load, link = plat.speed, st.free, st.load, plat.link
+    speed, free, load, link = plat.speed, st.run.free, st.run.load, plat.link
     T = jobs.tasks[j]
     remaining = T
     used = 0
     s = np.inf
     order = plat.rank_pick
     if plat.consolidate[0]:
-        order = st.rk
+        order = st.run.rk
         _consolidating(T, free, allow, plat.rank_pick, order)
     for i in range(K):
         k = order[i]
@@ -404,14 +422,14 @@ def allowance(j, blacklist, jobs, plat, allow):
 
 @helper
 def allowances(blacklist, jobs, plat, st):
-    """Every job's :func:`allowance` into ``st.allow_j`` and ``st.relaxed_j`` (1 when void).
+    """Every job's :func:`allowance` into ``st.scan.allow_j`` and ``st.scan.relaxed_j`` (1 when void).
 
     EASY's backfill test reads the allowance from this table instead of
     recomputing it (K floors), so the test is a K-term sum.
     """
     for j in range(blacklist.shape[0]):
-        st.relaxed_j[j] = allowance(j, blacklist, jobs, plat, st.allow_j[j])
-        st.mask_j[j] = cluster_mask(st.allow_j[j])
+        st.scan.relaxed_j[j] = allowance(j, blacklist, jobs, plat, st.scan.allow_j[j])
+        st.scan.mask_j[j] = cluster_mask(st.scan.allow_j[j])
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -463,7 +481,7 @@ def fits(n, free, allow):
 @helper
 def next_finish(st):
     """Earliest projected finish among running jobs (inf when none runs)."""
-    return min(st.ht[0], st.evf[0]) if st.evi[E_NH] > 0 else st.evf[0]
+    return min(st.run.ht[0], st.evf[0]) if st.evi[E_NH] > 0 else st.evf[0]
 
 
 @helper
@@ -475,11 +493,12 @@ def release_due(horizon, t, fluid, jobs, plat, st, out):
     (fluid model, some link saturated) the co-allocated jobs still running are
     re-rated. Returns the new time.
     """
-    K = st.free.shape[0]
+    K = st.run.free.shape[0]
     evi = st.evi
     nh, ncl, cl_min, n_coal_run, saturated = (evi[E_NH], evi[E_NCL], st.evf[0], evi[E_NCOAL],
                                               evi[E_SAT] != 0)
-    ht, hj, cl, fin, free, load, alloc = st.ht, st.hj, st.cl, st.fin, st.free, st.load, out.alloc
+    r = st.run
+    ht, hj, cl, fin, free, load, alloc = r.ht, r.hj, r.cl, r.fin, r.free, r.load, out.alloc
     capped = is_capped(plat)
     while nh + ncl > 0:
         f = min(ht[0], cl_min) if nh > 0 else cl_min
@@ -505,8 +524,8 @@ def release_due(horizon, t, fluid, jobs, plat, st, out):
             for k in range(K):
                 free[k] += alloc[r, k]
             if capped:
-                unpower(r, jobs, plat, alloc, st.pk)
-            if st.coal[r] != 0:
+                unpower(r, jobs, plat, alloc, st.run.pk)
+            if st.run.coal[r] != 0:
                 any_coal = True
                 n_coal_run -= 1
                 for k in range(K):
@@ -528,7 +547,7 @@ def release_due(horizon, t, fluid, jobs, plat, st, out):
                 saturated = now_sat
     if capped and nh + ncl == 0:
         for k in range(K + 1):  # an idle federation draws no increment: drop rounding residue
-            st.pk[k] = 0.0
+            st.run.pk[k] = 0.0
     evi[E_NH], evi[E_NCL], evi[E_NCOAL], evi[E_SAT] = nh, ncl, n_coal_run, saturated
     st.evf[0] = cl_min
     return t
@@ -542,11 +561,11 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
     finish, re-rates the running co-allocated jobs (fluid model), files it in
     the heap or the re-rated list and counts it.
     """
-    K = st.free.shape[0]
+    K = st.run.free.shape[0]
     evi = st.evi
     nh, ncl, cl_min, n_coal_run, saturated = (evi[E_NH], evi[E_NCL], st.evf[0], evi[E_NCOAL],
                                               evi[E_SAT] != 0)
-    alloc, free, load = out.alloc, st.free, st.load
+    alloc, free, load = out.alloc, st.run.free, st.run.load
     tj = jobs.tasks[j]
     used = 0
     for k in range(K):
@@ -554,31 +573,31 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
         if alloc[j, k] > 0:
             used += 1
     if is_capped(plat):
-        pk = st.pk
+        pk = st.run.pk
         for k in range(K):
             if alloc[j, k] > 0:
                 d = alloc[j, k] * node_increment(j, k, jobs, plat)
                 pk[k] += d
                 pk[K] += d
     if used >= 2:
-        st.coal[j] = 1
+        st.run.coal[j] = 1
         n_coal_run += 1
         for k in range(K):
             load[k] += link_traffic(jobs.bw[j], tj, alloc[j, k])
-    st.sd[j] = slowdown(jobs.sigma[j], jobs.bw[j], tj, alloc, j, plat.speed, load, plat.link,
+    st.run.sd[j] = slowdown(jobs.sigma[j], jobs.bw[j], tj, alloc, j, plat.speed, load, plat.link,
                         False)
     out.start[j] = t
-    st.fin[j] = t + jobs.runtime[j] * st.sd[j]
+    st.run.fin[j] = t + jobs.runtime[j] * st.run.sd[j]
     if used >= 2 and fluid:
         now_sat = saturated_links(load, plat.link)
         if saturated or now_sat:
             cl_min = refresh_rates(t, jobs, plat, st, out, ncl)
         saturated = now_sat
-        cl_min = min(cl_min, st.fin[j])
-        st.cl[ncl] = j
+        cl_min = min(cl_min, st.run.fin[j])
+        st.run.cl[ncl] = j
         ncl += 1
     else:
-        nh = heap_push(st.ht, st.hj, nh, st.fin[j], j)
+        nh = heap_push(st.run.ht, st.run.hj, nh, st.run.fin[j], j)
     evi[E_NH], evi[E_NCL], evi[E_NCOAL], evi[E_SAT] = nh, ncl, n_coal_run, saturated
     st.evf[0] = cl_min
     evi[E_STARTED] += 1
@@ -718,12 +737,12 @@ def place(j, jobs, plat, st, alloc, allow):
         return True
     K = alloc.shape[1]
     for k in range(K):
-        st.xs[k] = alloc[j, k]
-    if power_fits(j, jobs, plat, st.xs, st.pk):
+        st.run.xs[k] = alloc[j, k]
+    if power_fits(j, jobs, plat, st.run.xs, st.run.pk):
         return True
-    ok = least_power(j, jobs, plat, st.free, allow, st.pk, st.rk, st.xs)
+    ok = least_power(j, jobs, plat, st.run.free, allow, st.run.pk, st.run.rk, st.run.xs)
     for k in range(K):
-        alloc[j, k] = st.xs[k] if ok else 0
+        alloc[j, k] = st.run.xs[k] if ok else 0
     return ok
 
 
@@ -746,9 +765,9 @@ def planned_end(r, t, jobs, st, out):
     its request is planned to end now.
     """
     if jobs.est[r] == jobs.runtime[r]:
-        return st.fin[r]
+        return st.run.fin[r]
     s = out.start[r]
-    return max(t, s + (st.fin[r] - s) * (jobs.est[r] / jobs.runtime[r]))
+    return max(t, s + (st.run.fin[r] - s) * (jobs.est[r] / jobs.runtime[r]))
 
 
 @helper

@@ -1,7 +1,7 @@
 """The waiting queue of the federated loop and the start of one queued job.
 
 The rules with a queue (EASY, PRB, the listed starts of the steps) share
-these helpers: the arrivals join the queue ``st.wq`` at their place in the
+these helpers: the arrivals join the queue ``st.queue.wq`` at their place in the
 order (:func:`enqueue`), started jobs leave it (:func:`dequeue_started`), a
 queued job starts where its allowed free nodes and the power budgets hold it
 (:func:`try_start`, :func:`place_or_relax`). :func:`reset_loop` resets the
@@ -39,13 +39,13 @@ def place_or_relax(j, relaxed, jobs, plat, st, alloc):
     whole allowance and 2 returned (the wrappers make sure every job fits an
     idle federation).
     """
-    if place(j, jobs, plat, st, alloc, st.allow):
+    if place(j, jobs, plat, st, alloc, st.run.allow):
         return 1
     if relaxed or not idle_federation(st):
         return 0
     for k in range(plat.nodes.shape[0]):
-        st.allow[k] = plat.nodes[k]
-    return 2 if place(j, jobs, plat, st, alloc, st.allow) else 0
+        st.run.allow[k] = plat.nodes[k]
+    return 2 if place(j, jobs, plat, st, alloc, st.run.allow) else 0
 
 
 @helper
@@ -60,36 +60,36 @@ def enqueue(t, jobs, st):
     a batch job-set queues all its jobs at once.
     """
     J = jobs.release.shape[0]
-    wq, pos_of = st.wq[st.evi[E_QH]:], st.pos_of  # the queue and the room behind it
+    wq, pos_of = st.queue.wq[st.evi[E_QH]:], st.queue.pos_of  # the queue and the room behind it
     nq = st.evi[E_NQ]
     first = st.evi[E_CURSOR]
     arrived = first
-    while arrived < J and jobs.release[st.by_release[arrived]] <= t:
+    while arrived < J and jobs.release[st.queue.by_release[arrived]] <= t:
         arrived += 1
     m = arrived - first
     sweep = 8 * m > J
     if sweep:  # sh_j by place: the arrival there, or -1
         for p in range(J):
-            st.sh_j[p] = -1
+            st.resv.sh_j[p] = -1
         for i in range(first, arrived):
-            j = st.by_release[i]
-            st.sh_j[pos_of[j]] = j
+            j = st.queue.by_release[i]
+            st.resv.sh_j[pos_of[j]] = j
     else:  # a heap with the latest place on top
         for i in range(first, arrived):
-            j = st.by_release[i]
-            heap_push(st.sh_t, st.sh_j, i - first, -float(pos_of[j]), j)
+            j = st.queue.by_release[i]
+            heap_push(st.resv.sh_t, st.resv.sh_j, i - first, -float(pos_of[j]), j)
     p = J - 1
     q = nq - 1
     w = nq + m - 1
     while m > 0:  # the arrivals, latest place first, merged in from the queue's back
         if sweep:
-            j = st.sh_j[p]
+            j = st.resv.sh_j[p]
             p -= 1
             if j < 0:
                 continue
         else:
-            j = st.sh_j[0]
-            heap_pop(st.sh_t, st.sh_j, m)
+            j = st.resv.sh_j[0]
+            heap_pop(st.resv.sh_t, st.resv.sh_j, m)
         m -= 1
         while q >= 0 and pos_of[wq[q]] > pos_of[j]:
             wq[w] = wq[q]
@@ -113,10 +113,10 @@ def dequeue_started(jobs, st, front, first):
     """
     qh = st.evi[E_QH] + front
     nq = st.evi[E_NQ] - front
-    wq = st.wq[qh:]
+    wq = st.queue.wq[qh:]
     kept = first - front
     for q in range(first - front, nq):
-        if st.started[wq[q]] == 0:
+        if st.queue.started[wq[q]] == 0:
             wq[kept] = wq[q]
             kept += 1
     st.evi[E_NQ] = kept
@@ -125,22 +125,22 @@ def dequeue_started(jobs, st, front, first):
         st.evi[E_HOLES] = 0
     arrived = st.evi[E_CURSOR]
     if arrived < jobs.release.shape[0]:
-        return jobs.release[st.by_release[arrived]]
+        return jobs.release[st.queue.by_release[arrived]]
     return np.inf
 
 
 @helper
 def try_start(j, t, fluid, jobs, plat, st, out, blacklist):
     """Start queued job ``j`` now if its allowed free nodes and the power budgets hold it."""
-    relaxed = allowance(j, blacklist, jobs, plat, st.allow)
-    if not fits(jobs.tasks[j], st.free, st.allow):
+    relaxed = allowance(j, blacklist, jobs, plat, st.run.allow)
+    if not fits(jobs.tasks[j], st.run.free, st.run.allow):
         return False
     placed = place_or_relax(j, relaxed, jobs, plat, st, out.alloc)
     if placed == 0:
         return False
     st.evi[E_RELAXED] += relaxed or placed == 2
     commit_start(j, t, fluid, jobs, plat, st, out)
-    st.started[j] = 1
+    st.queue.started[j] = 1
     return True
 
 
@@ -150,23 +150,23 @@ def reset_loop(jobs, plat, st, out, order, queued):
     J = order.shape[0]
     K = plat.nodes.shape[0]
     for k in range(K):
-        st.free[k] = plat.nodes[k]
-        st.load[k] = 0.0
+        st.run.free[k] = plat.nodes[k]
+        st.run.load[k] = 0.0
     for i in range(J):
-        st.coal[i] = 0
+        st.run.coal[i] = 0
         out.reserve[i] = np.nan
         for k in range(K):
             out.alloc[i, k] = 0
     if queued:
         for i in range(J):
-            st.started[i] = 0
-            st.pos_of[order[i]] = i
+            st.queue.started[i] = 0
+            st.queue.pos_of[order[i]] = i
     reset_events(st)
 
 
 @helper
 def arrival_order(jobs, st):
-    """``st.by_release``: the jobs by (release, index), a heap sort.
+    """``st.queue.by_release``: the jobs by (release, index), a heap sort.
 
     It depends on the job set alone, so a batch decode sorts once for all its
     rows; the rules with a queue (:func:`reset_loop` with ``queued``) read it.
@@ -174,7 +174,7 @@ def arrival_order(jobs, st):
     J = jobs.release.shape[0]
     n = 0
     for i in range(J):
-        n = heap_push(st.sh_t, st.sh_j, n, jobs.release[i], i)
+        n = heap_push(st.resv.sh_t, st.resv.sh_j, n, jobs.release[i], i)
     for i in range(J):
-        st.by_release[i] = st.sh_j[0]
-        n = heap_pop(st.sh_t, st.sh_j, n)
+        st.queue.by_release[i] = st.resv.sh_j[0]
+        n = heap_pop(st.resv.sh_t, st.resv.sh_j, n)

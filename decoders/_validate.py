@@ -203,3 +203,97 @@ def _first_outside_unit(values) -> int:
     return -1
 
 
+# The power inputs of a decode: factors, budgets and the jobs no cap can run.
+
+class CapInfeasibleError(ValueError):
+    """Jobs that no schedule can run under the power caps; ``job`` is the first one's
+    position, ``count`` how many there are."""
+
+    def __init__(self, job: int, count: int, message: str):
+        super().__init__(message)
+        self.job = job
+        self.count = count
+
+
+def _budgets(nodes, power_idle, power_cap, cluster_caps):
+    """The power the running jobs may add to idle power: per cluster, then overall (K + 1;
+    ``inf`` where uncapped)."""
+    K = nodes.shape[0]
+    budget = np.full(K + 1, np.inf)
+    if cluster_caps is not None:
+        caps = np.asarray(cluster_caps, dtype=np.float64)
+        if caps.shape != (K,) or np.isnan(caps).any():
+            raise ValueError(f"cluster_caps must hold one number (or inf) per cluster ({K}), "
+                             f"got {cluster_caps!r}")
+        budget[:K] = caps - nodes * power_idle
+    if power_cap is not None:
+        budget[K] = float(power_cap) - float(np.dot(nodes, power_idle))
+    return budget
+
+
+def power_inputs(tasks, power, nodes, power_busy, power_idle, power_cap=None, cluster_caps=None):
+    """Validated power factors (J,) and budgets (K + 1,) of a decode, or ``(None, None)``.
+
+    The budgets are the caps less idle power (per cluster, then overall;
+    ``inf`` for none). Under a cap every job must fit an idle federation on
+    its least-power allocation (its tasks on the nodes with the smallest
+    increment), or it could never start: the error names the first that
+    does not.
+    """
+    J, K = tasks.shape[0], nodes.shape[0]
+    if power is None and power_cap is None and cluster_caps is None:
+        return None, None
+    power = np.ones(J) if power is None else check_vector("power", power, J, np.float64, lo=0,
+                                                          lo_strict=True)
+    budget = _budgets(nodes, power_idle, power_cap, cluster_caps)
+    if (budget <= 0).any():
+        where = "the federation" if budget[K] <= 0 else f"cluster {int(np.flatnonzero(budget <= 0)[0])}"
+        raise ValueError(f"the power cap of {where} does not exceed its idle power: no job "
+                         "could ever run")
+    if np.isfinite(budget).any():
+        need = _idle_least_power(tasks, power, nodes, power_busy, power_idle, budget)
+        bad = ~np.isfinite(need)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise CapInfeasibleError(
+                j, int(bad.sum()),
+                f"job {j} ({tasks[j]} tasks, power factor {power[j]:g}) cannot run under the power "
+                f"cap even on an idle federation (its least-power allocation needs more than the "
+                f"budgets left by idle power: {budget.tolist()} W); raise the cap or drop the job")
+    return power, budget
+
+
+def runnable_under_cap(tasks, power, nodes, power_busy, power_idle, power_cap=None,
+                       cluster_caps=None) -> np.ndarray:
+    """Which jobs can run under the caps at all: on an idle federation, their least-power
+    allocation fits the budgets the caps leave above idle power (bool, shape (J,))."""
+    tasks = np.asarray(tasks, dtype=np.int64)
+    budget = _budgets(np.asarray(nodes), np.asarray(power_idle, dtype=np.float64), power_cap,
+                      cluster_caps)
+    if not np.isfinite(budget).any():
+        return np.ones(tasks.shape[0], dtype=bool)
+    power = np.ones(tasks.shape[0]) if power is None else np.asarray(power, dtype=np.float64)
+    return np.isfinite(_idle_least_power(tasks, power, np.asarray(nodes),
+                                         np.asarray(power_busy, dtype=np.float64),
+                                         np.asarray(power_idle, dtype=np.float64), budget))
+
+
+def _idle_least_power(tasks, power, nodes, power_busy, power_idle, budget):
+    """Each job's least-power increment on an idle federation (inf where it does not fit)."""
+    inc = np.maximum(power[:, None] * power_busy[None, :] - power_idle[None, :], 0.0)
+    J, K = inc.shape
+    order = np.lexsort((np.broadcast_to(np.arange(K), (J, K)), inc), axis=1)
+    rem = tasks.astype(np.int64).copy()
+    total = np.zeros(J)
+    rows = np.arange(J)
+    for i in range(K):
+        k = order[:, i]
+        ik = inc[rows, k]
+        n = np.minimum(nodes[k], rem)
+        lim = np.where((ik > 0) & np.isfinite(budget[k]),
+                       np.floor(np.divide(budget[k], ik, out=np.full(J, np.inf), where=ik > 0)),
+                       np.inf)
+        n = np.minimum(n, np.maximum(lim, 0)).astype(np.int64)
+        rem -= n
+        total += n * ik
+    return np.where((rem == 0) & (total <= budget[K]), total, np.inf)

@@ -81,22 +81,22 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     the head room. Started jobs behind the head stay in ``wq`` as holes until
     they are half of it.
     """
-    K = st.free.shape[0]
+    K = st.run.free.shape[0]
     tasks = jobs.tasks
-    free = st.free
+    free = st.run.free
     capped = is_capped(plat)
     by_mask = K <= TABLE_K
     arrived = st.evi[E_CURSOR]
     enqueue(t, jobs, st)
-    add_jobs(arrived, st.evi[E_CURSOR], st.by_release, tasks, jobs.est, st, by_mask)
-    wq = st.wq[st.evi[E_QH]:]
+    add_jobs(arrived, st.evi[E_CURSOR], st.queue.by_release, tasks, jobs.est, st, by_mask)
+    wq = st.queue.wq[st.evi[E_QH]:]
     nq = st.evi[E_NQ]
     holes = st.evi[E_HOLES]
     head = -1
     hq = 0
     while hq < nq:
         j = wq[hq]
-        if st.started[j]:
+        if st.queue.started[j]:
             holes -= 1  # a hole reached the front
         elif try_start(j, t, fluid, jobs, plat, st, out, blacklist):
             set_leaf(j, EMPTY, np.inf, st, by_mask)
@@ -108,7 +108,7 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     if head >= 0:
         free_total = 0
         for k in range(K):
-            st.allow_h[k] = st.allow[k]
+            st.resv.allow_h[k] = st.run.allow[k]
             free_total += free[k]
         # The last reservation stands while the head is the same and, since it was
         # computed, no job started but by this rule's backfill and no finish moved
@@ -138,7 +138,7 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         sd_min *= 1.0 - 1e-9
         need = tasks[head]
         room0 = _room_bounds(st)
-        allow_j, free_in = st.allow_j, st.free_in
+        allow_j, free_in = st.scan.allow_j, st.scan.free_in
         free_mask = np.int64(-1)
         if by_mask:
             free_by_mask(free, free_in)
@@ -152,24 +152,24 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         hf = _head_floor(head, jobs, plat, st) if capped else 0.0
         if free_total > 0:
             # Each group's first candidate behind the head.
-            p_head = st.pos_of[head]
+            p_head = st.queue.pos_of[head]
             for a in range(n_act):
-                m = st.g_act[a]
+                m = st.index.g_act[a]
                 x = free_in[m] if by_mask else free_total
-                y = _late_width(m, by_mask, free, st.slack_h, room0, need)
+                y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
                 fm = m & f_bits if by_mask else f_bits
-                st.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t, sd_min, shadow,
-                                                      pk=st.pk[K], cap=cap, fm=fm,
-                                                      lpk=st.pks[K] + st.hold_p[K], hf=hf)
+                st.index.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t, sd_min, shadow,
+                                                      pk=st.run.pk[K], cap=cap, fm=fm,
+                                                      lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
         while free_total > 0:
             # The candidate first in queue order.
             best = -1
             p_best = order.shape[0]
             for a in range(n_act):
-                m = st.g_act[a]
-                c = st.g_cand[m]
-                if c >= 0 and st.g_pos[st.g_off[m] + c] < p_best:
-                    p_best = st.g_pos[st.g_off[m] + c]
+                m = st.index.g_act[a]
+                c = st.index.g_cand[m]
+                if c >= 0 and st.index.g_pos[st.index.g_off[m] + c] < p_best:
+                    p_best = st.index.g_pos[st.index.g_off[m] + c]
                     best = m
             if best < 0:
                 break
@@ -191,22 +191,22 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                     free_mask = f_bits
                 # The bounds tightened: every group searches on from its candidate.
                 for a in range(n_act):
-                    m = st.g_act[a]
-                    c = st.g_cand[m]
+                    m = st.index.g_act[a]
+                    c = st.index.g_cand[m]
                     if c >= 0:
                         x = free_in[m] if by_mask else free_total
-                        y = _late_width(m, by_mask, free, st.slack_h, room0, need)
+                        y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
                         fm = m & f_bits if by_mask else f_bits
-                        st.g_cand[m] = first_candidate(m, c, st, x, y, t, sd_min, shadow,
-                                                       pk=st.pk[K], cap=cap, fm=fm,
-                                                       lpk=st.pks[K] + st.hold_p[K], hf=hf)
+                        st.index.g_cand[m] = first_candidate(m, c, st, x, y, t, sd_min, shadow,
+                                                       pk=st.run.pk[K], cap=cap, fm=fm,
+                                                       lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
             else:
                 x = free_in[best] if by_mask else free_total
-                y = _late_width(best, by_mask, free, st.slack_h, room0, need)
+                y = _late_width(best, by_mask, free, st.resv.slack_h, room0, need)
                 fm = best & f_bits if by_mask else f_bits
-                st.g_cand[best] = first_candidate(best, st.g_cand[best] + 1, st, x, y, t, sd_min,
-                                                  shadow, pk=st.pk[K], cap=cap, fm=fm,
-                                                  lpk=st.pks[K] + st.hold_p[K], hf=hf)
+                st.index.g_cand[best] = first_candidate(best, st.index.g_cand[best] + 1, st, x, y, t, sd_min,
+                                                  shadow, pk=st.run.pk[K], cap=cap, fm=fm,
+                                                  lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
     st.evi[E_HOLES] = holes
     st.evi[E_SSTART] = st.evi[E_STARTED]
     if 2 * holes > nq - hq:  # compact the whole queue (which clears the hole count)
@@ -223,27 +223,27 @@ def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room
     it). A job that runs past the reservation holds its nodes and power there
     (``hold``, ``hold_p``).
     """
-    K = st.free.shape[0]
+    K = st.run.free.shape[0]
     tasks = jobs.tasks
-    free, alloc = st.free, out.alloc
-    if not by_mask and st.mask_j[j] & free_mask == 0:
+    free, alloc = st.run.free, out.alloc
+    if not by_mask and st.scan.mask_j[j] & free_mask == 0:
         return False  # no free node on its allowed clusters
     late = t + jobs.est[j] * sd_min > shadow  # cannot end by the reservation (as planned)
     if not fits(tasks[j], free, allow):
         return False
-    if late and _room_left(tasks[j], free, allow, st.slack_h, room0) < need:
+    if late and _room_left(tasks[j], free, allow, st.resv.slack_h, room0) < need:
         return False  # no allocation of it would leave the head room
-    relaxed = st.relaxed_j[j]
+    relaxed = st.scan.relaxed_j[j]
     if not place(j, jobs, plat, st, alloc, allow):
         return False
     predicted = t + jobs.est[j] * slowdown(jobs.sigma[j], jobs.bw[j], tasks[j], alloc, j,
-                                               plat.speed, st.load, plat.link, True)
+                                               plat.speed, st.run.load, plat.link, True)
     ends_before = predicted <= shadow
     ok = ends_before
     if not ok:
         room = 0
         for k in range(K):
-            room += min(st.free_s[k] - st.hold[k] - alloc[j, k], st.allow_h[k])
+            room += min(st.resv.free_s[k] - st.resv.hold[k] - alloc[j, k], st.resv.allow_h[k])
         ok = room >= need
         if ok and capped:
             ok = _head_power_after(head, j, jobs, plat, st, alloc)
@@ -253,15 +253,15 @@ def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room
         return False
     if not ends_before:
         for k in range(K):
-            st.hold[k] += alloc[j, k]
+            st.resv.hold[k] += alloc[j, k]
             if capped and alloc[j, k] > 0:
                 d = alloc[j, k] * node_increment(j, k, jobs, plat)
-                st.hold_p[k] += d
-                st.hold_p[K] += d
+                st.resv.hold_p[k] += d
+                st.resv.hold_p[K] += d
     st.evi[E_RELAXED] += relaxed
     commit_start(j, t, fluid, jobs, plat, st, out)
-    st.started[j] = 1
-    if (st.fin[j] > shadow + FINISH_RTOL * abs(shadow)) == ends_before:
+    st.queue.started[j] = 1
+    if (st.run.fin[j] > shadow + FINISH_RTOL * abs(shadow)) == ends_before:
         # It ends on the other side of the reservation than planned (its own traffic,
         # the tie tolerance): the reservation is replayed at the next event.
         st.evi[E_SHEAD] = 0
@@ -275,14 +275,14 @@ def _room_bounds(st):
     The room ``sum_k min(free_s[k] - hold[k] - x_k, allow_h[k])`` that the
     backfill rule tests for a job of allocation ``x`` is at most ``room0 =
     sum_k min(free_s[k] - hold[k], allow_h[k])``. It changes only when
-    ``hold`` does, and so does ``st.slack_h`` (for :func:`_room_left` and
+    ``hold`` does, and so does ``st.resv.slack_h`` (for :func:`_room_left` and
     :func:`_late_width`), which this fills. Returns ``room0``.
     """
     room0 = 0
-    for k in range(st.free.shape[0]):
-        a = st.free_s[k] - st.hold[k]
-        room0 += min(a, st.allow_h[k])
-        st.slack_h[k] = max(0, a - st.allow_h[k])
+    for k in range(st.run.free.shape[0]):
+        a = st.resv.free_s[k] - st.resv.hold[k]
+        room0 += min(a, st.resv.allow_h[k])
+        st.resv.slack_h[k] = max(0, a - st.resv.allow_h[k])
     return room0
 
 
@@ -343,24 +343,24 @@ def _head_floor(head, jobs, plat, st):
     candidate whose own floor and this one overflow the budget over what is
     drawn then fails it (the index's late power test).
     """
-    K = st.free.shape[0]
+    K = st.run.free.shape[0]
     for i in range(K):
-        st.rk[i] = i
+        st.run.rk[i] = i
     for i in range(1, K):  # insertion sort: K is small
-        c = st.rk[i]
+        c = st.run.rk[i]
         key = node_increment(head, c, jobs, plat)
         m = i
-        while m > 0 and node_increment(head, st.rk[m - 1], jobs, plat) > key:
-            st.rk[m] = st.rk[m - 1]
+        while m > 0 and node_increment(head, st.run.rk[m - 1], jobs, plat) > key:
+            st.run.rk[m] = st.run.rk[m - 1]
             m -= 1
-        st.rk[m] = c
+        st.run.rk[m] = c
     rem = jobs.tasks[head]
     tot = 0.0
     for i in range(K):
         if rem == 0:
             break
-        k = st.rk[i]
-        n = min(min(max(st.free_s[k] - st.hold[k], 0), st.allow_h[k]), rem)
+        k = st.run.rk[i]
+        n = min(min(max(st.resv.free_s[k] - st.resv.hold[k], 0), st.resv.allow_h[k]), rem)
         rem -= n
         tot += n * node_increment(head, k, jobs, plat)
     return np.inf if rem > 0 else tot * FLOOR_MARGIN
@@ -375,15 +375,15 @@ def _head_power_after(head, j, jobs, plat, st, alloc):
     the jobs still running then (``pks``), of those promised (``hold_p``)
     and of ``j``.
     """
-    K = st.free.shape[0]
+    K = st.run.free.shape[0]
     tot = 0.0
     for k in range(K):
-        st.free_h[k] = max(0, st.free_s[k] - st.hold[k] - alloc[j, k])
+        st.run.free_h[k] = max(0, st.resv.free_s[k] - st.resv.hold[k] - alloc[j, k])
         d = alloc[j, k] * node_increment(j, k, jobs, plat) if alloc[j, k] > 0 else 0.0
-        st.pkh[k] = st.pks[k] + st.hold_p[k] + d
+        st.resv.pkh[k] = st.resv.pks[k] + st.resv.hold_p[k] + d
         tot += d
-    st.pkh[K] = st.pks[K] + st.hold_p[K] + tot
-    return least_power(head, jobs, plat, st.free_h, st.allow_h, st.pkh, st.rk, st.xs)
+    st.resv.pkh[K] = st.resv.pks[K] + st.resv.hold_p[K] + tot
+    return least_power(head, jobs, plat, st.run.free_h, st.resv.allow_h, st.resv.pkh, st.run.rk, st.run.xs)
 
 
 @helper
@@ -392,21 +392,21 @@ def _shadow(t, head, jobs, plat, st, out, capped):
 
     It fits when its allowed nodes hold it and (under a power cap) its
     least-power allocation fits the budgets left by the jobs still running.
-    Fills ``st.free_s`` with the nodes free at the reservation and ``st.pks``
+    Fills ``st.resv.free_s`` with the nodes free at the reservation and ``st.resv.pks``
     with the increments still drawn then (every job finishing with the last
-    one replayed counted gone), clears ``st.hold`` and ``st.hold_p``.
+    one replayed counted gone), clears ``st.resv.hold`` and ``st.resv.hold_p``.
     Returns the time.
     """
-    K = st.free.shape[0]
+    K = st.run.free.shape[0]
     need = jobs.tasks[head]
     alloc = out.alloc
-    free_s, sh_t, sh_j = st.free_s, st.sh_t, st.sh_j
+    free_s, sh_t, sh_j = st.resv.free_s, st.resv.sh_t, st.resv.sh_j
     for k in range(K):
-        free_s[k] = st.free[k]
-        st.hold[k] = 0
+        free_s[k] = st.run.free[k]
+        st.resv.hold[k] = 0
     for k in range(K + 1):
-        st.pks[k] = st.pk[k]
-        st.hold_p[k] = 0.0
+        st.resv.pks[k] = st.run.pk[k]
+        st.resv.hold_p[k] = 0.0
     # The finishes in time order without copying the event heap: a second heap holds the
     # frontier of the event heap's nodes (code i >= 0 for node i, whose children join when
     # it is taken) and the re-rated co-allocated jobs (code -1 - job), so a replay that
@@ -417,12 +417,12 @@ def _shadow(t, head, jobs, plat, st, out, capped):
     n_sh = 0
     if st.evi[E_PLAN] != 0:
         for i in range(nh):
-            n_sh = heap_push(sh_t, sh_j, n_sh, planned_end(st.hj[i], t, jobs, st, out), -1 - st.hj[i])
+            n_sh = heap_push(sh_t, sh_j, n_sh, planned_end(st.run.hj[i], t, jobs, st, out), -1 - st.run.hj[i])
         nh = 0
     elif nh > 0:
-        n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[0], 0)
+        n_sh = heap_push(sh_t, sh_j, n_sh, st.run.ht[0], 0)
     for i in range(st.evi[E_NCL]):
-        r = st.cl[i]
+        r = st.run.cl[i]
         n_sh = heap_push(sh_t, sh_j, n_sh, planned_end(r, t, jobs, st, out), -1 - r)
     shadow = t
     while n_sh > 0 and (not _head_fits(head, need, jobs, plat, st, capped)
@@ -432,25 +432,25 @@ def _shadow(t, head, jobs, plat, st, out, capped):
         code = sh_j[0]
         n_sh = heap_pop(sh_t, sh_j, n_sh)
         if code >= 0:
-            r = st.hj[code]
+            r = st.run.hj[code]
             c = 2 * code + 1
             if c < nh:
-                n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[c], c)
+                n_sh = heap_push(sh_t, sh_j, n_sh, st.run.ht[c], c)
             if c + 1 < nh:
-                n_sh = heap_push(sh_t, sh_j, n_sh, st.ht[c + 1], c + 1)
+                n_sh = heap_push(sh_t, sh_j, n_sh, st.run.ht[c + 1], c + 1)
         else:
             r = -1 - code
         for k in range(K):
             free_s[k] += alloc[r, k]
         if capped:
-            unpower(r, jobs, plat, alloc, st.pks)
+            unpower(r, jobs, plat, alloc, st.resv.pks)
     return shadow
 
 
 @helper
 def _head_fits(head, need, jobs, plat, st, capped):
-    if not fits(need, st.free_s, st.allow_h):
+    if not fits(need, st.resv.free_s, st.resv.allow_h):
         return False
     if not capped:
         return True
-    return least_power(head, jobs, plat, st.free_s, st.allow_h, st.pks, st.rk, st.xs)
+    return least_power(head, jobs, plat, st.resv.free_s, st.resv.allow_h, st.resv.pks, st.run.rk, st.run.xs)

@@ -104,12 +104,23 @@ from ._federated_core import (
 )
 from ._kernels import FINISH_RTOL, cluster_ranks, heap_pop, heap_push, helper
 from ._queue import arrival_order, dequeue_started, enqueue, place_or_relax, reset_loop, try_start
-from ._validate import check_blacklists, check_orders, check_vector, choice_code, prepare, readonly
+from ._validate import (
+    CapInfeasibleError,
+    check_blacklists,
+    check_orders,
+    check_vector,
+    choice_code,
+    power_inputs,
+    prepare,
+    readonly,
+    runnable_under_cap,
+)
 from .easy import start_easy
 
 __all__ = ["CapInfeasibleError", "MODELS", "BACKFILL", "RULES", "FederatedDecode", "BatchDecode",
-           "Dispatch", "Loop", "decode", "decode_batch", "dispatch", "setup", "setup_online",
-           "allocation_ranks", "power_inputs"]
+           "Dispatch", "Loop", "decode", "decode_arrays", "decode_batch", "dispatch", "setup",
+           "setup_online", "allocation_ranks", "power_inputs", "runnable_under_cap", "JOB_FIELDS",
+           "CLUSTER_FIELDS"]
 
 #: Execution models by name, with the integer code the kernels use.
 MODELS = {"fluid": 0, "at_start": 1}
@@ -192,8 +203,8 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
         if jobs.release[j] > t:
             t_arrival = jobs.release[j]
             break
-        relaxed = allowance(j, blacklist, jobs, plat, st.allow)
-        if not fits(jobs.tasks[j], st.free, st.allow):
+        relaxed = allowance(j, blacklist, jobs, plat, st.run.allow)
+        if not fits(jobs.tasks[j], st.run.free, st.run.allow):
             break
         placed = place_or_relax(j, relaxed, jobs, plat, st, out.alloc)
         if placed == 0:
@@ -216,19 +227,19 @@ def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
     ``ties[1]`` the jobs in it. The event heap ranks by (negated key, tie
     place). No reservation. Returns the next arrival.
     """
-    K = st.free.shape[0]
+    K = st.run.free.shape[0]
     enqueue(t, jobs, st)
     n = 0
-    wq = st.wq[st.evi[E_QH]:]
+    wq = st.queue.wq[st.evi[E_QH]:]
     for q in range(st.evi[E_NQ]):
         j = wq[q]
-        n = heap_push(st.sh_t, st.sh_j, n, -weight[j] * (t - jobs.release[j] + 1.0), ties[0, j])
+        n = heap_push(st.resv.sh_t, st.resv.sh_j, n, -weight[j] * (t - jobs.release[j] + 1.0), ties[0, j])
     free_total = 0
     for k in range(K):
-        free_total += st.free[k]
+        free_total += st.run.free[k]
     while n > 0 and free_total > 0:
-        j = ties[1, st.sh_j[0]]
-        n = heap_pop(st.sh_t, st.sh_j, n)
+        j = ties[1, st.resv.sh_j[0]]
+        n = heap_pop(st.resv.sh_t, st.resv.sh_j, n)
         if jobs.tasks[j] <= free_total and try_start(j, t, fluid, jobs, plat, st, out, blacklist):
             free_total -= jobs.tasks[j]
     return dequeue_started(jobs, st, 0, 0)
@@ -243,12 +254,12 @@ def _start_saf(t, fluid, jobs, plat, st, out, blacklist):
     jobs by area, then release, then index (:func:`dispatch`), so the queue, kept in
     that order, is the ranking. Returns the next arrival.
     """
-    K = st.free.shape[0]
+    K = st.run.free.shape[0]
     enqueue(t, jobs, st)
     free_total = 0
     for k in range(K):
-        free_total += st.free[k]
-    wq = st.wq[st.evi[E_QH]:]
+        free_total += st.run.free[k]
+    wq = st.queue.wq[st.evi[E_QH]:]
     for q in range(st.evi[E_NQ]):
         if free_total == 0:
             break
@@ -263,7 +274,7 @@ def start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
     """Start the jobs ``listed[:n]`` (queued, in that order) that fit now; returns the next arrival."""
     for i in range(n):
         j = listed[i]
-        if st.started[j] == 0:
+        if st.queue.started[j] == 0:
             try_start(j, t, fluid, jobs, plat, st, out, blacklist)
     return dequeue_started(jobs, st, 0, 0)
 
@@ -326,7 +337,7 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
         if mode == 1:
             allowances(blacklist, jobs, plat, st)
             if is_capped(plat):
-                power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.p_floor)
+                power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.index.p_floor)
             st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
         t = 0.0
         while st.evi[E_STARTED] < J:
@@ -486,111 +497,80 @@ def check_estimate(estimate, J):
     return check_vector("estimate", estimate, J, np.float64, lo=0, lo_strict=True)
 
 
-class CapInfeasibleError(ValueError):
-    """Jobs that no schedule can run under the power caps; ``job`` is the first one's
-    position, ``count`` how many there are."""
-
-    def __init__(self, job: int, count: int, message: str):
-        super().__init__(message)
-        self.job = job
-        self.count = count
-
-
-def _budgets(nodes, power_idle, power_cap, cluster_caps):
-    """The power the running jobs may add to idle power: per cluster, then overall (K + 1;
-    ``inf`` where uncapped)."""
-    K = nodes.shape[0]
-    budget = np.full(K + 1, np.inf)
-    if cluster_caps is not None:
-        caps = np.asarray(cluster_caps, dtype=np.float64)
-        if caps.shape != (K,) or np.isnan(caps).any():
-            raise ValueError(f"cluster_caps must hold one number (or inf) per cluster ({K}), "
-                             f"got {cluster_caps!r}")
-        budget[:K] = caps - nodes * power_idle
-    if power_cap is not None:
-        budget[K] = float(power_cap) - float(np.dot(nodes, power_idle))
-    return budget
-
-
-def power_inputs(tasks, power, nodes, power_busy, power_idle, power_cap=None, cluster_caps=None):
-    """Validated power factors (J,) and budgets (K + 1,) of a decode, or ``(None, None)``.
-
-    The budgets are the caps less idle power (per cluster, then overall;
-    ``inf`` for none). Under a cap every job must fit an idle federation on
-    its least-power allocation (its tasks on the nodes with the smallest
-    increment), or it could never start: the error names the first that
-    does not.
-    """
-    J, K = tasks.shape[0], nodes.shape[0]
-    if power is None and power_cap is None and cluster_caps is None:
-        return None, None
-    power = np.ones(J) if power is None else check_vector("power", power, J, np.float64, lo=0,
-                                                          lo_strict=True)
-    budget = _budgets(nodes, power_idle, power_cap, cluster_caps)
-    if (budget <= 0).any():
-        where = "the federation" if budget[K] <= 0 else f"cluster {int(np.flatnonzero(budget <= 0)[0])}"
-        raise ValueError(f"the power cap of {where} does not exceed its idle power: no job "
-                         "could ever run")
-    if np.isfinite(budget).any():
-        need = _idle_least_power(tasks, power, nodes, power_busy, power_idle, budget)
-        bad = ~np.isfinite(need)
-        if bad.any():
-            j = int(np.flatnonzero(bad)[0])
-            raise CapInfeasibleError(
-                j, int(bad.sum()),
-                f"job {j} ({tasks[j]} tasks, power factor {power[j]:g}) cannot run under the power "
-                f"cap even on an idle federation (its least-power allocation needs more than the "
-                f"budgets left by idle power: {budget.tolist()} W); raise the cap or drop the job")
-    return power, budget
-
-
-def runnable_under_cap(tasks, power, nodes, power_busy, power_idle, power_cap=None,
-                       cluster_caps=None) -> np.ndarray:
-    """Which jobs can run under the caps at all: on an idle federation, their least-power
-    allocation fits the budgets the caps leave above idle power (bool, shape (J,))."""
-    tasks = np.asarray(tasks, dtype=np.int64)
-    budget = _budgets(np.asarray(nodes), np.asarray(power_idle, dtype=np.float64), power_cap,
-                      cluster_caps)
-    if not np.isfinite(budget).any():
-        return np.ones(tasks.shape[0], dtype=bool)
-    power = np.ones(tasks.shape[0]) if power is None else np.asarray(power, dtype=np.float64)
-    return np.isfinite(_idle_least_power(tasks, power, np.asarray(nodes),
-                                         np.asarray(power_busy, dtype=np.float64),
-                                         np.asarray(power_idle, dtype=np.float64), budget))
-
-
-def _idle_least_power(tasks, power, nodes, power_busy, power_idle, budget):
-    """Each job's least-power increment on an idle federation (inf where it does not fit)."""
-    inc = np.maximum(power[:, None] * power_busy[None, :] - power_idle[None, :], 0.0)
-    J, K = inc.shape
-    order = np.lexsort((np.broadcast_to(np.arange(K), (J, K)), inc), axis=1)
-    rem = tasks.astype(np.int64).copy()
-    total = np.zeros(J)
-    rows = np.arange(J)
-    for i in range(K):
-        k = order[:, i]
-        ik = inc[rows, k]
-        n = np.minimum(nodes[k], rem)
-        lim = np.where((ik > 0) & np.isfinite(budget[k]),
-                       np.floor(np.divide(budget[k], ik, out=np.full(J, np.inf), where=ik > 0)),
-                       np.inf)
-        n = np.minimum(n, np.maximum(lim, 0)).astype(np.int64)
-        rem -= n
-        total += n * ik
-    return np.where((rem == 0) & (total <= budget[K]), total, np.inf)
-
-
 def _options(model, backfill, rule):
     return (choice_code("execution model", model, MODELS),
             choice_code("backfilling", backfill, BACKFILL),
             choice_code("allocation rule", rule, RULES))
 
 
-def decode(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
-           order, blacklist, model: str = "fluid", check: bool = True, backfill: str = "none",
-           rule: str = "fastest", power=None, power_cap=None, cluster_caps=None,
-           estimate=None) -> FederatedDecode:
+#: The attributes :func:`decode` reads from a job-set and from a federation.
+JOB_FIELDS = ("release", "tasks", "runtime", "sigma", "bw")
+CLUSTER_FIELDS = ("nodes", "speed", "power_busy", "power_idle", "link")
+
+
+def decode(*args, **options) -> FederatedDecode:
     """Decode one chromosome into a federated schedule.
+
+    Two forms, told apart by the first two arguments:
+
+    ``decode(jobset, federation, order=None, blacklist=None, **options)``
+        A job-set and a federation: any objects with the job arrays
+        (:data:`JOB_FIELDS`) and the cluster arrays (:data:`CLUSTER_FIELDS`)
+        as attributes, such as :class:`moga.JobSet` and
+        :class:`moga.Federation`. The job-set's power factors (``power``)
+        and the federation's caps (``power_cap``, ``cluster_caps``) are read
+        when it has them; ``order`` defaults to the submit order, the
+        blacklist to none; ``estimates="requested"`` plans EASY on the
+        job-set's ``requested`` times (``"exact"``, the default, on its run
+        times). The other options are those of the array form.
+    ``decode(release, tasks, ..., link, order, blacklist, **options)``
+        The arrays themselves, as :func:`decode_arrays` takes them.
+
+    :func:`moga.evaluate` is this decode returning a :class:`moga.Schedule`.
+    """
+    if len(args) >= 2 and _has_fields(args[0], JOB_FIELDS) and _has_fields(args[1], CLUSTER_FIELDS):
+        return _decode_models(*args, **options)
+    return decode_arrays(*args, **options)
+
+
+def _has_fields(obj, fields):
+    return all(hasattr(obj, f) for f in fields)
+
+
+def _decode_models(jobset, federation, order=None, blacklist=None, *, estimates: str = "exact",
+                   backfill: str = "none", check: bool = True, **options) -> FederatedDecode:
+    """:func:`decode`'s job-set and federation form."""
+    for name in ("power", "power_cap", "cluster_caps", "estimate"):
+        if name in options:
+            raise TypeError(f"decode(jobset, federation, ...) reads {name} from the job-set or "
+                            "the federation; pass the arrays to decode_arrays to set it")
+    if estimates not in ("exact", "requested"):
+        raise ValueError(f"estimates must be 'exact' or 'requested', got {estimates!r}")
+    job = [getattr(jobset, f) for f in JOB_FIELDS]
+    J, K = len(job[0]), len(federation.nodes)
+    order = np.arange(J) if order is None else order
+    blacklist = np.zeros((J, K)) if blacklist is None else blacklist
+    power = getattr(jobset, "power", None)
+    if power is not None and np.all(np.asarray(power) == 1.0):
+        power = None
+    estimate = None
+    if estimates == "requested" and backfill == "easy":
+        estimate = getattr(jobset, "requested", None)
+        if estimate is None:
+            raise ValueError("estimates='requested' needs a job-set with requested times")
+    return decode_arrays(*job, *(getattr(federation, f) for f in CLUSTER_FIELDS), order, blacklist,
+                         backfill=backfill, check=check, power=power,
+                         power_cap=getattr(federation, "power_cap", None),
+                         cluster_caps=getattr(federation, "cluster_caps", None),
+                         estimate=estimate, **options)
+
+
+def decode_arrays(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
+                  order, blacklist, model: str = "fluid", check: bool = True,
+                  backfill: str = "none", rule: str = "fastest", power=None, power_cap=None,
+                  cluster_caps=None, estimate=None) -> FederatedDecode:
+    """Decode one chromosome, given as arrays, into a federated schedule (the array form of
+    :func:`decode`, the one the kernels' callers use).
 
     Parameters
     ----------

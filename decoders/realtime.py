@@ -734,7 +734,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
         if n_start > 0:
             steps.map(t, 0, cjobs, cplat, st, cout, bl, listed, n_start)
             for a in range(n_start):
-                mismatch += st.started[listed[a]] == 0
+                mismatch += st.queue.started[listed[a]] == 0
             n_start = 0
         # EASY behind the head, on the core (its reservation and backfill test), when some
         # job behind the head fits the free nodes; then the jobs it started, from the
@@ -744,7 +744,7 @@ def _simulate(jobs, N, scheme, kind, improved, th_rtj, th_batch, rank, by_rank, 
             steps.easy(t, 0, cjobs, cplat, st, cout, by_rank, bl)
             if st.evi[E_STARTED] > before:
                 for i in range(st.evi[E_NH]):
-                    j = st.hj[i]
+                    j = st.run.hj[i]
                     if status[j] != _WAITING:
                         continue
                     _tree_set(tn, size, rank[j], _BIG)

@@ -64,7 +64,7 @@ def init_easy(jobs, plat, st, out, order, blacklist):
     init(jobs, plat, st, out, order)
     allowances(blacklist, jobs, plat, st)
     if is_capped(plat):
-        power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.p_floor)
+        power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.index.p_floor)
     st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
     st.evi[E_INDEX] = 1
 
@@ -75,7 +75,7 @@ def begin(t, model, jobs, plat, st, out):
     arrived = st.evi[E_CURSOR]
     enqueue(t, jobs, st)
     if st.evi[E_INDEX] != 0:
-        add_jobs(arrived, st.evi[E_CURSOR], st.by_release, jobs.tasks, jobs.est, st,
+        add_jobs(arrived, st.evi[E_CURSOR], st.queue.by_release, jobs.tasks, jobs.est, st,
                  plat.nodes.shape[0] <= TABLE_K)
     return t
 
@@ -86,7 +86,7 @@ def map(t, model, jobs, plat, st, out, blacklist, listed, n):
     t_arrival = start_listed(t, model == 0, jobs, plat, st, out, blacklist, listed, n)
     if st.evi[E_INDEX] != 0:
         for i in range(n):
-            if st.started[listed[i]] == 1:
+            if st.queue.started[listed[i]] == 1:
                 set_leaf(listed[i], EMPTY, np.inf, st, plat.nodes.shape[0] <= TABLE_K)
     return min(next_finish(st), t_arrival)
 
@@ -109,30 +109,30 @@ def stop(t, model, jobs, plat, st, out, r):
     would release them (other co-allocated jobs are re-rated) and its
     allocation is cleared. Returns its work left, s on a speed-1.0 node.
     """
-    left = (st.fin[r] - t) / st.sd[r]
-    st.fin[r] = t
+    left = (st.run.fin[r] - t) / st.run.sd[r]
+    st.run.fin[r] = t
     nh = st.evi[E_NH]
     in_heap = False
     for i in range(nh):
-        if st.hj[i] == r:  # lower its key to t: sift up
+        if st.run.hj[i] == r:  # lower its key to t: sift up
             while i > 0:
                 p = (i - 1) >> 1
-                if st.ht[p] < t or (st.ht[p] == t and st.hj[p] < r):
+                if st.run.ht[p] < t or (st.run.ht[p] == t and st.run.hj[p] < r):
                     break
-                st.ht[i] = st.ht[p]
-                st.hj[i] = st.hj[p]
+                st.run.ht[i] = st.run.ht[p]
+                st.run.hj[i] = st.run.hj[p]
                 i = p
-            st.ht[i] = t
-            st.hj[i] = r
+            st.run.ht[i] = t
+            st.run.hj[i] = r
             in_heap = True
             break
     if not in_heap:  # a re-rated co-allocated job
         st.evf[0] = min(st.evf[0], t)
     release_due(t, t, model == 0, jobs, plat, st, out)
-    st.coal[r] = 0  # a restart on one cluster is not co-allocated
+    st.run.coal[r] = 0  # a restart on one cluster is not co-allocated
     for k in range(out.alloc.shape[1]):
         out.alloc[r, k] = 0
-    st.started[r] = 3
+    st.queue.started[r] = 3
     st.evi[E_STARTED] -= 1
     st.evi[E_SHEAD] = 0  # a planned end moved: EASY's next reservation afresh
     return left
@@ -149,19 +149,19 @@ def requeue(jobs, plat, st, r):
     qh, nq = st.evi[E_QH], st.evi[E_NQ]
     m = 0
     for i in range(nq):
-        j = st.wq[qh + i]
-        if st.started[j] == 0 and j != r:
-            st.wq[m] = j
+        j = st.queue.wq[qh + i]
+        if st.queue.started[j] == 0 and j != r:
+            st.queue.wq[m] = j
             m += 1
     i = m
-    while i > 0 and st.pos_of[st.wq[i - 1]] > st.pos_of[r]:
-        st.wq[i] = st.wq[i - 1]
+    while i > 0 and st.queue.pos_of[st.queue.wq[i - 1]] > st.queue.pos_of[r]:
+        st.queue.wq[i] = st.queue.wq[i - 1]
         i -= 1
-    st.wq[i] = r
+    st.queue.wq[i] = r
     st.evi[E_QH] = 0
     st.evi[E_NQ] = m + 1
     st.evi[E_HOLES] = 0
-    st.started[r] = 0
+    st.queue.started[r] = 0
     if st.evi[E_INDEX] != 0:
         set_leaf(r, jobs.tasks[r], jobs.est[r], st, plat.nodes.shape[0] <= TABLE_K)
 
@@ -185,7 +185,7 @@ def claim(st, k, n):
     """Keep ``n`` free nodes of cluster ``k`` out of use (a negative ``n`` gives them back):
     for a job that waits for them, outside the queue. EASY's next reservation is
     computed afresh."""
-    st.free[k] -= n
+    st.run.free[k] -= n
     st.evi[E_SHEAD] = 0
 
 
@@ -197,7 +197,7 @@ def drop(jobs, st, out, r):
     ``started`` 2, NaN start and finish and no allocation; the next mapping
     drops it from the queue as it drops started jobs.
     """
-    st.started[r] = 2
+    st.queue.started[r] = 2
     st.evi[E_STARTED] += 1
     out.start[r] = np.nan
     out.finish[r] = np.nan

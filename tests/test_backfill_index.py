@@ -38,7 +38,7 @@ def _random_queue(seed):
     st = new_state(J, K)
     order = rng.permutation(J).astype(np.int64)
     mask = rng.integers(0, 1 << K, J)
-    st.mask_j[:] = mask
+    st.scan.mask_j[:] = mask
     tasks = rng.integers(1, 12, J)
     runtime = rng.choice([1.0, 5.0, 10.0, 60.0], J) * rng.integers(1, 4, J)
     return rng, J, K, st, order, mask, tasks, runtime
@@ -48,7 +48,7 @@ def _random_queue(seed):
 def test_first_candidate_matches_a_scan_of_the_queue(seed):
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
     n_act = build_index(order, st, True)
-    assert sorted(st.g_act[:n_act]) == sorted(set(mask.tolist()))
+    assert sorted(st.index.g_act[:n_act]) == sorted(set(mask.tolist()))
     queued = np.zeros(J, dtype=bool)
     for _ in range(6):
         # Some jobs join, some leave.
@@ -76,7 +76,7 @@ def test_first_candidate_matches_a_scan_of_the_queue(seed):
                 assert got == -1
             else:
                 assert got >= 0
-                assert order[st.g_pos[st.g_off[m] + got]] == want
+                assert order[st.index.g_pos[st.index.g_off[m] + got]] == want
 
 
 def test_one_group_beyond_the_table():
@@ -84,7 +84,7 @@ def test_one_group_beyond_the_table():
     J = 5
     st = new_state(J, 9)
     order = np.arange(J, dtype=np.int64)
-    st.mask_j[:] = [1, 2, 4, 8, 16]
+    st.scan.mask_j[:] = [1, 2, 4, 8, 16]
     assert build_index(order, st, False) == 1
     for j in range(J):
         set_leaf(j, j + 1, 10.0, st, False)
@@ -122,29 +122,29 @@ def test_the_late_width_bound_keeps_every_job_that_could_leave_the_head_room(see
     rng = np.random.default_rng(seed)
     K = int(rng.integers(1, 4))
     st = new_state(4, K)
-    st.free[:] = rng.integers(0, 5, K)
-    st.free_s[:] = st.free + rng.integers(0, 4, K)  # nodes free at the reservation
-    st.hold[:] = [rng.integers(0, s + 1) for s in st.free_s]
-    st.allow_h[:] = rng.integers(0, 6, K) * (rng.random(K) < 0.7)
+    st.run.free[:] = rng.integers(0, 5, K)
+    st.resv.free_s[:] = st.run.free + rng.integers(0, 4, K)  # nodes free at the reservation
+    st.resv.hold[:] = [rng.integers(0, s + 1) for s in st.resv.free_s]
+    st.resv.allow_h[:] = rng.integers(0, 6, K) * (rng.random(K) < 0.7)
     room0 = _room_bounds(st)
-    a = st.free_s - st.hold
+    a = st.resv.free_s - st.resv.hold
     need = int(rng.integers(1, max(2, room0 + 2)))
     kept = 0
     for _ in range(40):
         allow = rng.integers(0, 6, K) * (rng.random(K) < 0.6)
         mask = int(sum(1 << k for k in range(K) if allow[k] > 0))
         n = int(rng.integers(1, 9))
-        room = best_room(n, st.free, allow, a, st.allow_h)
+        room = best_room(n, st.run.free, allow, a, st.resv.allow_h)
         if room is None:
             continue
-        bound = _room_left(n, st.free, allow, st.slack_h, room0)
+        bound = _room_left(n, st.run.free, allow, st.resv.slack_h, room0)
         assert bound >= room
         if room >= need:
             kept += 1
-            assert n <= _late_width(mask, True, st.free, st.slack_h, room0, need)
-            assert n <= _late_width(0, False, st.free, st.slack_h, room0, need)
+            assert n <= _late_width(mask, True, st.run.free, st.resv.slack_h, room0, need)
+            assert n <= _late_width(0, False, st.run.free, st.resv.slack_h, room0, need)
     if room0 < need:
-        assert kept == 0 and _late_width(0, False, st.free, st.slack_h, room0, need) == -1
+        assert kept == 0 and _late_width(0, False, st.run.free, st.resv.slack_h, room0, need) == -1
 
 
 def naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x, y, t, sd_min,
@@ -169,8 +169,8 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
     power = rng.uniform(0.5, 1.5, J)
     pbusy, pidle = rng.choice([20.0, 50.0, 90.0], K), np.full(K, 10.0)
-    power_floors(tasks, power, pbusy, pidle, st.p_floor)
-    floors = np.array(st.p_floor)
+    power_floors(tasks, power, pbusy, pidle, st.index.p_floor)
+    floors = np.array(st.index.p_floor)
     assert np.allclose(floors, tasks[:, None] * np.maximum(power[:, None] * pbusy - pidle, 0),
                        rtol=1e-8)
     build_index(order, st, True)
@@ -201,4 +201,4 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
             if want is None:
                 assert got == -1
             else:
-                assert got >= 0 and order[st.g_pos[st.g_off[m] + got]] == want
+                assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -215,3 +216,55 @@ def test_order_check_equals_its_plain_python_twin(seed, J, P, flaw, as_int):
                else f"order{'' if P == 1 else f' #{bad[0]}'} is not a permutation")
     with pytest.raises(ValueError, match=message):
         check_orders(orders, J)
+
+
+def test_decode_takes_a_jobset_and_a_federation_as_the_arrays_give():
+    rng = np.random.default_rng(3)
+    js = moga.JobSet.from_arrays(np.sort(rng.uniform(0, 500, 60)), rng.integers(1, 6, 60),
+                                 rng.uniform(10, 300, 60))
+    fed = moga.Federation.preset("default")
+    rng = np.random.default_rng(5)
+    order = rng.permutation(len(js))
+    bl = rng.choice([0.0, 0.5, 1.0], size=(len(js), fed.n_clusters))
+    for backfill in ("none", "easy"):
+        a = decode(js, fed, order, bl, backfill=backfill)
+        b = decoders.decode_arrays(*js.arrays(), fed.nodes, fed.speed, fed.power_busy,
+                                   fed.power_idle, fed.link, order, bl, backfill=backfill)
+        s = moga.evaluate(js, fed, order, bl, backfill=backfill)
+        for x, y in ((a.start, b.start), (a.finish, b.finish), (a.alloc, b.alloc),
+                     (a.start, s.start), (a.finish, s.finish)):
+            np.testing.assert_array_equal(x, y)
+    # defaults: the submit order and no blacklist
+    d = decode(js, fed)
+    e = decode(js, fed, np.arange(len(js)), np.zeros((len(js), fed.n_clusters)))
+    np.testing.assert_array_equal(d.finish, e.finish)
+
+
+def test_decode_of_a_jobset_reads_its_caps_and_requests():
+    rng = np.random.default_rng(8)
+    J = 40
+    js = moga.JobSet.from_arrays(np.sort(rng.uniform(0, 200, J)), rng.integers(1, 4, J),
+                                 rng.uniform(10, 100, J))
+    js = dataclasses.replace(js, requested=js.runtime * rng.uniform(1.0, 3.0, J))
+    fed = moga.Federation.preset("default")
+    capped = fed.with_cap(0.6 * fed.peak_power)
+    order = rng.permutation(J)
+    bl = np.zeros((J, fed.n_clusters))
+    for f in (fed, capped):
+        for est in ("exact", "requested"):
+            a = decode(js, f, order, bl, backfill="easy", estimates=est)
+            s = moga.evaluate(js, f, order, bl, backfill="easy", estimates=est)
+            np.testing.assert_array_equal(a.start, s.start)
+    kw = dict(power_cap=capped.power_cap, estimate=js.requested, backfill="easy")
+    b = decoders.decode_arrays(*js.arrays(), fed.nodes, fed.speed, fed.power_busy,
+                               fed.power_idle, fed.link, order, bl, **kw)
+    a = decode(js, capped, order, bl, backfill="easy", estimates="requested")
+    np.testing.assert_array_equal(a.start, b.start)
+
+
+def test_decode_of_a_jobset_refuses_array_options(small):
+    js, fed = small
+    with pytest.raises(TypeError, match="power_cap.*from the job-set or the federation"):
+        decode(js, fed, power_cap=10.0)
+    with pytest.raises(ValueError, match="estimates must be 'exact' or 'requested'"):
+        decode(js, fed, estimates="walltime")

@@ -21,7 +21,8 @@ from naive import (
 )
 
 import moga
-from decoders.federated import _idle_least_power, dispatch, power_inputs
+from decoders._validate import _idle_least_power
+from decoders.federated import dispatch, power_inputs
 from moga.powercap import CPOptions, Queues, cap_study, run_dispatcher, solve_relaxed
 from moga.powercap.cp import serial_schedule
 from moga.powercap.study import moved_by_cap, study_table

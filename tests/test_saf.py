@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from naive import naive_saf
 
-from decoders.federated import _idle_least_power, dispatch
+from decoders._validate import _idle_least_power
+from decoders.federated import dispatch
 
 
 @given(inst=instances(max_jobs=14), rule=st.sampled_from(["fastest", "greenest", "consolidate"]),

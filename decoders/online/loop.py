@@ -202,7 +202,7 @@ def _simulate(core, listed, jobs, plat, prof, out, q, heuristic, small, medium):
         nf = q.evi[Q_NF]
         for i in range(n):
             j = listed[i]
-            if st.started[j] == 0:
+            if st.queue.started[j] == 0:
                 refused += 1
                 continue
             if t < out.start[j]:

@@ -399,13 +399,9 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
     """
     _check_types(js, fed)
     order, blacklist = _defaults(js, fed, order, blacklist)
-    if estimates not in ("exact", "requested"):
-        raise ValueError(f"estimates must be 'exact' or 'requested', got {estimates!r}")
-    est = js.requested if estimates == "requested" and backfill == "easy" else None
     try:
-        r = federated.decode(*js.arrays(), *_fed_arrays(fed), order, blacklist, model=model,
-                             check=False, backfill=backfill, rule=rule, estimate=est,
-                             **power_kwargs(js, fed))
+        r = federated.decode(js, fed, order, blacklist, model=model, check=False,
+                             backfill=backfill, rule=rule, estimates=estimates)
     except federated.CapInfeasibleError as e:
         raise cap_error(e, js, fed) from None
     order = np.array(order, dtype=np.int64)

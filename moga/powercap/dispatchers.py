@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from decoders.federated import CapInfeasibleError, _idle_least_power
+from decoders._validate import _idle_least_power
+from decoders.federated import CapInfeasibleError
 
 from ..model.jobset import POWER_RANGE, JobSet
 from ..model.platform import Federation

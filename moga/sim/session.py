@@ -164,8 +164,8 @@ class Session:
     def _running(self) -> tuple[np.ndarray, np.ndarray]:
         """``(jobs, predicted finish)`` of the running jobs, as the loop has them."""
         st = self._st
-        run = np.concatenate([st.hj[:int(st.evi[E_NH])], st.cl[:int(st.evi[E_NCL])]])
-        return run, st.fin[run].copy()
+        run = np.concatenate([st.run.hj[:int(st.evi[E_NH])], st.run.cl[:int(st.evi[E_NCL])]])
+        return run, st.run.fin[run].copy()
 
     @property
     def now(self) -> float:
@@ -186,8 +186,8 @@ class Session:
     def queued(self) -> np.ndarray:
         """The waiting jobs (positions in the job-set), in arrival order (a copy)."""
         qh = int(self._st.evi[E_QH])
-        q = self._st.wq[qh:qh + int(self._st.evi[E_NQ])]
-        return q[self._st.started[q] == 0]
+        q = self._st.queue.wq[qh:qh + int(self._st.evi[E_NQ])]
+        return q[self._st.queue.started[q] == 0]
 
     def running(self) -> tuple[np.ndarray, np.ndarray]:
         """``(jobs, planned finish)`` of the running jobs.
@@ -211,12 +211,12 @@ class Session:
     @property
     def free(self) -> np.ndarray:
         """Free nodes per cluster (a copy)."""
-        return self._st.free.copy()
+        return self._st.run.free.copy()
 
     @property
     def power_used(self) -> np.ndarray:
         """Power the running jobs add to idle power, per cluster then overall, W (a copy)."""
-        return self._st.pk.copy()
+        return self._st.run.pk.copy()
 
     @property
     def allocation(self) -> np.ndarray:
@@ -267,14 +267,14 @@ class Session:
                 raise ValueError(f"blacklist of job {int(listed[i])} on cluster "
                                  f"{self.federation.names[k]!r} is {bl[i, k]!r}, not in [0, 1]")
         self._check_waiting(listed)
-        before = self._st.started[listed].copy()
+        before = self._st.queue.started[listed].copy()
         if bl is None:
             self._map(listed)
         else:
             self._bl[listed] = bl
             self._map(listed)
             self._bl[listed] = 0.0  # a blacklist holds for this call only
-        now = listed[(self._st.started[listed] == 1) & (before == 0)]
+        now = listed[(self._st.queue.started[listed] == 1) & (before == 0)]
         self._first[now] = np.where(np.isnan(self._first[now]), self._t, self._first[now])
         return now
 
@@ -283,7 +283,7 @@ class Session:
         (the loop queues a job once its release is due), not started and not rejected."""
         bad = (listed < 0) | (listed >= len(self.jobset))
         ok = listed[~bad]
-        bad[~bad] = (self.jobset.release[ok] > self._t) | (self._st.started[ok] != 0)
+        bad[~bad] = (self.jobset.release[ok] > self._t) | (self._st.queue.started[ok] != 0)
         if bad.any():
             j = int(listed[np.flatnonzero(bad)[0]])
             raise ValueError(f"job {j} is not waiting at t={self._t:g} (not arrived, already "
@@ -373,7 +373,7 @@ class Session:
         self._check_running(listed, "preempt")
         st, out, t = self._st, self._out, self._t
         for j in listed.tolist():
-            start, alloc, sd = float(out.start[j]), out.alloc[j].copy(), float(st.sd[j])
+            start, alloc, sd = float(out.start[j]), out.alloc[j].copy(), float(st.run.sd[j])
             before = float(self._runtime[j])
             left = float(steps.preempt(t, self._code, self._jobs, self._plat, st, out, int(j)))
             done = max(before - left, 0.0)
@@ -456,7 +456,7 @@ class Session:
     def _segments(self, d) -> Segments:
         """Every execution: the stopped ones and each job's last, in the order they ended."""
         J = len(self.jobset)
-        sd = self._st.sd
+        sd = self._st.run.sd
         last = [(j, float(d.start[j]), float(d.finish[j]),
                  min(self._read[j] * float(sd[j]), float(d.finish[j] - d.start[j])))
                 for j in range(J) if not self._rejected[j]]
