@@ -131,7 +131,7 @@ def main(argv=None):
     lines = ["# Baseline heuristics benchmark", "",
              f"`python benchmarks/bench_baselines.py`: the first {n} jobs of {trace.name} in "
              "release mode; median microseconds per schedule through `moga.baselines.heuristic` "
-             "(validation included).", "",
+             "(validation included); EASY plans on exact run times.", "",
              "| platform | model | algorithm | µs / schedule | ns / job |"
              + (" × faster than AccaSim |" if "accasim_s" in res else ""),
              "|---|---|---|---|---|" + ("---|" if "accasim_s" in res else "")]

@@ -123,7 +123,7 @@ def render(record):
              f"model; {_budget_text(r0)}; seed {r0['seed']}. Front algorithms show their "
              "knee; `hv` is the hypervolume of all their points with objectives divided by "
              "FCFS's, against (1.1, 1.1) (FCFS alone: 0.0100). Mean BSLD: mean bounded "
-             "slowdown, 10-minute bound.", ""]
+             "slowdown, 10-minute bound. The EASY heuristics plan on exact run times.", ""]
     lines += summary(record) + [""]
     for rec in record:
         c = Comparison(rec["rows"], {}, {}, np.array(rec["reference"]), None, None, rec["model"])

@@ -85,6 +85,7 @@ def main(argv=None):
              f"federation `curie` / {args.scale} ({fed.total_nodes} nodes). Best known: a "
              f"post-mortem GA (pop {args.pop} x {args.gen} generations, seeded with the "
              "heuristics' orders), a feasible schedule and so a lower bound of the optimum. "
+             "The online heuristics plan on exact run times (they take no requested times). "
              "Upper bound: every job completing as early as it could (at its release on the "
              "fastest cluster that holds it). Percent of the best known (and of the upper "
              "bound):", "",
