@@ -244,3 +244,25 @@ def test_no_call_passes_more_than_12_positional_arguments():
                 if isinstance(node, ast.Call) and len(node.args) > 12:
                     long.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert long == []
+
+
+def _type_names(path: Path) -> list[str]:
+    """Classes and named tuples (``X = namedtuple(...)``) defined at a module's top level."""
+    names = []
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ClassDef):
+            names.append(node.name)
+        elif (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+              and getattr(node.value.func, "id", None) == "namedtuple"):
+            names += [t.id for t in node.targets if isinstance(t, ast.Name)]
+    return names
+
+
+def test_no_two_types_share_a_name():
+    """One concept, one type: no class or named tuple name is defined twice in the package."""
+    where: dict[str, list[str]] = {}
+    for top in PACKAGES:
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for name in _type_names(path):
+                where.setdefault(name, []).append(str(path.relative_to(ROOT)))
+    assert {n: w for n, w in where.items() if len(w) > 1} == {}

@@ -11,7 +11,7 @@ decoders' bundles (:mod:`decoders._profiles`: ``ValueJobs``,
     run), ``cluster`` (-1), ``value`` earned, ``reserved`` (the reservation or
     place-holder start, NaN if the job started when first mapped), and
     ``status`` (0 not arrived, :data:`WAITING`, :data:`PLACED`, :data:`DROPPED`).
-``q`` (:data:`Queues`)
+``q`` (:data:`ValueQueues`)
     ``by_release`` (the jobs by arrival, ties by index), ``waiting`` (the
     queue), ``phs`` (jobs holding a future place-holder), ``ht``/``hj`` (the
     heap of planned starts not yet made on the core, times and jobs),
@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections import namedtuple
 
 ProfileOut = namedtuple("ProfileOut", "start finish cluster value reserved status")
-Queues = namedtuple("Queues", "by_release waiting phs ht hj ft fj evi")
+ValueQueues = namedtuple("ValueQueues", "by_release waiting phs ht hj ft fj evi")
 
 #: Job status codes.
 WAITING, PLACED, DROPPED = 1, 2, 3
-#: Indices into ``Queues.evi``: start-heap size, queue length, place-holders pending,
+#: Indices into ``ValueQueues.evi``: start-heap size, queue length, place-holders pending,
 #: jobs arrived, EASY's pending reservation (a job, or -1), finish-heap size.
 Q_NH, Q_NW, Q_NPH, Q_ARRIVED, Q_RES_JOB, Q_NF = range(6)

@@ -50,7 +50,7 @@ from ._state import (
     Q_RES_JOB,
     WAITING,
     ProfileOut,
-    Queues,
+    ValueQueues,
 )
 from .rules import best_choice, duration, map_easy, map_fcfs_multi, map_max_max
 
@@ -275,7 +275,7 @@ def simulate(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed
     prof = new_profiles(K, 6 * J + 1)
     out = ProfileOut(start=np.empty(J), finish=np.empty(J), cluster=np.empty(J, dtype=np.int64),
                      value=np.empty(J), reserved=np.empty(J), status=np.empty(J, dtype=np.int64))
-    q = Queues(by_release=c.order, waiting=np.empty(J, dtype=np.int64),
+    q = ValueQueues(by_release=c.order, waiting=np.empty(J, dtype=np.int64),
                phs=np.empty(J, dtype=np.int64), ht=np.empty(J), hj=np.empty(J, dtype=np.int64),
                ft=np.empty(J), fj=np.empty(J, dtype=np.int64), evi=np.empty(6, dtype=np.int64))
     tot, n_run, n_drop, n_ev, refused = _simulate(c, np.empty(J, dtype=np.int64), jobs, plat,
