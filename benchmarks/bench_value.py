@@ -81,7 +81,7 @@ def main(argv=None):
     atomic_write(out / "bench_value.json", json.dumps(res, indent=2) + "\n")
     lines = ["# Value decoder and online simulator benchmark", "",
              f"`python benchmarks/bench_value.py`: {js.name}, {J} jobs, release mode, federation "
-             f"`{fed.name}`.", "",
+             f"`{fed.name}`; the online heuristics plan on exact run times.", "",
              f"Offline value decoder: {res['decodes_per_s']:.2f} decodes/s (submit order, "
              f"{1e3 * single:.0f} ms each); {res['batch_random_decodes_per_s']:.2f} decodes/s for "
              f"a batch of {P} random chromosomes in parallel.", "",
