@@ -18,8 +18,8 @@ Three files, each written atomically (:mod:`moga.outputs`):
     job an online policy rejected (:attr:`moga.Schedule.rejected`) has status
     5 (cancelled) and -1 for its wait, run time, processors and partition; a
     job killed at its requested time (:attr:`moga.Schedule.killed`) has
-    status 0 (failed: the system ended it, as the archive's logs record a
-    job killed at its limit; 5 is a cancellation, here a rejection).
+    status 0 (failed: it did not complete its work; 5, cancelled, is a
+    cancellation, which here is a rejection).
 ``segments.csv``
     For a schedule with preemptions (:attr:`moga.Schedule.segments`), one
     row per execution (:data:`SEGMENT_COLUMNS`): the job, its execution

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["JobSet", "apply_kill_option", "draw_attributes", "draw_power", "SIGMA_RANGE", "BW_RANGE", "POWER_SPREAD",
-           "POWER_RANGE", "POWER_FACTOR_MAX"]
+__all__ = ["JobSet", "apply_kill_option", "draw_attributes", "draw_power", "SIGMA_RANGE",
+           "BW_RANGE", "POWER_SPREAD", "POWER_RANGE", "POWER_FACTOR_MAX"]
 
 #: Default range of the communication share ``sigma_j`` of a multi-task job (uniform).
 SIGMA_RANGE = (0.0, 0.5)
