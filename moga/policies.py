@@ -28,7 +28,7 @@ import inspect
 import time
 
 from .evolution.online import OnlineMOGA
-from .model.jobset import JobSet
+from .model.jobset import JobSet, apply_kill_option
 from .model.platform import Federation
 from .model.schedule import Schedule, dispatch_schedule, evaluate
 from .powercap.dispatchers import run_dispatcher
@@ -178,7 +178,8 @@ def _resolve(policy):
 
 def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: str = "fluid",
              rule: str = "fastest", estimates: str | None = None,
-             options: dict | None = None, progress=None) -> Schedule:
+             options: dict | None = None, progress=None,
+             kill_at_request: bool = False) -> Schedule:
     """Simulate an online policy on ``jobset`` (jobs arriving at their release) on ``federation``.
 
     Parameters
@@ -209,6 +210,11 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         :class:`~moga.sim.Session` (a user's policy and the built-in Python
         policies): see :func:`moga.sim.run_policy`. A kernel policy runs in one
         call and never calls it.
+    kill_at_request : bool
+        Kill every job when it has run for its requested time, as a production
+        scheduler does (:meth:`JobSet.kill_at_request`, the schedule's job-set;
+        its summary counts them in ``n_killed``); default False, the papers'
+        model, in which jobs run to completion.
 
     Returns
     -------
@@ -217,6 +223,7 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
         whole simulation), for Python policies ``events`` and ``decision_s``
         (time spent in ``decide``), and what a policy's ``summary()`` adds.
     """
+    jobset = apply_kill_option(jobset, kill_at_request)
     name, entry, obj = _resolve(policy)
     if options and entry is None:
         raise ValueError("options are for a registered policy given by name; configure your "

@@ -23,9 +23,10 @@ __all__ = ["RESULT_CLASSES", "SearchResult", "load_result"]
 
 #: Format stamp of the files written by :meth:`SearchResult.save`.
 _RESULT_FORMAT = "moga-result-1"
-#: JobSet arrays a result file holds (``None`` ones are left out).
+#: JobSet arrays a result file holds (``None`` ones are left out, and ``killed`` when no job
+#: was killed at its request, so that a file of the default model is unchanged).
 _JOBSET_ARRAYS = ("id", "release", "tasks", "runtime", "sigma", "bw", "power", "requested",
-                  "v_start", "v_final", "soft", "hard", "priority")
+                  "v_start", "v_final", "soft", "hard", "priority", "killed")
 
 
 @dataclass(kw_only=True)
@@ -123,7 +124,8 @@ class SearchResult:
         meta.update(extra_meta)
         arrays = {"F": np.asarray(self.F, dtype=float), "X": np.asarray(self.X, dtype=float),
                   **{f"js_{f}": getattr(js, f) for f in _JOBSET_ARRAYS
-                     if getattr(js, f) is not None}, **extra_arrays}
+                     if getattr(js, f) is not None and (f != "killed" or js.killed.any())},
+                  **extra_arrays}
         with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             np.savez_compressed(fh, meta=np.asarray(json.dumps(meta, default=_json_default)),
                                 **arrays)

@@ -21,7 +21,7 @@ API_METHODS = {
     "moga.sim.OnlinePolicy": ["decide", "reset"],
     "moga.Schedule": ["to_csv", "to_swf", "to_dataframe", "power_profile"],
     "moga.RunResult": ["save", "knee", "schedule", "summary"],
-    "moga.JobSet": ["take", "with_power", "submit_order"],
+    "moga.JobSet": ["take", "with_power", "submit_order", "kill_at_request"],
     "moga.Federation": ["preset", "from_toml", "scaled", "with_cap", "to_toml"],
     "moga.Trace": ["jobset", "windows"],
 }

@@ -128,10 +128,11 @@ def cap_fraction(cap, fed) -> float:
 
 
 def add_workload_args(p: argparse.ArgumentParser, power: str | None = "none",
-                      federation: bool = True, online: bool = False) -> None:
-    """The workload options; ``power=None`` and ``federation=False`` leave out the options a
-    command does not use (so that they are refused rather than ignored). ``online``
-    commands release jobs at their submit times unless ``--batch`` is given."""
+                      federation: bool = True, online: bool = False, kill: bool = True) -> None:
+    """The workload options; ``power=None``, ``federation=False`` and ``kill=False`` leave out
+    the options a command does not use (so that they are refused rather than ignored).
+    ``online`` commands release jobs at their submit times unless ``--batch`` is given;
+    ``--kill-at-request`` is honoured by :func:`jobset_of`."""
     g = p.add_argument_group("workload")
     g.add_argument("--trace", default=None,
                    help="SWF trace, plain or .gz (default: the bundled month of HPC2N)")
@@ -160,6 +161,11 @@ def add_workload_args(p: argparse.ArgumentParser, power: str | None = "none",
                    help="machine size for traces without a MaxProcs header")
     g.add_argument("--skip-malformed", action="store_true",
                    help="skip and count malformed trace lines instead of failing")
+    if kill:
+        g.add_argument("--kill-at-request", action="store_true",
+                       help="kill each job when it has run for its requested time (SWF field "
+                            "9, scaled like its run time), as Slurm does; counted as n_killed "
+                            "(default: off, as in the papers' model: jobs run to completion)")
     if federation:
         g.add_argument("--federation", default="default",
                        help=f"preset ({', '.join(PRESETS)}) or a TOML file, optionally "
@@ -200,9 +206,10 @@ def jobset_of(trace, args, width, start=None):
     """The job-set of the workload options on ``trace``; ``width`` is what bounds a job's
     width (a federation or a node count)."""
     power = getattr(args, "power", "none")
-    return trace.jobset(start=args.start if start is None else start, n_jobs=args.n_jobs,
-                        days=args.days, federation=width, wide=args.wide, seed=args.attr_seed,
-                        batch=not args.release, power=None if power == "none" else power)
+    js = trace.jobset(start=args.start if start is None else start, n_jobs=args.n_jobs,
+                      days=args.days, federation=width, wide=args.wide, seed=args.attr_seed,
+                      batch=not args.release, power=None if power == "none" else power)
+    return js.kill_at_request() if getattr(args, "kill_at_request", False) else js
 
 
 def load_workload(args, one_cluster: bool = False):

@@ -36,7 +36,7 @@ IO_OPTIONS = (("memory_gb", "memory_gb"), ("pfs_gbps", "pfs_gbps"), ("pfs_usable
 
 
 def add_arguments(p) -> None:
-    add_workload_args(p, power=None, federation=False)
+    add_workload_args(p, power=None, federation=False, kill=False)
     p.add_argument("--machine", default="auto",
                    help="mira (49,152 nodes in partitions), auto (the trace's MaxProcs) or a "
                         "node count (default: auto)")

@@ -174,6 +174,8 @@ def run(args) -> int:
           f"{summary['mean_wait_s'] / 3600:.2f} h, mean bounded slowdown "
           f"{summary['mean_bounded_slowdown']:.2f}"
           + (f", {summary['n_rejected']} rejected" if summary["n_rejected"] else "")
+          + (f", {summary['n_killed']} killed at their requested time" if summary["n_killed"]
+             else "")
           + f"; planned on {info['estimates']} times; "
           f"{info['wall_s']:.2f} s" + (f" ({info['decision_s']:.2f} s deciding)"
                                        if "decision_s" in info else ""))

@@ -25,7 +25,7 @@ HELP = "value-function workload: online heuristics against the best known value 
 
 
 def add_arguments(p) -> None:
-    add_workload_args(p, power=None)
+    add_workload_args(p, power=None, kill=False)
     p.add_argument("--value-seed", type=seed, default=0, help="seed of the value functions")
     p.add_argument("--pop", type=pos_int("--pop"), default=50, help="GA population (default 50)")
     p.add_argument("--gen", type=pos_int("--gen"), default=40,

@@ -13,7 +13,7 @@ from pymoo.termination.collection import TerminationCollection
 from pymoo.termination.max_gen import MaximumGenerationTermination
 from pymoo.termination.max_time import TimeBasedTermination
 
-from ..model.jobset import JobSet
+from ..model.jobset import JobSet, apply_kill_option
 from ..model.platform import Federation
 from .duplicates import ScheduleDuplicateElimination
 from .engine import evolve
@@ -77,7 +77,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         backfill: str = "none", time_limit: float | None = None,
         stagnation: int | None = None, stagnation_tol: float = 1e-3,
         power_cap: float | None = None, interrupt=None, islands: int | None = None,
-        client=None, migration=None, **deprecated) -> RunResult:
+        client=None, migration=None, kill_at_request: bool = False,
+        **deprecated) -> RunResult:
     """Evolve a Pareto front with NSGA-II.
 
     Parameters
@@ -149,6 +150,11 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         With ``islands``: the epoch length, migrants and topology
         (:class:`moga.evolution.islands.Migration`; default every 20
         generations, 5 migrants, ring).
+    kill_at_request : bool
+        Kill every job when it has run for its requested time, as a production
+        scheduler does (:meth:`JobSet.kill_at_request`, whose job-set the result
+        holds); default False, the MOGA paper's model, in which jobs run their
+        trace's work to completion.
 
     The run ends at whichever comes first: ``n_gen``, the time limit, stagnation,
     an interrupt, or (as in pymoo) 100 rounds of mating without a child unlike the
@@ -165,6 +171,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         warnings.warn("run(extra=...) is now run(initial=...)", DeprecationWarning, stacklevel=2)
         initial = deprecated.pop("extra")
     use_blacklist = _use_blacklist(use_blacklist, deprecated, "run")
+    jobset = apply_kill_option(jobset, kill_at_request)
     if power_cap is not None:
         federation = federation.with_cap(power_cap, federation.cluster_caps)
     params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)

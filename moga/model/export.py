@@ -16,7 +16,10 @@ Three files, each written atomically (:mod:`moga.outputs`):
     processors = tasks, requested time = the job's requested time, status 1,
     partition = the cluster (1-based) that holds most of the job's tasks. A
     job an online policy rejected (:attr:`moga.Schedule.rejected`) has status
-    5 (cancelled) and -1 for its wait, run time, processors and partition.
+    5 (cancelled) and -1 for its wait, run time, processors and partition; a
+    job killed at its requested time (:attr:`moga.Schedule.killed`) has
+    status 0 (failed: it did not complete its work; 5, cancelled, is a
+    cancellation, which here is a rejection).
 ``segments.csv``
     For a schedule with preemptions (:attr:`moga.Schedule.segments`), one
     row per execution (:data:`SEGMENT_COLUMNS`): the job, its execution
@@ -36,7 +39,10 @@ rounding is monotone, so no job overlaps another on a node after it;
 :meth:`moga.Schedule.to_dataframe` keeps the exact times.
 
 A rejected job's row in ``schedule.csv`` has ``success`` 0, ``final_state``
-``REJECTED`` (Batsim's name), NaN times and no nodes.
+``REJECTED`` (Batsim's name), NaN times and no nodes; a job killed at its
+requested time has ``success`` 0 and ``final_state``
+``COMPLETED_WALLTIME_REACHED``, what Batsim writes for a job it killed at its
+walltime.
 
 Per-job energy (``consumed_energy``) is what the job's nodes draw while it
 runs: ``sum_k alloc[j, k] * max(power[j] * power_busy[k], power_idle[k]) *
@@ -98,7 +104,7 @@ def jobs_table(schedule) -> dict:
     offsets = node_offsets(fed)
     nodes = schedule.node_assignment()
     draw = np.maximum(js.power[:, None] * fed.power_busy[None, :], fed.power_idle[None, :])
-    rejected = schedule.rejected
+    rejected, killed = schedule.rejected, schedule.killed
     energy = (alloc * draw).sum(axis=1) * np.where(rejected, 0.0, run)  # no nodes, no time
     if schedule.segments is not None:  # preempted jobs draw busy power only while they run
         seg = schedule.segments
@@ -115,8 +121,9 @@ def jobs_table(schedule) -> dict:
         "submission_time": js.release.copy(),
         "requested_number_of_resources": js.tasks.astype(np.int64),
         "requested_time": js.requested.copy(),
-        "success": (~rejected).astype(np.int64),
-        "final_state": np.where(rejected, "REJECTED", "COMPLETED_SUCCESSFULLY").tolist(),
+        "success": (~rejected & ~killed).astype(np.int64),
+        "final_state": np.where(rejected, "REJECTED", np.where(
+            killed, "COMPLETED_WALLTIME_REACHED", "COMPLETED_SUCCESSFULLY")).tolist(),
         "starting_time": start.copy(),
         "execution_time": run,
         "finish_time": finish.copy(),
@@ -208,7 +215,7 @@ def write_swf(schedule, path) -> None:
             f"; Note: schedule of {js.name} ({len(js)} jobs) by moga, model {schedule.model}, "
             f"backfill {schedule.backfill}; times in s from the first release; partition = "
             "the cluster holding most of the job's tasks (1-based)"]
-    rejected = schedule.rejected
+    rejected, killed = schedule.rejected, schedule.killed
     rows = []
     for j in np.argsort(js.release, kind="stable"):
         if rejected[j]:  # cancelled: it never completed
@@ -216,7 +223,8 @@ def write_swf(schedule, path) -> None:
         else:
             wait = repr(float(schedule.start[j] - js.release[j]))
             run = repr(float(schedule.finish[j] - schedule.start[j]))
-            procs, status, part = int(js.tasks[j]), 1, int(main[j])
+            # 0, failed: the system ended a job killed at its requested time
+            procs, status, part = int(js.tasks[j]), 0 if killed[j] else 1, int(main[j])
         f = [int(js.id[j]), repr(float(js.release[j])), wait, run, procs, -1, -1,
              int(js.tasks[j]), repr(float(js.requested[j])), -1, status, -1, -1, -1, -1,
              part, -1, -1]

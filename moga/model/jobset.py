@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["JobSet", "draw_attributes", "draw_power", "SIGMA_RANGE", "BW_RANGE", "POWER_SPREAD",
-           "POWER_RANGE", "POWER_FACTOR_MAX"]
+__all__ = ["JobSet", "apply_kill_option", "draw_attributes", "draw_power", "SIGMA_RANGE",
+           "BW_RANGE", "POWER_SPREAD", "POWER_RANGE", "POWER_FACTOR_MAX"]
 
 #: Default range of the communication share ``sigma_j`` of a multi-task job (uniform).
 SIGMA_RANGE = (0.0, 0.5)
@@ -99,6 +99,20 @@ def _frozen(a, dtype):
     return a
 
 
+def _flags(a, n: int, name: str) -> np.ndarray:
+    """A per-job flag array of a JobSet, read-only bool of shape (n,): all False for None;
+    a ValueError naming ``name`` for a wrong shape or a value other than True/False/0/1."""
+    a = np.zeros(n, dtype=bool) if a is None else np.asarray(a)
+    if a.shape != (n,):
+        raise ValueError(f"JobSet.{name} must have shape ({n},), got {a.shape}")
+    if a.dtype != bool:
+        if not np.all(np.isin(a, (0, 1))):
+            i = int(np.flatnonzero(~np.isin(a, (0, 1)))[0])
+            raise ValueError(f"JobSet.{name}[{i}] must be True or False, got {a[i]}")
+        a = a.astype(bool)
+    return _frozen(a, bool)
+
+
 @dataclass(frozen=True, eq=False)
 class JobSet:
     """A set of parallel jobs as numpy arrays, indexed by position ``0..J-1``.
@@ -138,6 +152,10 @@ class JobSet:
     realtime : ndarray of bool
         Real-time jobs (:func:`moga.realtime.tag_realtime` tags them); all
         False unless given.
+    killed : ndarray of bool
+        Jobs killed at their requested time (:meth:`kill_at_request`): their
+        ``runtime`` is their request, less than the trace's run time. All False
+        unless given; a killed job's ``runtime`` must equal its ``requested``.
 
     Raises
     ------
@@ -161,6 +179,7 @@ class JobSet:
     power: np.ndarray | None = None
     requested: np.ndarray | None = None
     realtime: np.ndarray | None = None
+    killed: np.ndarray | None = None
 
     def __post_init__(self):
         n = np.shape(self.release)[0] if np.ndim(self.release) == 1 else -1
@@ -170,15 +189,8 @@ class JobSet:
             object.__setattr__(self, "power", np.ones(n))
         if self.requested is None:
             object.__setattr__(self, "requested", np.asarray(self.runtime))
-        rt = np.zeros(n, dtype=bool) if self.realtime is None else np.asarray(self.realtime)
-        if rt.shape != (n,):
-            raise ValueError(f"JobSet.realtime must have shape ({n},), got {rt.shape}")
-        if rt.dtype != bool:
-            if not np.all(np.isin(rt, (0, 1))):
-                i = int(np.flatnonzero(~np.isin(rt, (0, 1)))[0])
-                raise ValueError(f"JobSet.realtime[{i}] must be True or False, got {rt[i]}")
-            rt = rt.astype(bool)
-        object.__setattr__(self, "realtime", _frozen(rt, bool))
+        object.__setattr__(self, "realtime", _flags(self.realtime, n, "realtime"))
+        object.__setattr__(self, "killed", _flags(self.killed, n, "killed"))
         for f, dt in (("id", np.int64), ("release", np.float64), ("tasks", np.int64),
                       ("runtime", np.float64), ("sigma", np.float64), ("bw", np.float64),
                       ("power", np.float64), ("requested", np.float64)):
@@ -209,6 +221,12 @@ class JobSet:
                 raise ValueError(
                     f"JobSet.{f}[{i}] (job id {self.id[i]}) must be {what}, got {getattr(self, f)[i]}"
                 )
+        cut = self.killed & (self.runtime != self.requested)
+        if cut.any():
+            i = int(np.flatnonzero(cut)[0])
+            raise ValueError(f"JobSet job {i} (id {self.id[i]}) is marked killed at its requested "
+                             f"time {self.requested[i]}, but its run time is {self.runtime[i]}; "
+                             "JobSet.kill_at_request() sets both")
         object.__setattr__(self, "report", dict(self.report))
         self._check_values(n)
 
@@ -292,7 +310,7 @@ class JobSet:
                       runtime=self.runtime[index], sigma=self.sigma[index], bw=self.bw[index],
                       name=name or self.name, report=dict(self.report),
                       power=self.power[index], requested=self.requested[index],
-                      realtime=self.realtime[index], **values)
+                      realtime=self.realtime[index], killed=self.killed[index], **values)
 
     def with_power(self, power=None, *, seed=None, spread=POWER_SPREAD,
                    clip=POWER_RANGE) -> JobSet:
@@ -311,6 +329,49 @@ class JobSet:
             report = dict(self.report, power="given")
         return dataclasses.replace(self, power=power, report=report)
 
+    def kill_at_request(self) -> JobSet:
+        """The same jobs, each killed when it has run for its requested time, as a production
+        scheduler (Slurm, Batsim) kills a job at its walltime.
+
+        A job's requested time (SWF field 9) is, like its run time, a figure for the
+        trace's machine: on the cluster the job runs on it scales by the same slowdown
+        as the run time (docs/guide/models.md). Killing the job when it has run for its
+        request so scaled is cutting its work to the request: the new ``runtime`` is
+        ``min(runtime, requested)``, and the jobs whose run time exceeded their request
+        are marked in :attr:`killed`. On a node of speed 1.0, with no link saturation, a
+        killed job so ends exactly at its start plus its request. Every decoder, policy
+        and study runs the result unchanged; schedules count the killed jobs
+        (``Schedule.summary()["n_killed"]``) and mark them in their files.
+
+        A job without a request in the trace has its run time as its request
+        (:meth:`moga.Trace.jobset`), so it is never killed. Idempotent: the result of a
+        job-set already killed at its requests is the same job-set.
+
+        Returns
+        -------
+        JobSet
+            With ``report["killed_at_request"]``, the number of killed jobs.
+        """
+        over = self.runtime > self.requested
+        killed = self.killed | over
+        report = dict(self.report, killed_at_request=int(killed.sum()))
+        return dataclasses.replace(self, runtime=np.minimum(self.runtime, self.requested),
+                                   killed=killed, report=report)
+
     def __repr__(self) -> str:
         return (f"JobSet({self.name!r}, {len(self)} jobs, max tasks "
                 f"{int(self.tasks.max()) if len(self) else 0}, work {self.work / 3600:.1f} node-h)")
+
+
+def apply_kill_option(jobset, kill_at_request) -> JobSet:
+    """``jobset`` as the ``kill_at_request`` keyword of ``moga.run``, ``moga.evaluate`` and
+    ``moga.simulate`` asks: killed at its requests (:meth:`JobSet.kill_at_request`) when
+    True, unchanged when False; a TypeError for a keyword that is not a bool or, when
+    True, a job-set that is not a :class:`JobSet`."""
+    if not isinstance(kill_at_request, (bool, np.bool_)):
+        raise TypeError(f"kill_at_request must be True or False, got {kill_at_request!r}")
+    if not kill_at_request:
+        return jobset
+    if not isinstance(jobset, JobSet):
+        raise TypeError(f"expected a moga.JobSet, got {type(jobset).__name__}")
+    return jobset.kill_at_request()

@@ -10,7 +10,7 @@ import numpy as np
 from decoders import federated
 
 from ..errors import InputError
-from .jobset import JobSet
+from .jobset import JobSet, apply_kill_option
 from .platform import Federation
 
 __all__ = ["Schedule", "Segments", "dispatch_schedule", "evaluate", "evaluate_batch",
@@ -127,6 +127,13 @@ class Schedule:
         """Per job, whether it never completed: an online policy rejected it (bool, (J,))."""
         return np.isnan(self.finish)
 
+    @property
+    def killed(self) -> np.ndarray:
+        """Per job, whether it was killed at its requested time (bool, (J,)): a job of a
+        job-set killed at its requests (:meth:`JobSet.kill_at_request`) that ran and was
+        not rejected; all False otherwise."""
+        return self.jobset.killed & ~self.rejected
+
     def power_profile(self):
         """The federation's power over time: ``(times, watts)``, a step function.
 
@@ -162,7 +169,8 @@ class Schedule:
 
     def summary(self) -> dict:
         """Objectives, counters, the mean wait and the mean bounded slowdown (10-minute bound)
-        as a plain dict; the means are over the completed jobs (not the ``n_rejected``)."""
+        as a plain dict; the means are over the completed jobs (not the ``n_rejected``; the
+        ``n_killed`` jobs killed at their requested time count, as having ended there)."""
         rejected = self.rejected
         ran = ~rejected
         return {
@@ -174,7 +182,7 @@ class Schedule:
             "mean_bounded_slowdown": (float(self.bounded_slowdown()[ran].mean()) if ran.any()
                                       else float("nan")),
             "n_relaxed": self.n_relaxed, "n_coalloc": self.n_coalloc,
-            "n_rejected": int(rejected.sum()),
+            "n_rejected": int(rejected.sum()), "n_killed": int(self.killed.sum()),
             **({"value_earned": float(self.value_earned().sum())}
                if self.jobset.has_values else {}),
         }
@@ -367,7 +375,8 @@ def dispatch_schedule(js: JobSet, fed: Federation, method: str, *, model: str = 
 
 
 def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str = "fluid",
-             backfill: str = "none", rule: str = "fastest", estimates: str = "exact") -> Schedule:
+             backfill: str = "none", rule: str = "fastest", estimates: str = "exact", *,
+             kill_at_request: bool = False) -> Schedule:
     """Decode one chromosome of ``js`` on ``fed`` into a :class:`Schedule`.
 
     Parameters
@@ -388,6 +397,10 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
         times (``js.requested``, the users' walltime estimates, as Slurm and
         Cobalt plan); the jobs run their real time either way. Used by
         ``backfill="easy"`` only.
+    kill_at_request : bool
+        Kill every job when it has run for its requested time
+        (:meth:`JobSet.kill_at_request`, the schedule's job-set); default
+        False, the MOGA paper's model, in which jobs run to completion.
 
     The job-set's power factors and the federation's power caps, when it has
     them, are honoured (docs/design.md §11): no instant of the schedule draws
@@ -397,6 +410,7 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
     -------
     Schedule
     """
+    js = apply_kill_option(js, kill_at_request)
     _check_types(js, fed)
     order, blacklist = _defaults(js, fed, order, blacklist)
     try:

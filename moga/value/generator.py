@@ -77,4 +77,4 @@ def attach_values(js: JobSet, seed: int = 0, classes=DEFAULT_CLASSES, final_frac
                   value_classes=[(c.name, c.share, c.v_start) for c in classes])
     return JobSet(id=js.id, release=js.release, tasks=js.tasks, runtime=js.runtime,
                   sigma=js.sigma, bw=js.bw, name=js.name, report=report, v_start=v_start,
-                  v_final=v_final, soft=soft, hard=hard, priority=priority)
+                  v_final=v_final, soft=soft, hard=hard, priority=priority, killed=js.killed)
