@@ -332,7 +332,8 @@ class Session:
     def would_start(self, jobs, blacklist=None) -> np.ndarray:
         """The jobs :meth:`start` would start now, in that order, without starting any (a dry
         run on a copy of the loop's state)."""
-        state = (*self._st, *self._out, self._bl, self._runtime)
+        state = (*(a for part in self._st for a in (part if isinstance(part, tuple) else (part,))),
+                 *self._out, self._bl, self._runtime)
         saved = [a.copy() for a in state]
         first = self._first.copy()
         try:
