@@ -1,0 +1,240 @@
+"""The default ``moga run`` on RICC's 55,103-job month: its CPU, memory and front (not a test).
+
+Three runs of :func:`moga.run` on the coverage month of RICC that
+``benchmarks/quality.py`` uses (RICC-2010-2, 30-day window 1, 8,192 nodes,
+``default@auto``, fluid model, seed 1), each in its own process with one
+Numba thread (so that its peak RSS is its own and its CPU seconds are
+comparable), side by side:
+
+* ``default``: ``moga.run(js, fed, seed=1)``, the size rule's pick
+  (:mod:`moga.evolution.sizing`);
+* ``in-order``: the in-order search at 100 x 700 (``easy_search=False``),
+  stopped once it has used ``--cap`` times the budget in CPU seconds;
+* ``easy-search``: the EASY search at 50 x 240 (today's default before the
+  size rule), stopped the same way; its cost per generation gives the
+  estimate of a whole run.
+
+The table sets each run's hypervolume at the default's CPU seconds (the
+last generation reached within them) beside the default's final one.
+Writes ``results/default_budget.md`` and ``.json``::
+
+    python benchmarks/default_budget.py [--budget 900]
+    python benchmarks/default_budget.py --quick     # 60 bundled jobs in this process
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from _bench import add_options, out_dir
+
+from moga.outputs import atomic_write
+
+HERE = Path(__file__).resolve().parent
+RUNS = ("default", "in-order", "easy-search")
+#: The RICC month: (trace file, days, window, max_procs).
+MONTH = ("RICC-2010-2.swf.gz", 30, 1, 8192)
+
+
+def _jobset(quick: bool):
+    import moga
+
+    if quick:
+        from moga.model.workload import default_trace_path
+
+        tr = moga.load_swf(default_trace_path())
+        fed = moga.Federation.preset("default")
+        return tr.jobset(start=0, n_jobs=60, federation=fed), fed
+    name, days, window, max_procs = MONTH
+    tr = moga.load_swf(moga.resolve_trace(name), max_procs=max_procs)
+    fed = moga.Federation.load("default@auto", auto_nodes=tr.auto_nodes)
+    return tr.jobset(start=tr.windows(days=days)[window], days=days, federation=fed), fed
+
+
+def _warm():
+    """Compile (or load from the cache) both decoders on a small set: not the runs' cost."""
+    import moga
+
+    fed = moga.Federation.preset("default")
+    js = moga.load_default().jobset(n_jobs=30, federation=fed)
+    moga.run(js, fed, pop_size=4, n_gen=2, seed=1)
+    moga.run(js, fed, pop_size=4, n_gen=2, seed=1, params={"easy_search": False})
+
+
+def one(kind: str, budget: float, cap: float, quick: bool) -> dict:
+    """One run in this process: its CPU seconds, peak RSS and hypervolume per generation."""
+    from moga.evolution import sizing
+
+    small = sizing.SMALL_JOBS
+    if quick:
+        sizing.SMALL_JOBS = 0  # the measured rule, on 60 jobs
+    try:
+        return _one(kind, budget, cap, quick)
+    finally:
+        sizing.SMALL_JOBS = small
+
+
+def _one(kind, budget, cap, quick):
+    import moga
+
+    js, fed = _jobset(quick)
+    _warm()
+    gc.collect()
+    loaded = _status("VmRSS")
+    _reset_peak()
+    rows = []
+    t0 = time.process_time()
+
+    def hook(n, n_evals, hv):
+        rows.append((int(n), time.process_time() - t0, float(hv)))
+
+    kw = {}
+    if kind == "in-order":
+        kw["params"] = {"easy_search": False}
+    elif kind == "easy-search":
+        kw["params"] = {"easy_search": True}
+    if kind != "default":
+        limit = cap * budget
+        kw["interrupt"] = lambda: time.process_time() - t0 >= limit
+    res = moga.run(js, fed, seed=1, on_generation=hook, cpu_budget=budget, **kw)
+    cpu = time.process_time() - t0
+    return {"run": kind, "jobset": js.name, "n_jobs": len(js), "cpu_s": cpu,
+            "wall_s": res.wall_time, "rss_before_mb": loaded,
+            "run_peak_rss_mb": _status("VmHWM"),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "hv": res.hv, "generations": int(res.history["n_gen"][-1]),
+            "pop_size": res.params.pop_size, "n_gen": res.params.n_gen,
+            "stopped_by": res.info["stopped_by"], "default": res.info["default"],
+            "per_generation": rows}
+
+
+def _status(key: str) -> float | None:
+    """A ``/proc/self/status`` memory line in MB (None where there is none)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak() -> None:
+    """Reset the kernel's peak RSS of this process (Linux), so that ``VmHWM`` is the run's."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
+
+
+def _at(rows, cpu):
+    """``(generation, hv)`` of the last generation finished within ``cpu`` seconds."""
+    within = [r for r in rows if r[1] <= cpu]
+    return (within[-1][0], within[-1][2]) if within else (0, float("nan"))
+
+
+def _table(runs, budget, args) -> str:
+    d = runs["default"]
+    ch = d["default"]
+    lines = [f"# The default `moga run` by size: {d['jobset']} ({d['n_jobs']:,} jobs)", "",
+             f"Generated by `python benchmarks/default_budget.py{' --quick' if args.quick else ''}"
+             f"` on {datetime.date.today().isoformat()} ({platform.machine()}, "
+             f"{platform.system()}, Python {platform.python_version()}): three runs side by "
+             "side, each in its own process with one Numba thread, seed 1, fluid model; CPU "
+             "seconds of the `moga.run` call (decoders compiled before), peak RSS of the "
+             "process.", "",
+             f"The size rule (`moga.evolution.sizing`, budget {budget:.0f} CPU-s) measured one "
+             f"submit-order decode at {ch['easy_decode_s']:.3f} CPU-s with EASY and "
+             f"{ch['in_order_decode_s']:.4f} in order, estimated the EASY search at 50 x 240 at "
+             f"{ch['easy_search_cpu_s']:.0f} CPU-s and picked the **{ch['search']}**, population "
+             f"{ch['pop_size']} x {ch['n_gen']} generations (seed pairs: "
+             f"{ch['seed_candidates'] or 'all'}; estimate {ch['estimated_cpu_s']:.0f} CPU-s).",
+             "", "| run | CPU-s | peak RSS MB of the run (process) | generations | "
+             "hv at the default's CPU-s | final hv | CPU-s per generation (to the first) | "
+             "est. CPU-s of the whole run |",
+             "|---|---|---|---|---|---|---|---|"]
+    for kind in RUNS:
+        r = runs[kind]
+        gens, hv = _at(r["per_generation"], d["cpu_s"])
+        rows = r["per_generation"]
+        first = rows[0][1] if rows else float("nan")
+        per = ((rows[-1][1] - first) / (rows[-1][0] - 1)) if len(rows) > 1 else float("nan")
+        whole = first + per * (r["n_gen"] - 1)
+        label = {"default": "default (size rule)", "in-order": "in-order search 100 x 700",
+                 "easy-search": "EASY search 50 x 240"}[kind]
+        run_peak = "?" if r["run_peak_rss_mb"] is None else f"{r['run_peak_rss_mb']:.0f}"
+        lines.append(f"| {label} | {r['cpu_s']:.0f} | {run_peak} ({r['peak_rss_mb']:.0f}) | "
+                     f"{r['generations']} (of {r['n_gen']}) | {hv:.4f} (gen {gens}) | "
+                     f"{r['hv']:.4f} | {per:.3g} ({first:.3g}) | {whole:.0f} |")
+    lines += ["", "Peak RSS of the run: the process's high-water mark from the call to "
+              "`moga.run` on (reset through `/proc/self/clear_refs`), the job-set and the "
+              f"decoders loaded before ({d['rss_before_mb']:.0f} MB for the default's process "
+              "then); in brackets the whole process's, the trace's loading included.",
+              "", "hv: normalised hypervolume of the archive's front (reference 1.1 x the "
+              "submit order). The in-order and EASY searches stop once they have used "
+              f"{args.cap:g} x the budget; \"est. CPU-s of the whole run\" is the CPU to the "
+              "first generation (seeding included) plus the mean CPU per later generation "
+              "times the rest of the run's generations.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--budget", type=float, default=None,
+                    help="CPU seconds of the size rule (default moga's, 900)")
+    ap.add_argument("--cap", type=float, default=1.2,
+                    help="the comparison runs stop after this many budgets of CPU (1.2)")
+    ap.add_argument("--one", choices=RUNS, help=argparse.SUPPRESS)
+    ap.add_argument("--json", help=argparse.SUPPRESS)
+    add_options(ap, "60 jobs of the bundled month, the measured rule on a 2 CPU-s budget")
+    args = ap.parse_args(argv)
+    if args.budget is None:
+        from moga.evolution.sizing import CPU_BUDGET
+
+        args.budget = 2.0 if args.quick else CPU_BUDGET
+    if args.one:
+        atomic_write(Path(args.json), json.dumps(one(args.one, args.budget, args.cap,
+                                                     args.quick)) + "\n")
+        return 0
+    out = out_dir(args)
+    if args.quick:  # in this process, one after the other
+        runs = {kind: one(kind, args.budget, args.cap, True) for kind in RUNS}
+        return _write(out, runs, args)
+    env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
+    procs = {}
+    for kind in RUNS:
+        cmd = [sys.executable, str(HERE / "default_budget.py"), "--one", kind, "--json",
+               str(out / f"default_budget-{kind}.part.json"), "--budget", str(args.budget),
+               "--cap", str(args.cap)] + (["--quick"] if args.quick else [])
+        procs[kind] = subprocess.Popen(cmd, env=env)
+    for kind, p in procs.items():
+        if p.wait() != 0:
+            raise SystemExit(f"the {kind} run failed (exit {p.returncode})")
+    runs = {}
+    for kind in RUNS:
+        part = out / f"default_budget-{kind}.part.json"
+        runs[kind] = json.loads(part.read_text())
+        part.unlink()
+    return _write(out, runs, args)
+
+
+def _write(out, runs, args) -> int:
+    atomic_write(out / "default_budget.json", json.dumps(
+        {"budget": args.budget, "cap": args.cap, "runs": runs}, indent=1) + "\n")
+    atomic_write(out / "default_budget.md", _table(runs, args.budget, args))
+    print(f"wrote {out}/default_budget.md and .json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
