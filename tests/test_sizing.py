@@ -158,3 +158,13 @@ def test_the_seed_cap_bounds_the_seeding_decodes(setup):
     b = ScheduleSampling(select=True, max_candidates=n_all)._do(
         problem, 20, random_state=np.random.default_rng(4))
     np.testing.assert_array_equal(a, b)
+
+
+def test_a_shorter_run_is_the_start_of_a_longer_one(setup):
+    # benchmarks/default_budget.py reads the in-order search at 100 x 700 off the default's
+    # run when the size rule picked that search: the draws must not depend on n_gen.
+    js, fed = setup
+    kw = {"pop_size": 8, "seed": 5, "params": {"easy_search": False}}
+    short, long = moga.run(js, fed, n_gen=4, **kw), moga.run(js, fed, n_gen=9, **kw)
+    np.testing.assert_array_equal(short.history["hv"], long.history["hv"][:4])
+    np.testing.assert_array_equal(short.history["n_evals"], long.history["n_evals"][:4])
