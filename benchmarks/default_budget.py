@@ -4,15 +4,16 @@ Three runs of :func:`moga.run` on the coverage month of RICC that
 ``benchmarks/quality.py`` uses (RICC-2010-2, 30-day window 1, 8,192 nodes,
 ``default@auto``, fluid model, seed 1), each in its own process with one
 Numba thread (so that its peak RSS is its own and its CPU seconds are
-comparable), side by side:
+comparable), the first two side by side:
 
 * ``default``: ``moga.run(js, fed, seed=1)``, the size rule's pick
   (:mod:`moga.evolution.sizing`);
+* ``easy-search``: the EASY search at 50 x 240 (the default before the
+  size rule), stopped once it has used ``--cap`` times the budget in CPU
+  seconds; its cost per generation gives the estimate of a whole run;
 * ``in-order``: the in-order search at 100 x 700 (``easy_search=False``),
-  stopped once it has used ``--cap`` times the budget in CPU seconds;
-* ``easy-search``: the EASY search at 50 x 240 (today's default before the
-  size rule), stopped the same way; its cost per generation gives the
-  estimate of a whole run.
+  run after the default and stopped once past the default's CPU seconds
+  (not run where it would be the default's run itself, see ``_same_draws``).
 
 The table sets each run's hypervolume at the default's CPU seconds (the
 last generation reached within them) beside the default's final one.
@@ -72,22 +73,22 @@ def _warm():
     moga.run(js, fed, pop_size=4, n_gen=2, seed=1, params={"easy_search": False})
 
 
-def one(kind: str, budget: float, cap: float, quick: bool, progress=None) -> dict:
-    """One run in this process: its CPU seconds, peak RSS and hypervolume per generation
-    (each generation's ``[n, CPU-s, hv]`` also appended to the file ``progress`` if given,
-    for a run cut short)."""
+def one(kind: str, budget: float, limit: float, quick: bool, progress=None) -> dict:
+    """One run in this process, the comparisons stopped after ``limit`` CPU-s: its CPU
+    seconds, peak RSS and hypervolume per generation (each generation's ``[n, CPU-s, hv]``
+    also appended to the file ``progress`` if given, for a run cut short)."""
     from moga.evolution import sizing
 
     small = sizing.SMALL_JOBS
     if quick:
         sizing.SMALL_JOBS = 0  # the measured rule, on 60 jobs
     try:
-        return _one(kind, budget, cap, quick, progress)
+        return _one(kind, budget, limit, quick, progress)
     finally:
         sizing.SMALL_JOBS = small
 
 
-def _one(kind, budget, cap, quick, progress):
+def _one(kind, budget, limit, quick, progress):
     import moga
 
     js, fed = _jobset(quick)
@@ -110,7 +111,6 @@ def _one(kind, budget, cap, quick, progress):
     elif kind == "easy-search":
         kw["params"] = {"easy_search": True}
     if kind != "default":
-        limit = cap * budget
         kw["interrupt"] = lambda: time.process_time() - t0 >= limit
     res = moga.run(js, fed, seed=1, on_generation=hook, cpu_budget=budget, **kw)
     cpu = time.process_time() - t0
@@ -195,8 +195,9 @@ def _table(runs, budget, args) -> str:
               f"decoders loaded before ({d['rss_before_mb']:.0f} MB for the default's process "
               "then); in brackets the whole process's, the trace's loading included.",
               "", "hv: normalised hypervolume of the archive's front (reference 1.1 x the "
-              "submit order). The in-order and EASY searches stop once they have used "
-              f"{args.cap:g} x the budget; \"est. CPU-s of the whole run\" is the CPU to the "
+              "submit order). The EASY search stops once it has used "
+              f"{args.cap:g} x the budget, the in-order search (run after the default) once it "
+              "has used the default's CPU-s and 5%; \"est. CPU-s of the whole run\" is the CPU to the "
               "first generation (seeding included) plus the mean CPU per later generation "
               "times the rest of the run's generations.", ""]
     return "\n".join(lines)
@@ -206,8 +207,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=float, default=None,
                     help="CPU seconds of the size rule (default moga's, 900)")
-    ap.add_argument("--cap", type=float, default=1.2,
-                    help="the comparison runs stop after this many budgets of CPU (1.2)")
+    ap.add_argument("--cap", type=float, default=0.6,
+                    help="the EASY search stops after this many budgets of CPU (0.6); the "
+                         "in-order search after the default's CPU-s and 5%%")
+    ap.add_argument("--limit", type=float, help=argparse.SUPPRESS)
     ap.add_argument("--one", choices=RUNS, help=argparse.SUPPRESS)
     ap.add_argument("--json", help=argparse.SUPPRESS)
     add_options(ap, "60 jobs of the bundled month, the measured rule on a 2 CPU-s budget")
@@ -217,21 +220,23 @@ def main(argv=None):
 
         args.budget = 2.0 if args.quick else CPU_BUDGET
     if args.one:
-        atomic_write(Path(args.json), json.dumps(one(args.one, args.budget, args.cap,
+        atomic_write(Path(args.json), json.dumps(one(args.one, args.budget, args.limit,
                                                      args.quick, args.json + ".log")) + "\n")
         return 0
     out = out_dir(args)
+    easy_limit = args.cap * args.budget
     if args.quick:  # in this process, one after the other
-        runs = {kind: one(kind, args.budget, args.cap, True) for kind in RUNS[:2]}
+        runs = {kind: one(kind, args.budget, easy_limit, True) for kind in RUNS[:2]}
         if not _same_draws(runs["default"]):
-            runs["in-order"] = one("in-order", args.budget, args.cap, True)
+            runs["in-order"] = one("in-order", args.budget, 1.05 * runs["default"]["cpu_s"],
+                                   True)
         return _write(out, runs, args)
     env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
 
-    def start(kind):
+    def start(kind, limit):
         part = out / f"default_budget-{kind}.part.json"
         cmd = [sys.executable, str(HERE / "default_budget.py"), "--one", kind, "--json",
-               str(part), "--budget", str(args.budget), "--cap", str(args.cap)]
+               str(part), "--budget", str(args.budget), "--limit", str(limit)]
         return part, subprocess.Popen(cmd, env=env)
 
     def finish(kind, part, proc):
@@ -242,10 +247,11 @@ def main(argv=None):
         Path(str(part) + ".log").unlink(missing_ok=True)
         return doc
 
-    procs = {kind: start(kind) for kind in RUNS[:2]}
+    procs = {kind: start(kind, easy_limit) for kind in RUNS[:2]}
     runs = {kind: finish(kind, *procs[kind]) for kind in RUNS[:2]}
     if not _same_draws(runs["default"]):
-        runs["in-order"] = finish("in-order", *start("in-order"))
+        runs["in-order"] = finish("in-order",
+                                  *start("in-order", 1.05 * runs["default"]["cpu_s"]))
     return _write(out, runs, args)
 
 

@@ -168,3 +168,22 @@ def test_a_shorter_run_is_the_start_of_a_longer_one(setup):
     short, long = moga.run(js, fed, n_gen=4, **kw), moga.run(js, fed, n_gen=9, **kw)
     np.testing.assert_array_equal(short.history["hv"], long.history["hv"][:4])
     np.testing.assert_array_equal(short.history["n_evals"], long.history["n_evals"][:4])
+
+
+def test_the_memory_rule_shrinks_population_and_archive_of_wide_chromosomes(setup, measured,
+                                                                            monkeypatch):
+    js, fed = setup
+    row = 8 * len(js) * (fed.n_clusters + 1)
+    _, roomy = _choose(setup, 1e-6)
+    assert (roomy.pop_size, roomy.archive_size) == (BUDGET[0], GAParams().archive_size)
+    monkeypatch.setattr(sizing, "ROW_MEMORY", 240 * row)
+    params, tight = _choose(setup, 1e-6)
+    assert tight.archive_size == params.archive_size == 80
+    assert tight.pop_size == params.pop_size == 50  # (240 - 80) // 3, to a multiple of 10
+    assert 3 * tight.pop_size + tight.archive_size <= 240
+    monkeypatch.setattr(sizing, "ROW_MEMORY", 10 * row)  # the floors
+    _, least = _choose(setup, 1e-6)
+    assert (least.pop_size, least.archive_size) == (sizing.MIN_POP, 4)
+    res = moga.run(js, fed, seed=1, cpu_budget=1e-6)
+    assert res.params.archive_size == 4 and res.params.pop_size == sizing.MIN_POP
+    assert len(res.F) <= 4

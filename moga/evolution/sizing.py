@@ -14,7 +14,12 @@ in-order decoder, no islands), :func:`choose_default` picks them:
   in-order search (``easy_search=False``) at population 100 with as many
   generations as the budget buys (between :data:`MIN_GEN` and 700).
 
-Either way the seeding's decodes are held to :data:`SEED_SHARE` of the
+Either way the chromosomes the run holds (about ``3 * pop + archive_size``
+rows of ``8 * n_var`` bytes: the population, its children, a generation's
+temporaries and the archive) are held to :data:`ROW_MEMORY`: where they
+would exceed it, the archive keeps at most a third of those rows and the
+population (a multiple of 10, at least :data:`MIN_POP`) what is left. And
+the seeding's decodes are held to :data:`SEED_SHARE` of the
 budget (``GAParams.seed_candidates``) when the estimate says they would
 cost more. The estimate of a search is ``seeding + n_gen * pop *
 per-individual``, a decode of a population member costing
@@ -36,7 +41,7 @@ from dataclasses import asdict, dataclass
 from .params import BUDGET, EASY_BUDGET, GAParams
 
 __all__ = ["DefaultChoice", "choose_default", "SMALL_JOBS", "CPU_BUDGET", "SEED_SHARE",
-           "EASY_FACTOR", "IN_ORDER_FACTOR", "MIN_GEN", "SEED_PAIRS"]
+           "EASY_FACTOR", "IN_ORDER_FACTOR", "MIN_GEN", "SEED_PAIRS", "ROW_MEMORY", "MIN_POP"]
 
 #: Job-sets of at most this many jobs keep the EASY search at 50 x 240 without measuring.
 SMALL_JOBS = 5000
@@ -52,6 +57,10 @@ EASY_FACTOR = 3.0
 IN_ORDER_FACTOR = 3.0
 #: Fewest generations the in-order search is given, whatever the budget.
 MIN_GEN = 20
+#: Bytes of chromosome rows a picked run may hold (population, children, archive).
+ROW_MEMORY = 640 * 2**20
+#: Smallest population the memory rule leaves.
+MIN_POP = 20
 #: Seed pairs (order x grid blacklist) decoded by the default seeding, about
 #: (9 orders x the grid and its fitted copies on 4 clusters): the estimate's count.
 SEED_PAIRS = 500
@@ -74,6 +83,9 @@ class DefaultChoice:
     pop_size, n_gen : int
     seed_candidates : int or None
         Seed pairs decoded at most (None: all).
+    archive_size : int
+        The archive's size (``GAParams.archive_size``; below the caller's only
+        under the memory rule).
     n_jobs : int
     cpu_budget : float or None
         The budget aimed at (None under the ``"small"`` and ``"explicit"`` rules).
@@ -94,6 +106,7 @@ class DefaultChoice:
     pop_size: int
     n_gen: int
     seed_candidates: int | None
+    archive_size: int
     n_jobs: int
     cpu_budget: float | None = None
     easy_decode_s: float | None = None
@@ -129,7 +142,7 @@ def described(params: GAParams, n_jobs: int, backfill: str = "none") -> DefaultC
     search = ("easy decoder" if backfill == "easy" else
               "easy search" if params.easy_search else "in-order search")
     return DefaultChoice("explicit", search, params.pop_size, params.n_gen,
-                         params.seed_candidates, int(n_jobs))
+                         params.seed_candidates, params.archive_size, int(n_jobs))
 
 
 def _decode_cpu(problem, x) -> float:
@@ -162,7 +175,8 @@ def choose_default(params: GAParams, problem, submit, cpu_budget=None):
     if J <= SMALL_JOBS:
         pop, gen = EASY_BUDGET
         return (params.replace(easy_search=True, pop_size=pop, n_gen=gen),
-                DefaultChoice("small", "easy search", pop, gen, params.seed_candidates, J))
+                DefaultChoice("small", "easy search", pop, gen, params.seed_candidates,
+                              params.archive_size, J))
     from .resequencing import EasySearch
 
     t0 = time.process_time()
@@ -185,21 +199,37 @@ def choose_default(params: GAParams, problem, submit, cpu_budget=None):
         return None if cap >= SEED_PAIRS and params.seed_candidates is None else max(cap, 1)
 
     per_easy = EASY_FACTOR * t_easy + t_in
-    pop, gen = EASY_BUDGET
+    rows = max(1, ROW_MEMORY // (8 * submit.shape[1]))
+    least = 2 * len(problem.objectives)
+    pop, archive = _fitted(EASY_BUDGET[0], params.archive_size, rows, least)
+    gen = EASY_BUDGET[1]
     cap = seed_cap(per_easy)
     easy_cost = cost(per_easy, pop, gen, cap)
     common = dict(n_jobs=J, cpu_budget=budget, easy_decode_s=t_easy, in_order_decode_s=t_in,
                   easy_search_cpu_s=easy_cost, measure_cpu_s=measured)
     if easy_cost <= budget:
-        return (params.replace(easy_search=True, pop_size=pop, n_gen=gen, seed_candidates=cap),
-                DefaultChoice("measured", "easy search", pop, gen, cap,
+        return (params.replace(easy_search=True, pop_size=pop, n_gen=gen, seed_candidates=cap,
+                               archive_size=archive),
+                DefaultChoice("measured", "easy search", pop, gen, cap, archive,
                               estimated_cpu_s=easy_cost, **common))
     per_in = IN_ORDER_FACTOR * t_in
-    pop = BUDGET[0]
+    pop, archive = _fitted(BUDGET[0], params.archive_size, rows, least)
     cap = seed_cap(per_in)
     pairs = SEED_PAIRS if cap is None else min(cap, SEED_PAIRS)
     gen = int((budget - fixed - pairs * per_in) // (pop * per_in))
     gen = max(MIN_GEN, min(BUDGET[1], gen))
-    return (params.replace(easy_search=False, pop_size=pop, n_gen=gen, seed_candidates=cap),
-            DefaultChoice("measured", "in-order search", pop, gen, cap,
+    return (params.replace(easy_search=False, pop_size=pop, n_gen=gen, seed_candidates=cap,
+                           archive_size=archive),
+            DefaultChoice("measured", "in-order search", pop, gen, cap, archive,
                           estimated_cpu_s=cost(per_in, pop, gen, cap), **common))
+
+
+def _fitted(pop: int, archive: int, rows: int, least: int = 4) -> tuple[int, int]:
+    """``(pop, archive)`` with ``3 * pop + archive <= rows`` where the floors allow: the
+    archive at most a third of the rows (at least ``least``, two points per objective), the
+    population a multiple of 10 of what is left, at least :data:`MIN_POP`."""
+    if 3 * pop + archive <= rows:
+        return pop, archive
+    archive = max(least, min(archive, rows // 3))
+    pop = max(MIN_POP, min(pop, (rows - archive) // 3 // 10 * 10))
+    return pop, archive
