@@ -211,6 +211,8 @@ def main(argv=None):
                     help="the EASY search stops after this many budgets of CPU (0.6); the "
                          "in-order search after the default's CPU-s and 5%%")
     ap.add_argument("--limit", type=float, help=argparse.SUPPRESS)
+    ap.add_argument("--resume", action="store_true",
+                    help="reuse the runs whose part files an interrupted call left in --out")
     ap.add_argument("--one", choices=RUNS, help=argparse.SUPPRESS)
     ap.add_argument("--json", help=argparse.SUPPRESS)
     add_options(ap, "60 jobs of the bundled month, the measured rule on a 2 CPU-s budget")
@@ -235,24 +237,30 @@ def main(argv=None):
 
     def start(kind, limit):
         part = out / f"default_budget-{kind}.part.json"
+        if args.resume and part.exists():
+            return part, None
         cmd = [sys.executable, str(HERE / "default_budget.py"), "--one", kind, "--json",
                str(part), "--budget", str(args.budget), "--limit", str(limit)]
         return part, subprocess.Popen(cmd, env=env)
 
     def finish(kind, part, proc):
-        if proc.wait() != 0:
+        if proc is not None and proc.wait() != 0:
             raise SystemExit(f"the {kind} run failed (exit {proc.returncode})")
-        doc = json.loads(part.read_text())
-        part.unlink()
-        Path(str(part) + ".log").unlink(missing_ok=True)
-        return doc
+        return json.loads(part.read_text())
 
     procs = {kind: start(kind, easy_limit) for kind in RUNS[:2]}
-    runs = {kind: finish(kind, *procs[kind]) for kind in RUNS[:2]}
-    if not _same_draws(runs["default"]):
-        runs["in-order"] = finish("in-order",
-                                  *start("in-order", 1.05 * runs["default"]["cpu_s"]))
-    return _write(out, runs, args)
+    runs = {"default": finish("default", *procs["default"])}
+    # The in-order search starts as soon as the default's CPU-s are known.
+    later = (None if _same_draws(runs["default"])
+             else start("in-order", 1.05 * runs["default"]["cpu_s"]))
+    runs["easy-search"] = finish("easy-search", *procs["easy-search"])
+    if later is not None:
+        runs["in-order"] = finish("in-order", *later)
+    _write(out, runs, args)
+    for kind in RUNS:  # the parts, now in default_budget.json
+        for name in (f"default_budget-{kind}.part.json", f"default_budget-{kind}.part.json.log"):
+            (out / name).unlink(missing_ok=True)
+    return 0
 
 
 def _same_draws(default: dict) -> bool:
