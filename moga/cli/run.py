@@ -48,6 +48,11 @@ def add_arguments(p) -> None:
                    help="an island model of N islands, each the search on its own stream of "
                         "the seed, ring migration every 20 generations; --gen counts each "
                         "island's generations (docs/guide/cluster.md)")
+    p.add_argument("--cpu-budget", type=pos_float("--cpu-budget"), default=None,
+                   metavar="SECONDS",
+                   help="CPU seconds the default search aims at on a job-set of more than "
+                        "5,000 jobs, when --pop, --gen and easy_search are not given "
+                        "(default 900; docs/guide/tuning.md)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="with --islands: the Dask scheduler whose workers run the islands "
                         "(default: this process; needs the sweep extra)")
@@ -72,23 +77,39 @@ def _evolve(args, js, fed, params):
             return run_moga(js, fed, seed=args.seed, model=args.model, params=params,
                             progress=not args.no_progress, backfill=args.backfill,
                             time_limit=args.time_limit, stagnation=args.stagnation,
-                            interrupt=stop, islands=args.islands, client=client)
+                            interrupt=stop, islands=args.islands, client=client,
+                            cpu_budget=args.cpu_budget)
     finally:
         if client is not None:
             client.close()
 
 
 def run(args) -> int:
+    from ..evolution.sizing import CPU_BUDGET, SMALL_JOBS, applies
+
     trace, fed, js, params, out = load_ga(args, OUTPUTS)
     shown = params.for_moga(args.backfill)
-    print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II pop {shown.pop_size}, "
-          f"{shown.n_gen} generations, model {args.model}, seed {args.seed}"
-          + (", EASY decoder" if args.backfill == "easy" else
-             ", searched through EASY" if shown.easy_search else ""), flush=True)
+    if applies(params, args.backfill, args.islands) and len(js) > SMALL_JOBS:
+        budget = CPU_BUDGET if args.cpu_budget is None else args.cpu_budget
+        search = (f"search, population and generations picked by size for a budget of "
+                  f"{budget:.0f} CPU-s")
+    else:
+        search = f"pop {shown.pop_size}, {shown.n_gen} generations"
+    print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II {search}, model {args.model}, seed "
+          f"{args.seed}" + (", EASY decoder" if args.backfill == "easy" else
+                            ", searched through EASY" if shown.easy_search
+                            and "picked" not in search else ""), flush=True)
     if fed.power_cap is not None:
         print(f"power cap {fed.power_cap / 1e3:.2f} kW ({fed.power_cap / fed.peak_power:.0%} of "
               "peak)", flush=True)
     res = _evolve(args, js, fed, params)
+    choice = res.info.get("default", {})
+    if choice.get("rule") == "measured":
+        print(f"picked the {choice['search']}, pop {choice['pop_size']}, {choice['n_gen']} "
+              f"generations: one submit-order decode {choice['easy_decode_s']:.3f} CPU-s with "
+              f"EASY, {choice['in_order_decode_s']:.4f} in order; EASY search estimated at "
+              f"{choice['easy_search_cpu_s']:.0f} CPU-s, this run at "
+              f"{choice['estimated_cpu_s']:.0f} (run.json: default)", flush=True)
     with output_set(out, "run", settings(args)) as o:
         summary, drawn = _write(args, o, res, trace, fed, js)
     k = res.knee()

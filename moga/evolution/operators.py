@@ -151,6 +151,13 @@ class ScheduleSampling(Sampling):
         with ``decode``.
     fit : bool
         With ``select``: include the fitted copies of the grid blacklists.
+    max_candidates : int, optional
+        With ``select``: decode at most this many of those pairs, taken in the
+        precedence of the fixed seeding above (every order with the empty
+        blacklist, then the FCFS and EASY orders with the other blacklists,
+        then the other orders with them, each group in a random order drawn
+        from the run's seed); None (default) decodes them all. Bounds the
+        seeding's cost where decodes are expensive.
 
     Random individuals have a uniformly random order and blacklist entries
     uniform in [0, 1].
@@ -161,8 +168,14 @@ class ScheduleSampling(Sampling):
     SELECT_CHUNK = 64
 
     def __init__(self, seeded: bool = True, levels=(0.0, 0.5, 1.0), initial=None,
-                 heuristics: bool = True, select: bool = False, fit: bool = True):
+                 heuristics: bool = True, select: bool = False, fit: bool = True,
+                 max_candidates: int | None = None):
         super().__init__()
+        if max_candidates is not None and (isinstance(max_candidates, bool)
+                                           or not isinstance(max_candidates, (int, np.integer))
+                                           or max_candidates < 1):
+            raise ValueError(f"max_candidates must be an integer >= 1, got {max_candidates!r}")
+        self.max_candidates = None if max_candidates is None else int(max_candidates)
         self.fit = bool(fit)
         self.seeded = seeded
         self.levels = tuple(levels)
@@ -204,15 +217,7 @@ class ScheduleSampling(Sampling):
                     bls = np.concatenate([bls, self._fitted(problem, bls)])
                 n += len(self._selected(problem, orders, bls, n_seed, random_state, X[n:]))
             else:
-                names = list(orders)
-                first = [(n, 0) for n in names]
-                main = [n for n in names if n in ("FCFS", "EASY")]
-                rest = [n for n in names if n not in main]
-                tiers = [first]
-                for group in (main, rest):
-                    pairs = [(n, b) for n in group for b in range(1, len(bls))]
-                    tiers.append([pairs[i] for i in random_state.permutation(len(pairs))])
-                picked = [pair for tier in tiers for pair in tier]
+                picked = _precedence(list(orders), len(bls), random_state)
                 n += len(_seed_rows(orders, bls, picked[:n_seed], X[n:]))
         n_rand = n_samples - n
         if n_rand > 0:
@@ -246,12 +251,29 @@ class ScheduleSampling(Sampling):
                 seen.add(key)
                 distinct.append(name)
         pairs = [(n, b) for n in distinct for b in range(len(bls))]
+        if self.max_candidates is not None and len(pairs) > self.max_candidates:
+            pairs = _precedence(distinct, len(bls), random_state)[:max(self.max_candidates,
+                                                                       n_seed)]
         J = len(next(iter(orders.values())))
         chunk = max(1, min(self.SELECT_CHUNK, RANDOM_CHUNK // max(J + bls[0].size, 1)))
         F = np.vstack([problem.decode(_seed_rows(orders, bls, pairs[i:i + chunk]))[0]
                        for i in range(0, len(pairs), chunk)])
         keep = survive(np.arange(len(pairs))[:, None], F, n_seed, random_state).X[:, 0]
         return _seed_rows(orders, bls, [pairs[i] for i in keep], out)
+
+
+def _precedence(names, n_bls, random_state) -> list:
+    """Every ``(order name, blacklist index)`` pair in the fixed seeding's precedence: each
+    order with the empty blacklist (index 0), then the FCFS and EASY orders with the other
+    blacklists, then the other orders with them, each of the last two groups in a random
+    order drawn from ``random_state``."""
+    main = [n for n in names if n in ("FCFS", "EASY")]
+    rest = [n for n in names if n not in main]
+    tiers = [[(n, 0) for n in names]]
+    for group in (main, rest):
+        pairs = [(n, b) for n in group for b in range(1, n_bls)]
+        tiers.append([pairs[i] for i in random_state.permutation(len(pairs))])
+    return [pair for tier in tiers for pair in tier]
 
 
 #: Values per temporary block of the initial population (random blacklists, seed rows

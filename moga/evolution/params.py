@@ -88,6 +88,14 @@ class GAParams:
         ``fit_seeds`` is off), all decoded (about 250 to 500 evaluations on 4
         clusters), instead of a fixed precedence
         (:class:`~moga.evolution.operators.ScheduleSampling`).
+    seed_candidates : int or None
+        With ``select_seeds``: decode at most this many seed pairs (order x
+        grid blacklist), the submit order with the empty blacklist and the
+        other orders with it first, then the FCFS and EASY orders with the
+        grid, then the rest, each group in a random order drawn from the run's
+        seed (:class:`~moga.evolution.operators.ScheduleSampling`). None
+        (default): all of them; :func:`moga.run`'s size rule sets it where
+        decodes are expensive (:mod:`moga.evolution.sizing`).
     fit_seeds : bool
         With ``select_seeds``: also offer the fitted copies of the grid
         blacklists, in which a job too wide for its allowance is given just
@@ -141,6 +149,7 @@ class GAParams:
     seed_heuristics: bool = True
     select_seeds: bool = True
     fit_seeds: bool = True
+    seed_candidates: int | None = None
     archive_size: int = 200
     mating_neighbours: int = 10
     resequence_rate: float = 0.03
@@ -149,9 +158,9 @@ class GAParams:
 
     def __post_init__(self):
         for name, low in (("pop_size", 2), ("n_gen", 1), ("archive_size", 0),
-                          ("mating_neighbours", 0), ("fast_end", 0)):
+                          ("mating_neighbours", 0), ("fast_end", 0), ("seed_candidates", 1)):
             v = getattr(self, name)
-            if v is None and name in ("pop_size", "n_gen"):
+            if v is None and name in ("pop_size", "n_gen", "seed_candidates"):
                 continue
             # A float (10.0 from a TOML file) is refused: pymoo needs a true int.
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:

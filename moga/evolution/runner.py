@@ -28,6 +28,7 @@ from .search import (
     _seeded_archive,
     _stopped_by,
 )
+from .sizing import applies, check_budget, choose_default, described
 
 __all__ = ["GAParams", "RunResult", "run", "HV_FACTOR"]
 
@@ -78,6 +79,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         stagnation: int | None = None, stagnation_tol: float = 1e-3,
         power_cap: float | None = None, interrupt=None, islands: int | None = None,
         client=None, migration=None, kill_at_request: bool = False,
+        cpu_budget: float | None = None,
         **deprecated) -> RunResult:
     """Evolve a Pareto front with NSGA-II.
 
@@ -88,7 +90,15 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     pop_size, n_gen : int, optional
         Population size and generations (default those of ``params``; left
         at None there, 50 x 240 with the EASY search and 100 x 700 without,
-        :meth:`GAParams.resolved`).
+        :meth:`GAParams.resolved`). With these two and ``GAParams.easy_search``
+        all left at None (the in-order decoder, no islands) the search,
+        population and generations are picked by the job-set's size: up to
+        5,000 jobs the EASY search at 50 x 240; above, from one timed decode of
+        the submit order with each decoder, the EASY search at 50 x 240 if
+        its estimate fits ``cpu_budget``, else the in-order search at
+        population 100 with the generations the budget buys
+        (:mod:`moga.evolution.sizing`); ``info["default"]`` says what was
+        picked and why.
     seed : int
         Seed of every random draw: the same seed gives a bit-identical result.
     model : {"fluid", "at_start"}
@@ -155,6 +165,10 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         scheduler does (:meth:`JobSet.kill_at_request`, whose job-set the result
         holds); default False, the MOGA paper's model, in which jobs run their
         trace's work to completion.
+    cpu_budget : float, optional
+        CPU seconds the size rule aims a job-set of more than 5,000 jobs at
+        (default 900, :data:`moga.evolution.sizing.CPU_BUDGET`); no effect when
+        the population, generations or search are given.
 
     The run ends at whichever comes first: ``n_gen``, the time limit, stagnation,
     an interrupt, or (as in pymoo) 100 rounds of mating without a child unlike the
@@ -175,8 +189,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     if power_cap is not None:
         federation = federation.with_cap(power_cap, federation.cluster_caps)
     params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)
-    params = params.for_moga(backfill)  # the EASY search wherever it applies
     seed = check_seed(seed)
+    cpu_budget = check_budget(cpu_budget)
 
     if time_limit is not None and not (isinstance(time_limit, (int, float))
                                        and 0 < time_limit < float("inf")):
@@ -187,10 +201,18 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         raise ValueError(f"stagnation must be a number of generations >= 1, got {stagnation!r}")
     problem = SchedulingProblem(jobset, federation, model=model, objectives=objectives,
                                 use_blacklist=use_blacklist, backfill=backfill)
-    base, _ = problem.decode(_submit_individual(jobset, federation if use_blacklist else None))
+    submit = _submit_individual(jobset, federation if use_blacklist else None)
+    base, _ = problem.decode(submit)
     reference = base[0]
     if np.any(reference <= 0):
         raise ValueError(f"the submit-order objectives must be > 0 to normalise, got {reference}")
+    if applies(params, backfill, islands):
+        # Nothing of the search set by the caller: picked by size and decode cost.
+        params, choice = choose_default(params, problem, submit, cpu_budget)
+        params = params.for_moga(backfill)
+    else:
+        params = params.for_moga(backfill)  # the EASY search wherever it applies
+        choice = described(params, len(jobset), backfill)
     problem.decode_seconds, problem.n_decoded = 0.0, 0
     if islands is not None or client is not None or migration is not None:
         from .islands import run_islands
@@ -273,7 +295,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                      decode_time=sum(p.decode_seconds for p in decoders),
                      n_evals=int(sum(p.n_decoded for p in decoders)),
                      use_blacklist=use_blacklist, backfill=backfill,
-                     info={"stopped_by": _stopped_by(
+                     info={"default": choice.as_dict(), "stopped_by": _stopped_by(
                          hist, params.n_gen, time_limit, wall,
                          stagnation is not None and history.stagnated(stagnation,
                                                                       stagnation_tol),

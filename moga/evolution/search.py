@@ -164,7 +164,8 @@ def _search_parts(problem, params, initial=None):
                                             cluster_rate=MOGA_CLUSTER_RATE)
     sampling = ScheduleSampling(seeded=params.seeded, levels=params.seed_levels,
                                 initial=initial, heuristics=params.seed_heuristics,
-                                select=params.select_seeds, fit=params.fit_seeds)
+                                select=params.select_seeds, fit=params.fit_seeds,
+                                max_candidates=params.seed_candidates)
     selection = NeighbourSelection(params.mating_neighbours) if params.mating_neighbours else None
     # Re-sequencing only makes sense for the in-order decoder (under EASY the order
     # is a queue priority already).

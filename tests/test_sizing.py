@@ -1,0 +1,189 @@
+"""The default search by job-set size (moga.evolution.sizing): what it picks, and what wins."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import moga
+from moga.cli import main
+from moga.evolution import sizing
+from moga.evolution.operators import ScheduleSampling
+from moga.evolution.params import BUDGET, EASY_BUDGET, GAParams
+from moga.evolution.problem import SchedulingProblem
+from moga.evolution.runner import _submit_individual
+
+
+@pytest.fixture(scope="module")
+def setup():
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(start=100, n_jobs=30, federation=fed, seed=2)
+    return js, fed
+
+
+@pytest.fixture
+def measured(monkeypatch):
+    """The measured rule on the tests' small job-sets."""
+    monkeypatch.setattr(sizing, "SMALL_JOBS", 0)
+
+
+def _choose(setup, budget, params=None):
+    js, fed = setup
+    problem = SchedulingProblem(js, fed)
+    return sizing.choose_default(params or GAParams(), problem, _submit_individual(js, fed),
+                                 budget)
+
+
+def test_a_small_job_set_keeps_todays_default_bit_for_bit(setup):
+    js, fed = setup
+    res = moga.run(js, fed, seed=3)
+    today = moga.run(js, fed, seed=3, pop_size=EASY_BUDGET[0], n_gen=EASY_BUDGET[1],
+                     params={"easy_search": True})
+    np.testing.assert_array_equal(res.F, today.F)
+    np.testing.assert_array_equal(res.X, today.X)
+    assert (res.params.pop_size, res.params.n_gen) == EASY_BUDGET and res.params.easy_search
+    assert res.params.seed_candidates is None
+    d = res.info["default"]
+    assert d["rule"] == "small" and d["search"] == "easy search" and d["n_jobs"] == len(js)
+    assert today.info["default"]["rule"] == "explicit"
+
+
+def test_up_to_small_jobs_nothing_is_measured(setup, monkeypatch):
+    def boom(*a):
+        raise AssertionError("measured a small job-set")
+
+    monkeypatch.setattr(sizing, "_decode_cpu", boom)
+    params, choice = _choose(setup, 1e-6)
+    assert choice.rule == "small" and choice.easy_decode_s is None
+    assert (params.pop_size, params.n_gen, params.easy_search) == (*EASY_BUDGET, True)
+
+
+def test_a_budget_the_easy_search_overruns_gets_the_in_order_search_within_it(setup,
+                                                                           measured):
+    _, easy = _choose(setup, 1e9)
+    assert easy.rule == "measured" and easy.search == "easy search"
+    assert (easy.pop_size, easy.n_gen, easy.seed_candidates) == (*EASY_BUDGET, None)
+    assert easy.easy_decode_s > 0 and easy.in_order_decode_s > 0
+    assert easy.estimated_cpu_s <= easy.cpu_budget
+    # A budget a tenth of the EASY search's estimate: the in-order search, within it.
+    budget = easy.easy_search_cpu_s / 10
+    params, inorder = _choose(setup, budget)
+    assert inorder.search == "in-order search" and params.easy_search is False
+    assert params.pop_size == BUDGET[0] == inorder.pop_size
+    assert sizing.MIN_GEN <= params.n_gen == inorder.n_gen <= BUDGET[1]
+    if inorder.n_gen > sizing.MIN_GEN:
+        assert inorder.estimated_cpu_s <= budget
+    # A budget too small for anything: the fewest generations, the seeding capped.
+    params, least = _choose(setup, 1e-6)
+    assert least.n_gen == sizing.MIN_GEN and least.seed_candidates == 1
+
+
+def test_the_choice_reaches_the_run_and_run_json(setup, measured, tmp_path, capsys):
+    js, fed = setup
+    res = moga.run(js, fed, seed=1, cpu_budget=1e-6)
+    d = res.info["default"]
+    assert d["rule"] == "measured" and d["search"] == "in-order search"
+    assert res.params.easy_search is False and res.params.n_gen == sizing.MIN_GEN
+    assert res.history["n_gen"][-1] == sizing.MIN_GEN and res.params.pop_size == BUDGET[0]
+    assert moga.load_result(res.save(tmp_path / "r.npz")).info["default"] == d
+    # Passing what it reports repeats the run.
+    again = moga.run(js, fed, seed=1, pop_size=d["pop_size"], n_gen=d["n_gen"],
+                     params={"easy_search": False, "seed_candidates": d["seed_candidates"]})
+    np.testing.assert_array_equal(res.F, again.F)
+
+    out = tmp_path / "cli"
+    assert main(["run", "--n-jobs", "30", "--cpu-budget", "0.000001", "--no-progress",
+                 "--out", str(out)]) == 0
+    summary = json.loads((out / "run.json").read_text())
+    assert summary["default"]["rule"] == "measured"
+    assert summary["default"]["n_gen"] == summary["generations"] == sizing.MIN_GEN
+    assert summary["params"]["easy_search"] is False
+    assert "picked the in-order search" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("explicit", [
+    {"pop_size": 6}, {"n_gen": 2}, {"params": {"easy_search": True, "n_gen": 2}},
+    {"params": {"easy_search": False, "n_gen": 2}},
+])
+def test_explicit_arguments_always_win(setup, measured, explicit):
+    js, fed = setup
+    kw = {"n_gen": 2, **explicit} if "params" not in explicit else explicit
+    res = moga.run(js, fed, seed=1, cpu_budget=1e-6, **kw)
+    assert res.info["default"]["rule"] == "explicit"
+    want = GAParams.coerce(kw.get("params")).replace(pop_size=kw.get("pop_size"),
+                                                     n_gen=kw.get("n_gen")).for_moga()
+    assert res.params == want
+
+
+def test_the_rule_leaves_other_runs_alone():
+    p = GAParams()
+    assert sizing.applies(p, "none", None)
+    assert not sizing.applies(p, "easy", None)
+    assert not sizing.applies(p, "none", 2)
+    assert not sizing.applies(GAParams(archive_size=0), "none", None)
+    assert not sizing.applies(GAParams(easy_search=False), "none", None)
+
+
+def test_bad_budgets_and_caps_are_refused(setup):
+    js, fed = setup
+    for bad in (0, -1.0, float("inf"), "900", True):
+        with pytest.raises(ValueError, match="cpu_budget"):
+            moga.run(js, fed, cpu_budget=bad)
+    for bad in (0, 2.5, True):
+        with pytest.raises(ValueError, match="seed_candidates"):
+            GAParams(seed_candidates=bad)
+        with pytest.raises(ValueError, match="max_candidates"):
+            ScheduleSampling(select=True, max_candidates=bad)
+
+
+def test_the_seed_cap_bounds_the_seeding_decodes(setup):
+    js, fed = setup
+    problem = SchedulingProblem(js, fed)
+    full = ScheduleSampling(select=True)
+    full._do(problem, 20, random_state=np.random.default_rng(0))
+    n_all = problem.n_decoded
+    assert n_all > 20
+    for cap in (3, 15):
+        problem = SchedulingProblem(js, fed)
+        X = ScheduleSampling(select=True, max_candidates=cap)._do(
+            problem, 20, random_state=np.random.default_rng(0))
+        assert problem.n_decoded == max(cap, 10)  # at least the seeded half
+        if cap <= 10:  # every candidate kept: the submit order with the empty blacklist,
+            submit = _submit_individual(js, fed)[0]  # first in the precedence, among them
+            assert any(np.array_equal(row, submit) for row in X[:10])
+    # A cap above the candidates changes nothing.
+    a = ScheduleSampling(select=True)._do(problem, 20, random_state=np.random.default_rng(4))
+    b = ScheduleSampling(select=True, max_candidates=n_all)._do(
+        problem, 20, random_state=np.random.default_rng(4))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_a_shorter_run_is_the_start_of_a_longer_one(setup):
+    # benchmarks/default_budget.py reads the in-order search at 100 x 700 off the default's
+    # run when the size rule picked that search: the draws must not depend on n_gen.
+    js, fed = setup
+    kw = {"pop_size": 8, "seed": 5, "params": {"easy_search": False}}
+    short, long = moga.run(js, fed, n_gen=4, **kw), moga.run(js, fed, n_gen=9, **kw)
+    np.testing.assert_array_equal(short.history["hv"], long.history["hv"][:4])
+    np.testing.assert_array_equal(short.history["n_evals"], long.history["n_evals"][:4])
+
+
+def test_the_memory_rule_shrinks_population_and_archive_of_wide_chromosomes(setup, measured,
+                                                                            monkeypatch):
+    js, fed = setup
+    row = 8 * len(js) * (fed.n_clusters + 1)
+    _, roomy = _choose(setup, 1e-6)
+    assert (roomy.pop_size, roomy.archive_size) == (BUDGET[0], GAParams().archive_size)
+    monkeypatch.setattr(sizing, "ROW_MEMORY", 240 * row)
+    params, tight = _choose(setup, 1e-6)
+    assert tight.archive_size == params.archive_size == 80
+    assert tight.pop_size == params.pop_size == 50  # (240 - 80) // 3, to a multiple of 10
+    assert 3 * tight.pop_size + tight.archive_size <= 240
+    monkeypatch.setattr(sizing, "ROW_MEMORY", 10 * row)  # the floors
+    _, least = _choose(setup, 1e-6)
+    assert (least.pop_size, least.archive_size) == (sizing.MIN_POP, 4)
+    res = moga.run(js, fed, seed=1, cpu_budget=1e-6)
+    assert res.params.archive_size == 4 and res.params.pop_size == sizing.MIN_POP
+    assert len(res.F) <= 4
