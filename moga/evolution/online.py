@@ -552,16 +552,17 @@ class OnlineMOGA(OnlinePolicy):
             pos = np.full(int(max(old_q.max(), q.max())) + 1, -1, dtype=np.int64)
             pos[q] = np.arange(J)
             old_orders, old_bls = split(old_X, len(old_q), K)
-            for o, b in zip(old_orders, old_bls, strict=True):
-                jobs = pos[old_q[o]]
-                keep = jobs >= 0
-                kept = jobs[keep]
-                seen = np.zeros(J, dtype=bool)
-                seen[kept] = True
-                order = np.concatenate([kept, np.flatnonzero(~seen)])
-                bl = np.zeros((J, K))
-                bl[kept] = b[o][keep]
-                rows.append(np.concatenate([order.astype(float), bl.ravel()]))
+            n, J_old = old_orders.shape
+            jobs = pos[old_q[old_orders]]  # (n, J_old): each old position's job now, -1 gone
+            keep = jobs >= 0
+            r, c = np.nonzero(keep)
+            # Jobs still waiting keep their old relative order; new ones follow in queue order.
+            key = np.broadcast_to(J_old + np.arange(J), (n, J)).copy()
+            key[r, jobs[r, c]] = c
+            orders = np.argsort(key, axis=1, kind="stable").astype(float)
+            bls = np.zeros((n, J, K))
+            bls[r, jobs[r, c]] = old_bls[r, old_orders[r, c]]
+            rows.extend(np.hstack([orders, bls.reshape(n, J * K)]))
         return np.array(rows[: max(2, self.pop_size // 2)])
 
     def summary(self) -> dict:
