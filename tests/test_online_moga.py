@@ -289,7 +289,7 @@ def test_one_job_decision_is_the_preferred_candidate(preference):
     objectives = ("makespan", "energy") if preference == "knee" else ("energy", "bsld")
     for seed in range(3):
         s, q, wp = one_job_window(seed)
-        p = policy(preference=preference, objectives=objectives)
+        p = policy(preference=preference, objectives=objectives, single="enumerate")
         jobs, bl = p.plan_window(wp, q)
         assert p._evals == wp.n_decoded  # one decode of the candidates
         X = np.unique(np.vstack([p._initial(window_problem(s, q, objectives), q),
@@ -318,11 +318,11 @@ def test_single_option_checked_and_ga_kept_on_request():
     with pytest.raises(ValueError, match=r"single must be one of \['enumerate', 'ga'\]"):
         OnlineMOGA(single="exact")
     js = tiny(12, J=30)
-    fast, ga = policy(), policy(single="ga")
+    fast, ga = policy(single="enumerate"), policy()
     a, b = simulate(js, FED, fast), simulate(js, FED, ga)
     assert a.info["single"] == "enumerate" and b.info["single"] == "ga"
     assert a.info["ga_evaluations"] < b.info["ga_evaluations"]
-    again = simulate(js, FED, policy())
+    again = simulate(js, FED, policy(single="enumerate"))
     np.testing.assert_array_equal(a.start, again.start)
     np.testing.assert_array_equal(a.alloc, again.alloc)
 

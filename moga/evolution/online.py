@@ -388,13 +388,14 @@ class OnlineMOGA(OnlinePolicy):
         Start each decision from the previous front's members, restricted to
         the jobs still waiting (new arrivals appended in arrival order).
     single : {"enumerate", "ga"}
-        How a decision with one waiting job in its window is made.
-        ``"enumerate"`` (default): no GA; one decode of every candidate
-        placement (:func:`single_job_rows`: the job's nodes filled cluster by
+        How a decision with one waiting job in its window is made. ``"ga"``
+        (default): the GA, as for a larger window. ``"enumerate"``: no GA; one
+        decode of every candidate placement (:func:`single_job_rows`: the job's nodes filled cluster by
         cluster in every order of the clusters, over the free nodes and over
         all nodes, with the warm and seed rows) and the preference's pick of
-        their front. ``"ga"``: the GA, as for a larger window. Federations of
-        more than :data:`ENUMERATE_MAX_CLUSTERS` clusters always use the GA.
+        their front (about half the CPU time on the HPC2N month, but a much
+        higher bounded slowdown on CEA-Curie: docs/dev/experiments.md).
+        Federations of more than :data:`ENUMERATE_MAX_CLUSTERS` clusters always use the GA.
     seed : int
         Seed of every random draw of the run.
     params : GAParams, dict or path, optional
@@ -416,7 +417,7 @@ class OnlineMOGA(OnlinePolicy):
     def __init__(self, preference: str = "slowdown:0", objectives=("energy", "bsld"),
                  pop_size: int = 20, generations: int = 10, time_budget: float | None = None,
                  window: int = 32, interval: float = 0.0, min_change: int = 4,
-                 max_pinned: int = 64, warm_start: bool = True, single: str = "enumerate",
+                 max_pinned: int = 64, warm_start: bool = True, single: str = "ga",
                  seed: int = 1, params=None):
         kind, _ = parse_preference(preference)
         objectives = _check_objectives(objectives)
