@@ -23,6 +23,16 @@ class Arrays(NamedTuple):
     link: np.ndarray
 
 
+#: The attributes :func:`decoders.federated.decode` reads from a job-set and from a federation.
+JOB_FIELDS = ("release", "tasks", "runtime", "sigma", "bw")
+CLUSTER_FIELDS = ("nodes", "speed", "power_busy", "power_idle", "link")
+
+
+def has_fields(obj, fields) -> bool:
+    """True when ``obj`` has every attribute of ``fields``."""
+    return all(hasattr(obj, f) for f in fields)
+
+
 def choice_code(kind: str, value, choices: dict) -> int:
     """The integer code of ``value`` among ``choices``, or a ValueError naming ``kind``."""
     try:

@@ -105,11 +105,14 @@ from ._federated_core import (
 from ._kernels import FINISH_RTOL, cluster_ranks, heap_pop, heap_push, helper
 from ._queue import arrival_order, dequeue_started, enqueue, place_or_relax, reset_loop, try_start
 from ._validate import (
+    CLUSTER_FIELDS,
+    JOB_FIELDS,
     CapInfeasibleError,
     check_blacklists,
     check_orders,
     check_vector,
     choice_code,
+    has_fields,
     power_inputs,
     prepare,
     readonly,
@@ -118,9 +121,9 @@ from ._validate import (
 from .easy import start_easy
 
 __all__ = ["CapInfeasibleError", "MODELS", "BACKFILL", "RULES", "FederatedDecode", "BatchDecode",
-           "Dispatch", "Loop", "decode", "decode_arrays", "decode_batch", "dispatch", "setup",
-           "setup_online", "allocation_ranks", "power_inputs", "runnable_under_cap", "JOB_FIELDS",
-           "CLUSTER_FIELDS"]
+           "BatchDecoder", "Dispatch", "Loop", "decode", "decode_arrays", "decode_batch",
+           "dispatch", "setup", "setup_online", "allocation_ranks", "power_inputs",
+           "runnable_under_cap", "JOB_FIELDS", "CLUSTER_FIELDS"]
 
 #: Execution models by name, with the integer code the kernels use.
 MODELS = {"fluid": 0, "at_start": 1}
@@ -503,11 +506,6 @@ def _options(model, backfill, rule):
             choice_code("allocation rule", rule, RULES))
 
 
-#: The attributes :func:`decode` reads from a job-set and from a federation.
-JOB_FIELDS = ("release", "tasks", "runtime", "sigma", "bw")
-CLUSTER_FIELDS = ("nodes", "speed", "power_busy", "power_idle", "link")
-
-
 def decode(*args, **options) -> FederatedDecode:
     """Decode one chromosome into a federated schedule.
 
@@ -528,13 +526,9 @@ def decode(*args, **options) -> FederatedDecode:
 
     :func:`moga.evaluate` is this decode returning a :class:`moga.Schedule`.
     """
-    if len(args) >= 2 and _has_fields(args[0], JOB_FIELDS) and _has_fields(args[1], CLUSTER_FIELDS):
+    if len(args) >= 2 and has_fields(args[0], JOB_FIELDS) and has_fields(args[1], CLUSTER_FIELDS):
         return _decode_models(*args, **options)
     return decode_arrays(*args, **options)
-
-
-def _has_fields(obj, fields):
-    return all(hasattr(obj, f) for f in fields)
 
 
 def _decode_models(jobset, federation, order=None, blacklist=None, *, estimates: str = "exact",
@@ -681,32 +675,60 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
         ``start_orders`` (int64, (P, J)), ``starts`` and ``alloc`` when asked
         for, else None.
     """
-    code, easy, _ = _options(model, backfill, rule)
-    arrs = prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
-                   check)
-    J, K = arrs.release.shape[0], arrs.nodes.shape[0]
-    orders = check_orders(orders, J)
-    if np.ndim(blacklists) != 3 or np.shape(blacklists)[0] != orders.shape[0]:
-        raise ValueError(
-            f"blacklists must have shape ({orders.shape[0]}, {J}, {K}), got {np.shape(blacklists)}"
-        )
-    blacklists = check_blacklists(blacklists, J, K)
-    jobs, plat, orders, blacklists = setup(arrs, orders, blacklists, power=power,
-                                           power_cap=power_cap, cluster_caps=cluster_caps,
-                                           rule=rule, estimate=estimate)
-    # Handing rows to threads costs more than decoding a small batch in this one.
-    threads = get_num_threads() if orders.size >= THREAD_MIN_SLOTS else 1
-    out_f, out_i, at, alloc, _ = run_rows(jobs, plat, orders, blacklists, code, easy,
-                                          n_chunks=threads, starts=start_orders or starts,
-                                          allocs=allocations)
-    by_start = by_job = None
-    if start_orders:
-        by_start = start_orders_of(orders, at)
-    if starts:  # ``at`` is by order position
-        by_job = np.empty_like(at)
-        np.put_along_axis(by_job, orders, at, axis=1)
-    return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
-                       out_i[:, 0].copy(), out_i[:, 1].copy(), by_start, by_job, alloc)
+    return BatchDecoder(release, tasks, runtime, sigma, bw, nodes, speed, power_busy,
+                        power_idle, link, model=model, check=check, backfill=backfill, rule=rule,
+                        power=power, power_cap=power_cap, cluster_caps=cluster_caps,
+                        estimate=estimate)(orders, blacklists, start_orders=start_orders,
+                                           starts=starts, allocations=allocations)
+
+
+class BatchDecoder:
+    """:func:`decode_batch` for one job-set and platform, set up once for many populations.
+
+    The job and platform arrays are validated, the power inputs and cluster
+    ranks computed and the read-only bundles built at construction; a call
+    checks and decodes only its chromosomes. A caller that decodes the same
+    jobs many times (a GA's generations) saves that set-up at every call.
+    Parameters are as in :func:`decode_batch`.
+    """
+
+    def __init__(self, release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle,
+                 link, model: str = "fluid", check: bool = True, backfill: str = "none",
+                 rule: str = "fastest", power=None, power_cap=None, cluster_caps=None,
+                 estimate=None):
+        self._code, self._easy, _ = _options(model, backfill, rule)
+        arrs = prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle,
+                       link, check)
+        self.n_jobs, self.n_clusters = J, K = arrs.release.shape[0], arrs.nodes.shape[0]
+        loop = setup(arrs, np.zeros((1, J), dtype=np.int64), np.zeros((1, J, K)), power=power,
+                     power_cap=power_cap, cluster_caps=cluster_caps, rule=rule,
+                     estimate=estimate)
+        self._jobs, self._plat = loop.jobs, loop.plat
+
+    def __call__(self, orders, blacklists, start_orders: bool = False, starts: bool = False,
+                 allocations: bool = False) -> BatchDecode:
+        """Decode ``orders`` (P, J) and ``blacklists`` (P, J, K); options and result as in
+        :func:`decode_batch`."""
+        J, K = self.n_jobs, self.n_clusters
+        orders = check_orders(orders, J)
+        if np.ndim(blacklists) != 3 or np.shape(blacklists)[0] != orders.shape[0]:
+            raise ValueError(f"blacklists must have shape ({orders.shape[0]}, {J}, {K}), got "
+                             f"{np.shape(blacklists)}")
+        blacklists = check_blacklists(blacklists, J, K)
+        orders, blacklists = readonly(orders), readonly(blacklists)
+        # Handing rows to threads costs more than decoding a small batch in this one.
+        threads = get_num_threads() if orders.size >= THREAD_MIN_SLOTS else 1
+        out_f, out_i, at, alloc, _ = run_rows(self._jobs, self._plat, orders, blacklists,
+                                              self._code, self._easy, n_chunks=threads,
+                                              starts=start_orders or starts, allocs=allocations)
+        by_start = by_job = None
+        if start_orders:
+            by_start = start_orders_of(orders, at)
+        if starts:  # ``at`` is by order position
+            by_job = np.empty_like(at)
+            np.put_along_axis(by_job, orders, at, axis=1)
+        return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
+                           out_i[:, 0].copy(), out_i[:, 1].copy(), by_start, by_job, alloc)
 
 
 class Dispatch(NamedTuple):

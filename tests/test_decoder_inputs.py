@@ -268,3 +268,34 @@ def test_decode_of_a_jobset_refuses_array_options(small):
         decode(js, fed, power_cap=10.0)
     with pytest.raises(ValueError, match="estimates must be 'exact' or 'requested'"):
         decode(js, fed, estimates="walltime")
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_batch_decoder_set_up_once_decodes_as_decode_batch(seed):
+    """One BatchDecoder, several populations: bit for bit what decode_batch gives each."""
+    from decoders.federated import BatchDecoder
+
+    rng = np.random.default_rng(seed)
+    fed = moga.Federation(names=["a", "b", "c"], nodes=[4, 6, 8], speed=[1.6, 1.2, 0.8],
+                          power_busy=[290.0, 120.0, 40.0], power_idle=[10.0, 10.0, 10.0],
+                          link=[100.0, 100.0, 100.0], power_cap=3000.0)
+    J = 15
+    js = moga.JobSet.from_arrays(np.sort(rng.uniform(0, 50, J)), rng.integers(1, 10, J),
+                                 rng.uniform(5, 60, J), sigma=rng.uniform(0, 0.5, J),
+                                 bw=rng.uniform(0, 20, J))
+    arrays = (*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link)
+    opts = {"model": ["fluid", "at_start"][seed % 2], "rule": ["fastest", "greenest",
+                                                               "consolidate"][seed],
+            "power_cap": fed.power_cap}
+    dec = BatchDecoder(*arrays, **opts)
+    for P in (1, 7, 40):
+        orders = np.array([rng.permutation(J) for _ in range(P)])
+        bls = rng.random((P, J, 3)) * rng.choice([0.0, 0.7], (P, J, 1))
+        a = dec(orders, bls, start_orders=True, starts=True, allocations=True)
+        b = decode_batch(*arrays, orders, bls, start_orders=True, starts=True, allocations=True,
+                         **opts)
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_array_equal(x, y)
+    with pytest.raises(ValueError, match=r"blacklists must have shape \(1, 15, 3\)"):
+        dec(orders[:1], bls)
+    with pytest.raises(ValueError, match="order"):
+        dec(np.zeros((1, J), dtype=np.int64), bls[:1])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 
 import numpy as np
@@ -13,10 +14,13 @@ import moga
 from moga import simulate
 from moga.cli import main
 from moga.evolution.online import (
+    WINDOW_OBJECTIVES,
     OnlineMOGA,
+    non_dominated,
     parse_preference,
     pick_member,
     pinned_blocks,
+    single_job_rows,
     window_problem,
 )
 from moga.sim import Session
@@ -231,3 +235,98 @@ def test_under_a_power_cap_the_cap_holds():
     times, watts = s.power_profile()
     assert watts.max() <= fed.power_cap * (1 + 1e-9)
     assert np.all(s.start >= js.release) and s.info["fallback_starts"] == 0
+
+
+def one_job_window(seed):
+    """A session of :func:`tiny` jobs advanced to an event with one waiting job, and its
+    window problem."""
+    js = tiny(seed, J=12)
+    s = Session(js, FED)
+    p = policy(single="ga")
+    while True:
+        q = s.queued()[: p.window]
+        if q.size == 1 and s.running()[0].size:
+            return s, q, window_problem(s, q)
+        if q.size:
+            jobs, bl = p.plan(s, q)
+            s.start(jobs, blacklist=bl)
+        s.advance()
+
+
+def test_single_job_rows_are_every_ordered_fill():
+    for seed in range(4):
+        s, q, wp = one_job_window(seed)
+        X = single_job_rows(wp)
+        assert len(np.unique(X, axis=0)) == len(X) and X.shape[1] == 1 + 3
+        np.testing.assert_array_equal(X[:, 0], 0.0)
+        t = int(s.jobset.tasks[q[0]])
+        orders, bls = wp.full_rows(X)
+        b = moga.evaluate_batch(wp.full, FED, orders, bls, allocations=True, starts=True)
+        alloc = b.alloc[:, -1]
+        # Each row places the job on exactly the counts its blacklist allows.
+        np.testing.assert_array_equal(alloc.sum(axis=1), t)
+        allowed = FED.nodes - np.floor(X[:, 1:] * FED.nodes).astype(int)
+        np.testing.assert_array_equal(alloc, allowed)
+        # The fills over the free nodes, in every cluster order, are there and start now.
+        free = s.free
+        for perm in itertools.permutations(range(3)):
+            x, rem = np.zeros(3, dtype=int), t
+            for k in perm:
+                x[k] = min(free[k], rem)
+                rem -= x[k]
+            if rem == 0:
+                i = np.flatnonzero((alloc == x).all(axis=1))
+                assert i.size == 1 and b.starts[i[0], -1] == 0.0
+    with pytest.raises(ValueError, match="one waiting job"):
+        js = tiny(0, J=6)
+        single_job_rows(window_problem(Session(js, FED), np.arange(2)))
+
+
+@pytest.mark.parametrize("preference", ["slowdown:0", "energy:0.1", "knee", "bsld:2"])
+def test_one_job_decision_is_the_preferred_candidate(preference):
+    """A one-job window is decided without the GA: the pick is the preference's member of the
+    candidates' front, found here by decoding each candidate alone."""
+    objectives = ("makespan", "energy") if preference == "knee" else ("energy", "bsld")
+    for seed in range(3):
+        s, q, wp = one_job_window(seed)
+        p = policy(preference=preference, objectives=objectives, single="enumerate")
+        jobs, bl = p.plan_window(wp, q)
+        assert p._evals == wp.n_decoded  # one decode of the candidates
+        X = np.unique(np.vstack([p._initial(window_problem(s, q, objectives), q),
+                                 single_job_rows(wp)]), axis=0)
+        G, starts = [], []
+        for row in X:
+            o, b = wp.full_rows(row[None])
+            d = moga.evaluate(wp.full, FED, o[0], b[0])
+            g, st = wp.objectives_of(np.array([d.makespan]), np.array([d.energy]),
+                                     np.array([d.flowtime]), d.start[None, -1:])
+            G.append(g[0])
+            starts.append(st[0, 0])
+        G = np.array(G)
+        F = G[:, [WINDOW_OBJECTIVES.index(o) for o in objectives]]
+        front = non_dominated(F)
+        i = pick_member(G[front], F[front], preference)
+        want = X[front][i]
+        if np.array(starts)[front][i] <= 0.0:
+            assert jobs.tolist() == q.tolist()
+            np.testing.assert_array_equal(bl[0], want[1:])
+        else:
+            assert jobs.size == 0
+
+
+def test_single_option_checked_and_ga_kept_on_request():
+    with pytest.raises(ValueError, match=r"single must be one of \['enumerate', 'ga'\]"):
+        OnlineMOGA(single="exact")
+    js = tiny(12, J=30)
+    fast, ga = policy(single="enumerate"), policy()
+    a, b = simulate(js, FED, fast), simulate(js, FED, ga)
+    assert a.info["single"] == "enumerate" and b.info["single"] == "ga"
+    assert a.info["ga_evaluations"] < b.info["ga_evaluations"]
+    again = simulate(js, FED, policy(single="enumerate"))
+    np.testing.assert_array_equal(a.start, again.start)
+    np.testing.assert_array_equal(a.alloc, again.alloc)
+
+
+def test_non_dominated_mask():
+    F = np.array([[1.0, 5.0], [2.0, 2.0], [3.0, 3.0], [1.0, 5.0], [4.0, 1.0]])
+    assert non_dominated(F).tolist() == [True, True, False, True, True]

@@ -30,15 +30,16 @@ max(d, tau))`` with ``w`` the time waited so far, ``s`` the planned start,
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
 import numpy as np
 
 from ..metrics import knee_index
-from ..model.chromosome import split
+from ..model.chromosome import pinned_blacklists, split
 from ..model.jobset import JobSet
-from ..model.schedule import BSLD_BOUND, evaluate_batch
+from ..model.schedule import BSLD_BOUND, batch_evaluator
 from ..sim.registry import OnlinePolicy
 from ..validation import check_number
 from .engine import evolve
@@ -47,13 +48,18 @@ from .operators import ScheduleSampling
 from .params import GAParams, check_seed
 from .problem import SchedulingProblem
 
-__all__ = ["OnlineMOGA", "WINDOW_OBJECTIVES", "WindowProblem", "parse_preference",
-           "pinned_blocks", "window_problem", "pick_member"]
+__all__ = ["OnlineMOGA", "WINDOW_OBJECTIVES", "WindowProblem", "non_dominated",
+           "parse_preference", "pick_member", "pinned_blocks", "single_job_rows",
+           "window_problem"]
 
 #: Objectives a decision can minimise over its window.
 WINDOW_OBJECTIVES = ("makespan", "energy", "flowtime", "bsld")
 #: Preference kinds (:func:`parse_preference`).
 PREFERENCES = ("knee", "weight", "slowdown", "energy", "bsld")
+#: How a decision with one waiting job is made (:class:`OnlineMOGA`'s ``single``).
+SINGLE = ("enumerate", "ga")
+#: Most clusters for which a one-job window is enumerated (2 x K! candidate rows).
+ENUMERATE_MAX_CLUSTERS = 5
 #: Planned remaining time of a running job past its estimate (s): it ends "now".
 _OVERRUN_S = 1.0
 
@@ -95,6 +101,7 @@ class WindowProblem(SchedulingProblem):
         d = queue.runtime
         self._bsld_den = np.maximum(d, BSLD_BOUND)
         self._bsld_num = self.waited + d
+        self._decoder = None
 
     def full_rows(self, X):
         """``(orders, blacklists)`` of the whole window (running jobs first) for rows ``X``."""
@@ -112,8 +119,9 @@ class WindowProblem(SchedulingProblem):
         """``(objectives (P, 4) in WINDOW_OBJECTIVES' order, starts (P, q))`` of rows ``X``."""
         orders, bls = self.full_rows(X)
         t0 = time.perf_counter()
-        b = evaluate_batch(self.full, self.federation, orders, bls, model=self.model,
-                           starts=True)
+        if self._decoder is None:  # set up once for the decision's generations
+            self._decoder = batch_evaluator(self.full, self.federation, model=self.model)
+        b = self._decoder(orders, bls, starts=True)
         self.decode_seconds += time.perf_counter() - t0
         self.n_decoded += orders.shape[0]
         return self.objectives_of(b.makespan, b.energy, b.flowtime, b.starts[:, self.n_pinned:])
@@ -217,6 +225,58 @@ def pinned_blocks(alloc, remaining, power, nodes, speed, max_pinned: int = 64):
     held = np.array(held)
     return (np.array(tasks, dtype=np.int64), np.array(runtime), np.array(pw),
             np.minimum(1.0, (nodes - held + 0.5) / nodes))
+
+
+def single_job_rows(problem) -> np.ndarray:
+    """Candidate rows ``X`` of a window of one waiting job: its placements.
+
+    A placement is the job's node count per cluster, imposed by a blacklist
+    whose allowances are those counts (:func:`moga.model.chromosome.pinned_blacklists`):
+    the job starts as soon as they are free. For every order of the clusters,
+    the job's tasks fill the clusters in that order, once over the nodes the
+    running jobs leave free (the placements that start now) and once over
+    all nodes (those that wait for running jobs to end). A blacklist admits
+    no other allocation than some count per cluster, and filling in every
+    order covers each cluster set with the nodes of its clusters used in
+    turn. Rows are unique, ``1 + K`` genes each (the order ``0``, then the
+    blacklist).
+    """
+    if problem.n_jobs != 1:
+        raise ValueError(f"single_job_rows needs a window of one waiting job, got "
+                         f"{problem.n_jobs}")
+    nodes = np.asarray(problem.federation.nodes, dtype=np.int64)
+    K = nodes.size
+    held = nodes[None, :] - np.floor(problem.pinned_bl * nodes[None, :]).astype(np.int64)
+    free = np.maximum(nodes - held.sum(axis=0), 0)
+    t = int(problem.jobset.tasks[0])
+    allocs = set()
+    for cap in (free, nodes):
+        if cap.sum() < t:
+            continue
+        for perm in itertools.permutations(range(K)):
+            x, rem = np.zeros(K, dtype=np.int64), t
+            for k in perm:
+                x[k] = min(int(cap[k]), rem)
+                rem -= x[k]
+            allocs.add(tuple(x.tolist()))
+    rows = [np.concatenate([[0.0], pinned_blacklists(np.array(a), nodes)])
+            for a in sorted(allocs)]
+    return np.array(rows).reshape(len(rows), 1 + K)
+
+
+def non_dominated(F) -> np.ndarray:
+    """Boolean mask of the rows of ``F`` (n, m) that no other row dominates (minimisation;
+    equal rows do not dominate each other)."""
+    F = np.asarray(F, dtype=np.float64)
+    le = (F[:, None, :] <= F[None, :, :]).all(axis=2)
+    lt = (F[:, None, :] < F[None, :, :]).any(axis=2)
+    return ~(le & lt).any(axis=0)
+
+
+def _unique_rows(X) -> np.ndarray:
+    """The rows of ``X`` without repeats, first occurrences in their order."""
+    _, idx = np.unique(X + 0.0, axis=0, return_index=True)
+    return X[np.sort(idx)]
 
 
 def parse_preference(preference) -> tuple[str, float]:
@@ -327,6 +387,15 @@ class OnlineMOGA(OnlinePolicy):
     warm_start : bool
         Start each decision from the previous front's members, restricted to
         the jobs still waiting (new arrivals appended in arrival order).
+    single : {"enumerate", "ga"}
+        How a decision with one waiting job in its window is made. ``"ga"``
+        (default): the GA, as for a larger window. ``"enumerate"``: no GA; one
+        decode of every candidate placement (:func:`single_job_rows`: the job's nodes filled cluster by
+        cluster in every order of the clusters, over the free nodes and over
+        all nodes, with the warm and seed rows) and the preference's pick of
+        their front (about half the CPU time on the HPC2N month, but a much
+        higher bounded slowdown on CEA-Curie: docs/dev/experiments.md).
+        Federations of more than :data:`ENUMERATE_MAX_CLUSTERS` clusters always use the GA.
     seed : int
         Seed of every random draw of the run.
     params : GAParams, dict or path, optional
@@ -340,7 +409,7 @@ class OnlineMOGA(OnlinePolicy):
     fit the free nodes, and within ``interval`` of the last one unless the
     window changed enough. :meth:`summary` (merged into the schedule's ``info``)
     reports the decisions, their wall time (total, mean, 95th percentile,
-    largest) and the GA's evaluations.
+    largest), the process CPU time they took (total) and the GA's evaluations.
     """
 
     name = "online-moga"
@@ -348,7 +417,8 @@ class OnlineMOGA(OnlinePolicy):
     def __init__(self, preference: str = "slowdown:0", objectives=("energy", "bsld"),
                  pop_size: int = 20, generations: int = 10, time_budget: float | None = None,
                  window: int = 32, interval: float = 0.0, min_change: int = 4,
-                 max_pinned: int = 64, warm_start: bool = True, seed: int = 1, params=None):
+                 max_pinned: int = 64, warm_start: bool = True, single: str = "ga",
+                 seed: int = 1, params=None):
         kind, _ = parse_preference(preference)
         objectives = _check_objectives(objectives)
         if kind in ("knee", "weight") and len(objectives) < 2:
@@ -370,6 +440,9 @@ class OnlineMOGA(OnlinePolicy):
         self.window = int(window)
         self.max_pinned = int(max_pinned)
         self.warm_start = bool(warm_start)
+        if single not in SINGLE:
+            raise ValueError(f"single must be one of {list(SINGLE)}, got {single!r}")
+        self.single = single
         self.seed = check_seed(seed)
         self.params = GAParams.coerce(params).replace(pop_size=self.pop_size,
                                                       n_gen=self.generations)
@@ -381,6 +454,7 @@ class OnlineMOGA(OnlinePolicy):
         self._warm = None  # (job positions (q,), X rows of the last front)
         self.log = []  # (t, started jobs, their blacklist rows) per decision that started some
         self._times = []
+        self._cpu = 0.0  # process CPU seconds spent deciding
         self._evals = 0
         self._mismatch = 0
         self._fallback = 0
@@ -401,7 +475,7 @@ class OnlineMOGA(OnlinePolicy):
                 self._skipped += 1
                 return
         self._last = (session.now, q.copy())
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         jobs, bl = self.plan(session, q)
         started = session.start(jobs, blacklist=bl) if jobs.size else jobs
         rows = bl[np.isin(jobs, started)]
@@ -415,6 +489,7 @@ class OnlineMOGA(OnlinePolicy):
         if started.size:
             self.log.append((session.now, started.copy(), rows))
         self._times.append(time.perf_counter() - t0)
+        self._cpu += time.process_time() - c0
 
     def plan(self, session, q):
         """``(jobs, blacklist rows)`` the chosen member starts now, for the waiting ``q``."""
@@ -423,10 +498,20 @@ class OnlineMOGA(OnlinePolicy):
     def plan_window(self, problem, q):
         """:meth:`plan` on a window problem already built (``q``: its waiting jobs)."""
         seed = int(self._rng.integers(2**31 - 1))
-        pop = self._evolve(problem, self._initial(problem, q), seed)
-        front = pop.rank == 0
-        X, F = pop.X[front], pop.F[front]
-        G, starts = problem.evaluate_rows(X)
+        initial = self._initial(problem, q)
+        if self.single == "enumerate" and problem.n_jobs == 1 and \
+                problem.n_clusters <= ENUMERATE_MAX_CLUSTERS:
+            # One job: its placements are few enough to decode them all at once.
+            X = _unique_rows(np.vstack([initial, single_job_rows(problem)]))
+            G, starts = problem.evaluate_rows(X)
+            F = G[:, [WINDOW_OBJECTIVES.index(o) for o in self.objectives]]
+            front = non_dominated(F)
+            X, F, G, starts = X[front], F[front], G[front], starts[front]
+        else:
+            pop = self._evolve(problem, initial, seed)
+            front = pop.rank == 0
+            X, F = pop.X[front], pop.F[front]
+            G, starts = problem.evaluate_rows(X)
         i = pick_member(G, F, self.preference)
         self._evals += problem.n_decoded
         if self.warm_start:
@@ -468,16 +553,17 @@ class OnlineMOGA(OnlinePolicy):
             pos = np.full(int(max(old_q.max(), q.max())) + 1, -1, dtype=np.int64)
             pos[q] = np.arange(J)
             old_orders, old_bls = split(old_X, len(old_q), K)
-            for o, b in zip(old_orders, old_bls, strict=True):
-                jobs = pos[old_q[o]]
-                keep = jobs >= 0
-                kept = jobs[keep]
-                seen = np.zeros(J, dtype=bool)
-                seen[kept] = True
-                order = np.concatenate([kept, np.flatnonzero(~seen)])
-                bl = np.zeros((J, K))
-                bl[kept] = b[o][keep]
-                rows.append(np.concatenate([order.astype(float), bl.ravel()]))
+            n, J_old = old_orders.shape
+            jobs = pos[old_q[old_orders]]  # (n, J_old): each old position's job now, -1 gone
+            keep = jobs >= 0
+            r, c = np.nonzero(keep)
+            # Jobs still waiting keep their old relative order; new ones follow in queue order.
+            key = np.broadcast_to(J_old + np.arange(J), (n, J)).copy()
+            key[r, jobs[r, c]] = c
+            orders = np.argsort(key, axis=1, kind="stable").astype(float)
+            bls = np.zeros((n, J, K))
+            bls[r, jobs[r, c]] = old_bls[r, old_orders[r, c]]
+            rows.extend(np.hstack([orders, bls.reshape(n, J * K)]))
         return np.array(rows[: max(2, self.pop_size // 2)])
 
     def summary(self) -> dict:
@@ -486,10 +572,11 @@ class OnlineMOGA(OnlinePolicy):
         return {"decisions": int(t.size), "decision_mean_s": float(t.mean()) if t.size else 0.0,
                 "decision_p95_s": float(np.percentile(t, 95)) if t.size else 0.0,
                 "decision_max_s": float(t.max()) if t.size else 0.0,
+                "decision_cpu_s": float(self._cpu),
                 "ga_evaluations": int(self._evals), "plan_mismatches": int(self._mismatch),
                 "fallback_starts": int(self._fallback), "preference": self.preference,
                 "objectives": list(self.objectives), "pop_size": self.pop_size,
                 "generations": self.generations, "window": self.window,
-                "max_pinned": self.max_pinned, "interval": self.interval,
+                "max_pinned": self.max_pinned, "single": self.single, "interval": self.interval,
                 "min_change": self.min_change, "skipped_by_interval": int(self._skipped),
                 "time_budget": self.time_budget, "seed": self.seed}

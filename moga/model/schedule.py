@@ -13,7 +13,8 @@ from ..errors import InputError
 from .jobset import JobSet, apply_kill_option
 from .platform import Federation
 
-__all__ = ["Schedule", "Segments", "dispatch_schedule", "evaluate", "evaluate_batch",
+__all__ = ["Schedule", "Segments", "batch_evaluator", "dispatch_schedule", "evaluate",
+           "evaluate_batch",
            "check_chromosome", "check_power",
            "power_profile", "power_kwargs", "schedule_energy", "BSLD_BOUND",
            "cap_runnable", "start_order"]
@@ -448,6 +449,20 @@ def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str =
                                       model=model, check=False, backfill=backfill, rule=rule,
                                       start_orders=start_orders, starts=starts,
                                       allocations=allocations, **power_kwargs(js, fed))
+    except federated.CapInfeasibleError as e:
+        raise cap_error(e, js, fed) from None
+
+
+def batch_evaluator(js: JobSet, fed: Federation, model: str = "fluid", backfill: str = "none",
+                    rule: str = "fastest"):
+    """:func:`evaluate_batch` of ``js`` on ``fed`` set up once: a callable
+    ``(orders, blacklists, start_orders=False, starts=False, allocations=False)`` that
+    returns what :func:`evaluate_batch` returns, for callers that decode one job-set
+    many times (:class:`decoders.federated.BatchDecoder`)."""
+    _check_types(js, fed)
+    try:
+        return federated.BatchDecoder(*js.arrays(), *_fed_arrays(fed), model=model, check=False,
+                                      backfill=backfill, rule=rule, **power_kwargs(js, fed))
     except federated.CapInfeasibleError as e:
         raise cap_error(e, js, fed) from None
 
