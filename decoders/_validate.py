@@ -33,6 +33,15 @@ def has_fields(obj, fields) -> bool:
     return all(hasattr(obj, f) for f in fields)
 
 
+def check_population(orders, blacklists, J, K):
+    """A validated population, read-only: ``orders`` (P, J) and ``blacklists`` (P, J, K)."""
+    orders = check_orders(orders, J)
+    if np.ndim(blacklists) != 3 or np.shape(blacklists)[0] != orders.shape[0]:
+        raise ValueError(f"blacklists must have shape ({orders.shape[0]}, {J}, {K}), got "
+                         f"{np.shape(blacklists)}")
+    return readonly(orders), readonly(check_blacklists(blacklists, J, K))
+
+
 def choice_code(kind: str, value, choices: dict) -> int:
     """The integer code of ``value`` among ``choices``, or a ValueError naming ``kind``."""
     try:

@@ -110,6 +110,7 @@ from ._validate import (
     CapInfeasibleError,
     check_blacklists,
     check_orders,
+    check_population,
     check_vector,
     choice_code,
     has_fields,
@@ -710,12 +711,7 @@ class BatchDecoder:
         """Decode ``orders`` (P, J) and ``blacklists`` (P, J, K); options and result as in
         :func:`decode_batch`."""
         J, K = self.n_jobs, self.n_clusters
-        orders = check_orders(orders, J)
-        if np.ndim(blacklists) != 3 or np.shape(blacklists)[0] != orders.shape[0]:
-            raise ValueError(f"blacklists must have shape ({orders.shape[0]}, {J}, {K}), got "
-                             f"{np.shape(blacklists)}")
-        blacklists = check_blacklists(blacklists, J, K)
-        orders, blacklists = readonly(orders), readonly(blacklists)
+        orders, blacklists = check_population(orders, blacklists, J, K)
         # Handing rows to threads costs more than decoding a small batch in this one.
         threads = get_num_threads() if orders.size >= THREAD_MIN_SLOTS else 1
         out_f, out_i, at, alloc, _ = run_rows(self._jobs, self._plat, orders, blacklists,

@@ -37,7 +37,14 @@ from ._profiles import (
     new_profiles,
     occupy,
 )
-from ._validate import check_blacklists, check_clusters, check_orders, check_vector, readonly
+from ._validate import (
+    check_blacklists,
+    check_clusters,
+    check_orders,
+    check_population,
+    check_vector,
+    readonly,
+)
 
 __all__ = ["ValueDecode", "decode_value", "decode_value_batch", "value_at"]
 
@@ -217,12 +224,7 @@ def decode_value_batch(release, tasks, runtime, v_start, v_final, soft, hard, no
     """Decode a population in parallel; returns ``(total_value (P,), n_run (P,), n_relaxed (P,))``."""
     jobs, plat = value_bundles(release, tasks, runtime, v_start, v_final, soft, hard, nodes, speed)
     J, K = jobs.release.shape[0], plat.nodes.shape[0]
-    orders = check_orders(orders, J)
-    if np.ndim(blacklists) != 3 or np.shape(blacklists)[0] != orders.shape[0]:
-        raise ValueError(f"blacklists must have shape ({orders.shape[0]}, {J}, {K}), "
-                         f"got {np.shape(blacklists)}")
-    blacklists = check_blacklists(blacklists, J, K)
-    orders, blacklists = readonly(orders), readonly(blacklists)
+    orders, blacklists = check_population(orders, blacklists, J, K)
     P = orders.shape[0]
     out_v = np.empty(P)
     out_i = np.empty((P, 2), dtype=np.int64)
