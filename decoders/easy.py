@@ -158,7 +158,8 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 x = free_in[m] if by_mask else free_total
                 y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
                 fm = m & f_bits if by_mask else f_bits
-                st.index.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t, sd_min, shadow,
+                st.index.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t,
+                                                      _sd_floor(fm, plat.speed, sd_min), shadow,
                                                       pk=st.run.pk[K], cap=cap, fm=fm,
                                                       lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
         while free_total > 0:
@@ -197,15 +198,17 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                         x = free_in[m] if by_mask else free_total
                         y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
                         fm = m & f_bits if by_mask else f_bits
-                        st.index.g_cand[m] = first_candidate(m, c, st, x, y, t, sd_min, shadow,
+                        st.index.g_cand[m] = first_candidate(m, c, st, x, y, t,
+                                                       _sd_floor(fm, plat.speed, sd_min), shadow,
                                                        pk=st.run.pk[K], cap=cap, fm=fm,
                                                        lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
             else:
                 x = free_in[best] if by_mask else free_total
                 y = _late_width(best, by_mask, free, st.resv.slack_h, room0, need)
                 fm = best & f_bits if by_mask else f_bits
-                st.index.g_cand[best] = first_candidate(best, st.index.g_cand[best] + 1, st, x, y, t, sd_min,
-                                                  shadow, pk=st.run.pk[K], cap=cap, fm=fm,
+                st.index.g_cand[best] = first_candidate(best, st.index.g_cand[best] + 1, st, x, y, t,
+                                                  _sd_floor(fm, plat.speed, sd_min), shadow,
+                                                  pk=st.run.pk[K], cap=cap, fm=fm,
                                                   lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
     st.evi[E_HOLES] = holes
     st.evi[E_SSTART] = st.evi[E_STARTED]
@@ -284,6 +287,34 @@ def _room_bounds(st):
         room0 += min(a, st.resv.allow_h[k])
         st.resv.slack_h[k] = max(0, a - st.resv.allow_h[k])
     return room0
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _sd_floor(fm, speed, sd_min):
+    """A floor of the slowdown of any job placed now on the clusters of the bit set ``fm``.
+
+    A job's slowdown ``(1 - sigma) * SP + sigma * SC`` has ``SC >= 1`` and
+    ``SP = 1 / s``, ``s`` the slowest speed it is placed on, which is at most
+    the fastest speed of the clusters where it can take a node now: those of
+    ``fm`` (its group's clusters with a free node; every bit beyond 62
+    clusters). So it is at least ``min(1, 1 / that speed)``, scaled by the
+    same margin as ``sd_min`` (the federation-wide floor, which this never
+    undercuts: ``sd_min`` when ``fm`` holds the fastest cluster). When the
+    fastest clusters are full, this keeps out of the backfill the jobs that
+    could end by the reservation only there: their placement would run past
+    it, and unless narrow enough (the index's width bound) they would be
+    visited only to be refused. ``fm`` only loses bits while one scan starts
+    jobs, so the floor only rises, as the index requires; with no bit set
+    nothing is free there, the width test keeps every job out, and ``sd_min``
+    is returned.
+    """
+    smax = 0.0
+    for k in range(speed.shape[0]):
+        if k > 62 or (fm >> k) & 1:
+            smax = max(smax, speed[k])
+    if smax == 0.0:
+        return sd_min
+    return max(sd_min, min(1.0, 1.0 / smax) * (1.0 - 1e-9))
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
