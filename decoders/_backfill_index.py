@@ -17,12 +17,27 @@ with bounds that only tighten while one scan runs:
   has free nodes and is in its cluster set (:func:`power_floors` keeps
   ``tasks x increment`` per job and cluster): a cap leaves nodes idle, so
   without this test nearly every queued job passes the others and is
-  visited only for :func:`~decoders._federated_core.place` to refuse it.
+  visited only for :func:`~decoders._federated_core.place` to refuse it;
+* under a power cap, a job that cannot end by the reservation must leave the
+  head its power then (``lpk + floor + hf <= cap``, ``hf`` the head's least
+  power, :func:`~decoders.easy._head_floor`). The least floor is loose there:
+  the allocation rule puts a job that fits on its first cluster ``k1`` (the
+  first of ``rank_pick`` in its cluster set with a free node) wholly there,
+  and keeps that allocation when it fits the budgets now, so such a job adds
+  exactly ``tasks x increment`` on ``k1``, its top (:func:`power_floors`). When
+  every job of a subtree fits on ``k1`` (its widest job within ``free[k1]``,
+  and ``k1``'s allowance holding each) and the largest top fits the budgets
+  now, each adds that, so the least floor column ``k1`` replaces the least
+  floor in the late test. This test does not only tighten as jobs start (a
+  start may fill ``k1``, or leave a top that fitted no longer fitting, and
+  the job then falls back to its least-power allocation), so while it is in
+  use the backfill loop searches every group afresh behind a started job.
 
 The queued jobs are therefore grouped by cluster set (one group beyond
 ``TABLE_K`` clusters), each group in queue order, and each group keeps a
 segment tree of the minimum width, the minimum run time and, per cluster, the
-minimum power floor over its queued jobs. :func:`first_candidate` walks one
+minimum power floor over its queued jobs, and, for the late power test, the
+maximum width and, per cluster, the maximum top. :func:`first_candidate` walks one
 tree from a leaf and returns the first job that passes the tests, pruning
 every subtree whose minima fail them; the backfill loop merges the groups in
 queue order. The jobs it returns are exactly those the full scan would not
@@ -34,7 +49,10 @@ leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 group's tree starts in ``tr_t``/``tr_r``/``tr_p``; a tree of ``S`` leaves, a
 power of two, has nodes ``1 .. 2S - 1``; ``tr_p`` has a column per cluster),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
-:func:`power_floors` sets it), ``g_act`` (the non-empty groups, their count
+:func:`power_floors` sets it), ``tr_w`` and ``tr_q`` (the maximum width and,
+a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
+each cluster, infinite until :func:`power_floors` sets it, and where the
+allowance cannot hold the job), ``g_act`` (the non-empty groups, their count
 in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf, -1 when
 none) and ``dfs`` (the walk's stack).
 """
@@ -91,8 +109,10 @@ def build_index(order, st, by_mask):
     for i in range(g_toff[G]):
         st.index.tr_t[i] = EMPTY
         st.index.tr_r[i] = np.inf
+        st.index.tr_w[i] = 0
         for k in range(st.index.tr_p.shape[1]):
             st.index.tr_p[i, k] = np.inf
+            st.index.tr_q[i, k] = -np.inf
     return n_act
 
 
@@ -102,15 +122,46 @@ FLOOR_MARGIN = 1.0 - 1e-9
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def power_floors(tasks, power, pbusy, pidle, p_floor):
-    """Each job's power floor on each cluster: ``tasks[j]`` times its per-node increment
-    there, ``max(power[j] * pbusy[k] - pidle[k], 0)``
-    (:func:`~decoders._federated_core.node_increment`), times :data:`FLOOR_MARGIN`. No
-    allocation of the job on a set of clusters adds less power than its least floor on
-    them."""
+def power_floors(tasks, power, pbusy, pidle, allow_j, p_floor, p_top):
+    """Each job's power floor and top on each cluster.
+
+    Its tasks times its per-node increment there, ``max(power[j] * pbusy[k] -
+    pidle[k], 0)`` (:func:`~decoders._federated_core.node_increment`): times
+    :data:`FLOOR_MARGIN` into ``p_floor`` (no allocation of the job on a set of
+    clusters adds less power than its least floor on them), divided by it into
+    ``p_top`` (no less than what the job adds with all its tasks there), or
+    infinite there when its allowance ``allow_j`` holds fewer nodes than its tasks.
+    """
     for j in range(tasks.shape[0]):
         for k in range(pbusy.shape[0]):
-            p_floor[j, k] = tasks[j] * max(power[j] * pbusy[k] - pidle[k], 0.0) * FLOOR_MARGIN
+            p = tasks[j] * max(power[j] * pbusy[k] - pidle[k], 0.0)
+            p_floor[j, k] = p * FLOOR_MARGIN
+            p_top[j, k] = p / FLOOR_MARGIN if allow_j[j, k] >= tasks[j] else np.inf
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _pull(st, off, node):
+    """Node ``node`` of the tree at ``off`` from its two children."""
+    a = off + 2 * node
+    st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
+    st.index.tr_r[off + node] = min(st.index.tr_r[a], st.index.tr_r[a + 1])
+    st.index.tr_w[off + node] = max(st.index.tr_w[a], st.index.tr_w[a + 1])
+    for k in range(st.index.tr_p.shape[1]):
+        st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
+        st.index.tr_q[off + node, k] = max(st.index.tr_q[a, k], st.index.tr_q[a + 1, k])
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _put(st, node, j, tasks, runtime):
+    """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``) or nothing
+    (``EMPTY``, ``inf``)."""
+    empty = tasks == EMPTY
+    st.index.tr_t[node] = tasks
+    st.index.tr_r[node] = runtime
+    st.index.tr_w[node] = 0 if empty else tasks
+    for k in range(st.index.tr_p.shape[1]):
+        st.index.tr_p[node, k] = np.inf if empty else st.index.p_floor[j, k]
+        st.index.tr_q[node, k] = -np.inf if empty else st.index.p_top[j, k]
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -120,18 +171,10 @@ def set_leaf(j, tasks, runtime, st, by_mask):
     off = st.index.g_toff[m]
     size = (st.index.g_toff[m + 1] - off) // 2
     node = size + st.index.g_leaf[j]
-    st.index.tr_t[off + node] = tasks
-    st.index.tr_r[off + node] = runtime
-    K = st.index.tr_p.shape[1]
-    for k in range(K):
-        st.index.tr_p[off + node, k] = np.inf if tasks == EMPTY else st.index.p_floor[j, k]
+    _put(st, off + node, j, tasks, runtime)
     node //= 2
     while node >= 1:
-        a = off + 2 * node
-        st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
-        st.index.tr_r[off + node] = min(st.index.tr_r[a], st.index.tr_r[a + 1])
-        for k in range(K):
-            st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
+        _pull(st, off, node)
         node //= 2
 
 
@@ -153,23 +196,17 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
         j = by_release[i]
         m = group_of(j, st, by_mask)
         off = st.index.g_toff[m]
-        node = off + (st.index.g_toff[m + 1] - off) // 2 + st.index.g_leaf[j]
-        st.index.tr_t[node] = tasks[j]
-        st.index.tr_r[node] = runtime[j]
-        for k in range(st.index.tr_p.shape[1]):
-            st.index.tr_p[node, k] = st.index.p_floor[j, k]
+        leaf = off + (st.index.g_toff[m + 1] - off) // 2 + st.index.g_leaf[j]
+        _put(st, leaf, j, tasks[j], runtime[j])
     for m in range(st.index.g_cand.shape[0]):
         off = st.index.g_toff[m]
         for node in range((st.index.g_toff[m + 1] - off) // 2 - 1, 0, -1):
-            a = off + 2 * node
-            st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
-            st.index.tr_r[off + node] = min(st.index.tr_r[a], st.index.tr_r[a + 1])
-            for k in range(st.index.tr_p.shape[1]):
-                st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
+            _pull(st, off, node)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0, hf=0.0):
+def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0, hf=0.0,
+                   k1=-1, fk1=0, pk1=0.0, b1=np.inf):
     """Whether some job of group ``m`` may pass the cheap tests (:func:`first_candidate`).
 
     The tree's root holds the group's least width, least run time and least
@@ -179,12 +216,13 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
     walk climbs the tree.
     """
     ix = st.index
-    return _may_pass(ix.tr_t, ix.tr_r, ix.tr_p, ix.g_toff[m] + 1, x, y, t, sd_min, shadow, pk=pk,
-                     cap=cap, fm=fm, lpk=lpk, hf=hf)
+    return _may_pass(ix.tr_t, ix.tr_r, ix.tr_p, ix.tr_w, ix.tr_q, ix.g_toff[m] + 1, x, y, t, sd_min,
+                     shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _may_pass(tr_t, tr_r, tr_p, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf):
+def _may_pass(tr_t, tr_r, tr_p, tr_w, tr_q, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf,
+              k1, fk1, pk1, b1):
     """Whether some job below ``node`` may pass the cheap tests (see :func:`first_candidate`)."""
     w = tr_t[node]
     if w > x:
@@ -195,7 +233,17 @@ def _may_pass(tr_t, tr_r, tr_p, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk,
         if pk + p > cap:
             return False
     if t + tr_r[node] * sd_min > shadow:  # running past the reservation
-        return w <= y and not (cap < np.inf and lpk + p + hf > cap)
+        if w > y:
+            return False
+        if cap < np.inf:
+            if lpk + p + hf > cap:
+                return False
+            if k1 >= 0 and tr_w[node] <= fk1:
+                # Every job below fits wholly on k1; when every top fits now, each
+                # adds its top there, at least the floor column k1.
+                q = tr_q[node, k1]
+                if pk + q <= cap and pk1 + q <= b1 and lpk + tr_p[node, k1] + hf > cap:
+                    return False
     return True
 
 
@@ -211,7 +259,7 @@ def _floor(tr_p, node, fm):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0,
-                    hf=0.0):
+                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
     A job passes when ``tasks <= x``, either ``tasks <= y`` or
@@ -222,33 +270,42 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     cannot end by the reservation must moreover leave the head its power
     then: ``lpk + floor + hf <= cap`` (``lpk``: the increments still drawn at
     the reservation and those promised past it, ``hf``: the head's least
-    floor). An empty leaf never passes.
+    floor). With ``k1 >= 0`` (the allocation rule's first cluster for the
+    group: the first of its order in ``fm``; -1 when the rule has no fixed
+    order or the group no single cluster set), a late job that fits wholly
+    on ``k1`` (``tasks <= fk1``, the free nodes there, and its allowance
+    holds it) and whose top there fits the budgets now (``pk + top <= cap``,
+    ``pk1 + top <= b1``: the cluster's increments and budget) must leave the
+    head its power with its floor on ``k1``: ``lpk + floor_k1 + hf <=
+    cap``. An empty leaf never passes.
     """
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1):
         return -1
     ix = st.index
     off = ix.g_toff[m]
-    return _walk(ix.tr_t, ix.tr_r, ix.tr_p, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2, leaf, x, y, t,
-                 sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf)
+    return _walk(ix.tr_t, ix.tr_r, ix.tr_p, ix.tr_w, ix.tr_q, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2,
+                 leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
+                 k1=k1, fk1=fk1, pk1=pk1, b1=b1)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf,
-                           fm=-1, lpk=0.0, hf=0.0):
+                           fm=-1, lpk=0.0, hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf):
     """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
     ``position``; the position is looked up only when the group's root passes."""
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1):
         return -1
     ix = st.index
     off = ix.g_toff[m]
-    return _walk(ix.tr_t, ix.tr_r, ix.tr_p, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2,
-                 first_after(m, position, st), x, y, t, sd_min=sd_min, shadow=shadow, pk=pk,
-                 cap=cap, fm=fm, lpk=lpk, hf=hf)
+    return _walk(ix.tr_t, ix.tr_r, ix.tr_p, ix.tr_w, ix.tr_q, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2,
+                 first_after(m, position, st), x, y, t,
+                 sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1,
+                 fk1=fk1, pk1=pk1, b1=b1)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _walk(tr_t, tr_r, tr_p, stack, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk,
-          hf):
+def _walk(tr_t, tr_r, tr_p, tr_w, tr_q, stack, off, size, leaf, x, y, t, sd_min, shadow, pk, cap,
+          fm, lpk, hf, k1, fk1, pk1, b1):
     """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves (not inlined: the
     backfill loop calls it from three places, and one compiled copy keeps compiling cheap)."""
     if leaf >= size:
@@ -263,8 +320,9 @@ def _walk(tr_t, tr_r, tr_p, stack, off, size, leaf, x, y, t, sd_min, shadow, pk,
             while n > 0:
                 n -= 1
                 node = stack[n]
-                if not _may_pass(tr_t, tr_r, tr_p, off + node, x, y, t, sd_min, shadow, pk=pk,
-                                 cap=cap, fm=fm, lpk=lpk, hf=hf):
+                if not _may_pass(tr_t, tr_r, tr_p, tr_w, tr_q, off + node, x, y, t, sd_min, shadow,
+                                 pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1,
+                                 b1=b1):
                     continue  # no job below passes
                 if node >= size:
                     return node - size

@@ -21,8 +21,9 @@ from ._backfill_index import (
     EMPTY,
     FLOOR_MARGIN,
     add_jobs,
+    first_after,
     first_candidate,
-    first_candidate_behind,
+    group_may_pass,
     set_leaf,
 )
 from ._federated_core import (
@@ -145,23 +146,19 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         else:
             free_mask = cluster_mask(free)
         n_act = st.evi[E_NACT]
-        # The federation's budget for the power floors of the index (infinite uncapped),
-        # and the clusters with a free node (where a job could add its power now).
-        cap = plat.budget[K]
+        # The clusters with a free node (where a job could add its power now), the head's
+        # least power at the reservation, and whether the index's late power test knows
+        # each group's first cluster (the pick's order is fixed).
         f_bits = cluster_mask(free)
         hf = _head_floor(head, jobs, plat, st) if capped else 0.0
+        by_k1 = capped and by_mask and plat.consolidate[0] == 0
         if free_total > 0:
             # Each group's first candidate behind the head.
             p_head = st.queue.pos_of[head]
             for a in range(n_act):
                 m = st.index.g_act[a]
-                x = free_in[m] if by_mask else free_total
-                y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
-                fm = m & f_bits if by_mask else f_bits
-                st.index.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t,
-                                                      _sd_floor(fm, plat.speed, sd_min), shadow,
-                                                      pk=st.run.pk[K], cap=cap, fm=fm,
-                                                      lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
+                st.index.g_cand[m] = _candidate(m, -1, p_head, t, plat, st, by_mask, free_total,
+                                                f_bits, room0, need, sd_min, shadow, hf, by_k1)
         while free_total > 0:
             # The candidate first in queue order.
             best = -1
@@ -190,31 +187,62 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                     free_by_mask(free, free_in)
                 else:
                     free_mask = f_bits
-                # The bounds tightened: every group searches on from its candidate.
+                # The bounds tightened: every group searches on from its candidate, or,
+                # under the first-cluster test (which a start may loosen), afresh behind j.
                 for a in range(n_act):
                     m = st.index.g_act[a]
                     c = st.index.g_cand[m]
-                    if c >= 0:
-                        x = free_in[m] if by_mask else free_total
-                        y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
-                        fm = m & f_bits if by_mask else f_bits
-                        st.index.g_cand[m] = first_candidate(m, c, st, x, y, t,
-                                                       _sd_floor(fm, plat.speed, sd_min), shadow,
-                                                       pk=st.run.pk[K], cap=cap, fm=fm,
-                                                       lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
+                    if by_k1:
+                        st.index.g_cand[m] = _candidate(m, -1, p_best, t, plat, st, by_mask,
+                                                        free_total, f_bits, room0, need, sd_min,
+                                                        shadow, hf, by_k1)
+                    elif c >= 0:
+                        st.index.g_cand[m] = _candidate(m, c, p_best, t, plat, st, by_mask,
+                                                        free_total, f_bits, room0, need, sd_min,
+                                                        shadow, hf, by_k1)
             else:
-                x = free_in[best] if by_mask else free_total
-                y = _late_width(best, by_mask, free, st.resv.slack_h, room0, need)
-                fm = best & f_bits if by_mask else f_bits
-                st.index.g_cand[best] = first_candidate(best, st.index.g_cand[best] + 1, st, x, y, t,
-                                                  _sd_floor(fm, plat.speed, sd_min), shadow,
-                                                  pk=st.run.pk[K], cap=cap, fm=fm,
-                                                  lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
+                st.index.g_cand[best] = _candidate(best, st.index.g_cand[best] + 1, p_best, t, plat,
+                                                   st, by_mask, free_total, f_bits, room0, need,
+                                                   sd_min, shadow, hf, by_k1)
     st.evi[E_HOLES] = holes
     st.evi[E_SSTART] = st.evi[E_STARTED]
     if 2 * holes > nq - hq:  # compact the whole queue (which clears the hole count)
         return dequeue_started(jobs, st, hq, hq)
     return dequeue_started(jobs, st, hq, nq)
+
+
+@helper
+def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room0, need, sd_min,
+               shadow, hf, by_k1):
+    """Group ``m``'s first backfill candidate (a leaf, -1 when none) from ``leaf``, or, with
+    ``leaf < 0``, behind queue position ``position``.
+
+    The bounds of the index's cheap tests (:func:`~decoders._backfill_index.first_candidate`)
+    at this point of the scan: the free nodes of the group's cluster set, its
+    :func:`_late_width`, the clusters of its set with a free node (``f_bits``: those
+    of the federation) and their slowdown floor (:func:`_sd_floor` of ``sd_min``), the
+    power budgets and, with ``by_k1``, the allocation rule's first cluster among them.
+    """
+    K = st.run.free.shape[0]
+    x = st.scan.free_in[m] if by_mask else free_total
+    y = _late_width(m, by_mask, st.run.free, st.resv.slack_h, room0, need)
+    fm = m & f_bits if by_mask else f_bits
+    sd = _sd_floor(fm, plat.speed, sd_min)
+    k1 = -1
+    fk1, pk1, b1 = np.int64(0), 0.0, np.inf
+    if by_k1:
+        for i in range(K):
+            k = plat.rank_pick[i]
+            if (fm >> k) & 1:
+                k1, fk1, pk1, b1 = k, st.run.free[k], st.run.pk[k], plat.budget[k]
+                break
+    pk, cap, lpk = st.run.pk[K], plat.budget[K], st.resv.pks[K] + st.resv.hold_p[K]
+    if leaf < 0:
+        if not group_may_pass(m, st, x, y, t, sd, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1):
+            return -1
+        leaf = first_after(m, position, st)
+    return first_candidate(m, leaf, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
+                           hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1)
 
 
 @helper

@@ -148,10 +148,12 @@ def test_the_late_width_bound_keeps_every_job_that_could_leave_the_head_room(see
 
 
 def naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x, y, t, sd_min,
-                       shadow, pk, cap, fm, lpk, hf):
+                       shadow, pk, cap, fm, lpk, hf, tops=None, k1=-1, fk1=0, pk1=0.0, b1=np.inf):
     """:func:`naive_first` with the power tests: the job's least floor over the clusters of
     ``fm`` must fit ``cap`` over ``pk`` now, and, if it may not end by the reservation, over
-    ``lpk`` with the head's floor ``hf``."""
+    ``lpk`` with the head's floor ``hf``; such a job that fits wholly on cluster ``k1``
+    (``tasks <= fk1``, a finite top there) with its top fitting now (over ``pk`` and over
+    ``pk1`` within ``b1``) must fit it with its floor on ``k1`` instead."""
     for p in range(after + 1, order.size):
         j = order[p]
         if not queued[j] or mask[j] != m:
@@ -159,8 +161,15 @@ def naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x,
         f = min([floors[j, k] for k in range(floors.shape[1]) if (fm >> k) & 1], default=np.inf)
         if tasks[j] > x or pk + f > cap:
             continue
-        if t + runtime[j] * sd_min <= shadow or (tasks[j] <= y and lpk + f + hf <= cap):
+        if t + runtime[j] * sd_min <= shadow:
             return j
+        if tasks[j] > y or lpk + f + hf > cap:
+            continue
+        if k1 >= 0 and tasks[j] <= fk1:
+            q = tops[j, k1]
+            if pk + q <= cap and pk1 + q <= b1 and lpk + floors[j, k1] + hf > cap:
+                continue
+        return j
     return None
 
 
@@ -169,10 +178,14 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
     power = rng.uniform(0.5, 1.5, J)
     pbusy, pidle = rng.choice([20.0, 50.0, 90.0], K), np.full(K, 10.0)
-    power_floors(tasks, power, pbusy, pidle, st.index.p_floor)
-    floors = np.array(st.index.p_floor)
-    assert np.allclose(floors, tasks[:, None] * np.maximum(power[:, None] * pbusy - pidle, 0),
-                       rtol=1e-8)
+    allow = rng.integers(0, 14, (J, K))
+    power_floors(tasks, power, pbusy, pidle, allow, st.index.p_floor, st.index.p_top)
+    floors, tops = np.array(st.index.p_floor), np.array(st.index.p_top)
+    exact = tasks[:, None] * np.maximum(power[:, None] * pbusy - pidle, 0)
+    assert np.all(floors <= exact) and np.allclose(floors, exact, rtol=1e-8)
+    held = allow >= tasks[:, None]
+    assert np.all(tops[held] >= exact[held]) and np.allclose(tops[held], exact[held], rtol=1e-8)
+    assert np.all(np.isinf(tops[~held]))
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
     for _ in range(6):
@@ -192,12 +205,17 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
             t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
             pk, lpk, hf = (float(v) for v in rng.uniform(0, 600, 3))
             cap, fm = float(rng.choice([700.0, 1200.0, np.inf])), int(rng.integers(0, 1 << K))
+            k1, fk1, pk1, b1 = -1, 0, 0.0, np.inf
+            if rng.random() < 0.7:
+                k1, fk1 = int(rng.integers(0, K)), int(rng.integers(0, 14))
+                pk1, b1 = float(rng.uniform(0, 300)), float(rng.choice([400.0, 900.0, np.inf]))
             want = naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x,
-                                      y, t, sd, shadow, pk, cap, fm, lpk, hf)
+                                      y, t, sd, shadow, pk, cap, fm, lpk, hf, tops, k1, fk1, pk1,
+                                      b1)
             got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, pk,
-                                  cap, fm, lpk, hf)
+                                  cap, fm, lpk, hf, k1, fk1, pk1, b1)
             assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, pk, cap, fm, lpk,
-                                          hf) == got
+                                          hf, k1, fk1, pk1, b1) == got
             if want is None:
                 assert got == -1
             else:
