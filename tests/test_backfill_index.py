@@ -220,3 +220,48 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
                 assert got == -1
             else:
                 assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
+
+
+def test_the_first_cluster_late_power_test_matches_a_scan_of_the_queue():
+    # Late jobs (a reservation at 1 s) with room for their width, so that the test on the
+    # allocation rule's first cluster decides: each query against the scan, and some
+    # queries where the test keeps a job out that the least floor lets in.
+    decided = 0
+    for seed in range(30):
+        decided += _first_cluster_queries(seed)
+    assert decided > 0
+
+
+def _first_cluster_queries(seed):
+    """Random queries of one random queue against the scan; returns how many the test on
+    the first cluster decided."""
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
+    power = rng.uniform(0.5, 1.5, J)
+    pbusy, pidle = rng.choice([20.0, 50.0, 90.0], K), np.full(K, 10.0)
+    allow = np.where(rng.random((J, K)) < 0.8, 14, rng.integers(0, 14, (J, K)))
+    power_floors(tasks, power, pbusy, pidle, allow, st.index.p_floor, st.index.p_top)
+    floors, tops = np.array(st.index.p_floor), np.array(st.index.p_top)
+    build_index(order, st, True)
+    queued = rng.random(J) < 0.7
+    for j in np.flatnonzero(queued):
+        set_leaf(j, tasks[j], runtime[j], st, True)
+    decided = 0
+    for _ in range(60):
+        m = int(rng.integers(1, 1 << K))
+        if not np.any(mask[queued] == m):
+            continue
+        k1 = int(rng.choice(np.flatnonzero([(m >> k) & 1 for k in range(K)])))
+        fk1, pk1, b1 = int(rng.integers(4, 14)), float(rng.uniform(0, 300)), np.inf
+        pk, cap = float(rng.uniform(0, 400)), 1200.0
+        lpk, hf = float(rng.uniform(0, 700)), float(rng.uniform(0, 400))
+        args = (order, queued, mask, tasks, runtime, floors, m, -1, 13, 13, 0.0, 1.0, 1.0, pk,
+                cap, m, lpk, hf)
+        want = naive_first_capped(*args, tops, k1, fk1, pk1, b1)
+        decided += want != naive_first_capped(*args)
+        got = first_candidate(m, 0, st, 13, 13, 0.0, 1.0, 1.0, pk, cap, m, lpk, hf, k1, fk1,
+                              pk1, b1)
+        if want is None:
+            assert got == -1
+        else:
+            assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
+    return decided
