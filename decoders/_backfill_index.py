@@ -31,13 +31,23 @@ with bounds that only tighten while one scan runs:
   floor in the late test. This test does not only tighten as jobs start (a
   start may fill ``k1``, or leave a top that fitted no longer fitting, and
   the job then falls back to its least-power allocation), so while it is in
-  use the backfill loop searches every group afresh behind a started job.
+  use the backfill loop searches every group afresh behind a started job;
+* under a power cap, least-cost bounds (:func:`least_cost`) from a subtree's
+  least width and least power factor: the job's cheapest free nodes now (by
+  its per-node increment, each cluster up to its free nodes) must fit the
+  budget over ``pk``, which also counts the nodes that the floor's one
+  cheapest cluster lacks; and a late job and the head together must fit it
+  over ``lpk`` on the nodes they share at the reservation, each node at the
+  lesser of the two increments: a job that takes the head's cheap nodes
+  pushes the head onto dearer ones, which the separate floors miss. Both
+  only tighten as jobs start.
 
 The queued jobs are therefore grouped by cluster set (one group beyond
 ``TABLE_K`` clusters), each group in queue order, and each group keeps a
 segment tree of the minimum width, the minimum run time and, per cluster, the
-minimum power floor over its queued jobs, and, for the late power test, the
-maximum width and, per cluster, the maximum top. :func:`first_candidate` walks one
+minimum power floor over its queued jobs, and, for the late power tests, the
+maximum width, per cluster the maximum top, and the least power factor.
+:func:`first_candidate` walks one
 tree from a leaf and returns the first job that passes the tests, pruning
 every subtree whose minima fail them; the backfill loop merges the groups in
 queue order. The jobs it returns are exactly those the full scan would not
@@ -52,9 +62,15 @@ power of two, has nodes ``1 .. 2S - 1``; ``tr_p`` has a column per cluster),
 :func:`power_floors` sets it), ``tr_w`` and ``tr_q`` (the maximum width and,
 a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
 each cluster, infinite until :func:`power_floors` sets it, and where the
-allowance cannot hold the job), ``g_act`` (the non-empty groups, their count
-in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf, -1 when
-none) and ``dfs`` (the walk's stack).
+allowance cannot hold the job), ``tr_m`` and ``p_fac`` (the least power
+factor, and each job's), ``on`` (1,: 1 once :func:`power_floors` ran; until
+then the trees keep only widths and run times, so an uncapped decode pays
+nothing for the power fields), ``pb``/``pi`` (K: the clusters' busy and
+idle power), ``c_free``, ``c_resv`` and ``h_inc`` (K: the node counts and the
+head's increments of :func:`least_cost`, set by the backfill loop at each
+scan, :func:`~decoders.easy._cost_nodes`), ``g_act`` (the non-empty groups,
+their count in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf,
+-1 when none) and ``dfs`` (the walk's stack).
 """
 
 from __future__ import annotations
@@ -106,13 +122,16 @@ def build_index(order, st, by_mask):
         st.index.g_pos[c] = p
         st.index.g_leaf[j] = c - g_off[m]
         st.index.g_cand[m] = c + 1
+    powered = st.index.on[0] != 0
     for i in range(g_toff[G]):
         st.index.tr_t[i] = EMPTY
         st.index.tr_r[i] = np.inf
-        st.index.tr_w[i] = 0
-        for k in range(st.index.tr_p.shape[1]):
-            st.index.tr_p[i, k] = np.inf
-            st.index.tr_q[i, k] = -np.inf
+        if powered:
+            st.index.tr_w[i] = 0
+            st.index.tr_m[i] = np.inf
+            for k in range(st.index.tr_p.shape[1]):
+                st.index.tr_p[i, k] = np.inf
+                st.index.tr_q[i, k] = -np.inf
     return n_act
 
 
@@ -122,8 +141,9 @@ FLOOR_MARGIN = 1.0 - 1e-9
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def power_floors(tasks, power, pbusy, pidle, allow_j, p_floor, p_top):
-    """Each job's power floor and top on each cluster.
+def power_floors(tasks, power, pbusy, pidle, allow_j, ix):
+    """Each job's power floor and top on each cluster, into the index ``ix`` (``st.index``),
+    which from then on keeps its power fields (``ix.on``).
 
     Its tasks times its per-node increment there, ``max(power[j] * pbusy[k] -
     pidle[k], 0)`` (:func:`~decoders._federated_core.node_increment`): times
@@ -131,37 +151,51 @@ def power_floors(tasks, power, pbusy, pidle, allow_j, p_floor, p_top):
     clusters adds less power than its least floor on them), divided by it into
     ``p_top`` (no less than what the job adds with all its tasks there), or
     infinite there when its allowance ``allow_j`` holds fewer nodes than its tasks.
+    Its power factor goes into ``p_fac`` and the clusters' busy and idle power
+    into ``pb`` and ``pi`` (:func:`least_cost`).
     """
+    ix.on[0] = 1
+    for k in range(pbusy.shape[0]):
+        ix.pb[k] = pbusy[k]
+        ix.pi[k] = pidle[k]
     for j in range(tasks.shape[0]):
+        ix.p_fac[j] = power[j]
         for k in range(pbusy.shape[0]):
             p = tasks[j] * max(power[j] * pbusy[k] - pidle[k], 0.0)
-            p_floor[j, k] = p * FLOOR_MARGIN
-            p_top[j, k] = p / FLOOR_MARGIN if allow_j[j, k] >= tasks[j] else np.inf
+            ix.p_floor[j, k] = p * FLOOR_MARGIN
+            ix.p_top[j, k] = p / FLOOR_MARGIN if allow_j[j, k] >= tasks[j] else np.inf
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _pull(st, off, node):
-    """Node ``node`` of the tree at ``off`` from its two children."""
+    """Node ``node`` of the tree at ``off`` from its two children (the power fields only
+    while the index keeps them)."""
+    ix = st.index
     a = off + 2 * node
-    st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
-    st.index.tr_r[off + node] = min(st.index.tr_r[a], st.index.tr_r[a + 1])
-    st.index.tr_w[off + node] = max(st.index.tr_w[a], st.index.tr_w[a + 1])
-    for k in range(st.index.tr_p.shape[1]):
-        st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
-        st.index.tr_q[off + node, k] = max(st.index.tr_q[a, k], st.index.tr_q[a + 1, k])
+    ix.tr_t[off + node] = min(ix.tr_t[a], ix.tr_t[a + 1])
+    ix.tr_r[off + node] = min(ix.tr_r[a], ix.tr_r[a + 1])
+    if ix.on[0] != 0:
+        ix.tr_w[off + node] = max(ix.tr_w[a], ix.tr_w[a + 1])
+        ix.tr_m[off + node] = min(ix.tr_m[a], ix.tr_m[a + 1])
+        for k in range(ix.tr_p.shape[1]):
+            ix.tr_p[off + node, k] = min(ix.tr_p[a, k], ix.tr_p[a + 1, k])
+            ix.tr_q[off + node, k] = max(ix.tr_q[a, k], ix.tr_q[a + 1, k])
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _put(st, node, j, tasks, runtime):
     """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``) or nothing
-    (``EMPTY``, ``inf``)."""
-    empty = tasks == EMPTY
-    st.index.tr_t[node] = tasks
-    st.index.tr_r[node] = runtime
-    st.index.tr_w[node] = 0 if empty else tasks
-    for k in range(st.index.tr_p.shape[1]):
-        st.index.tr_p[node, k] = np.inf if empty else st.index.p_floor[j, k]
-        st.index.tr_q[node, k] = -np.inf if empty else st.index.p_top[j, k]
+    (``EMPTY``, ``inf``); the power fields only while the index keeps them."""
+    ix = st.index
+    ix.tr_t[node] = tasks
+    ix.tr_r[node] = runtime
+    if ix.on[0] != 0:
+        empty = tasks == EMPTY
+        ix.tr_w[node] = 0 if empty else tasks
+        ix.tr_m[node] = np.inf if empty else ix.p_fac[j]
+        for k in range(ix.tr_p.shape[1]):
+            ix.tr_p[node, k] = np.inf if empty else ix.p_floor[j, k]
+            ix.tr_q[node, k] = -np.inf if empty else ix.p_top[j, k]
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -206,7 +240,7 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0, hf=0.0,
-                   k1=-1, fk1=0, pk1=0.0, b1=np.inf):
+                   k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1):
     """Whether some job of group ``m`` may pass the cheap tests (:func:`first_candidate`).
 
     The tree's root holds the group's least width, least run time and least
@@ -215,16 +249,15 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
     under a cap little power is left), and the test is one look-up where a
     walk climbs the tree.
     """
-    ix = st.index
-    return _may_pass(ix.tr_t, ix.tr_r, ix.tr_p, ix.tr_w, ix.tr_q, ix.g_toff[m] + 1, x, y, t, sd_min,
-                     shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1)
+    return _may_pass(st.index, st.index.g_toff[m] + 1, x, y, t, sd_min, shadow, pk=pk, cap=cap,
+                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _may_pass(tr_t, tr_r, tr_p, tr_w, tr_q, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf,
-              k1, fk1, pk1, b1):
+def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn):
     """Whether some job below ``node`` may pass the cheap tests (see :func:`first_candidate`)."""
-    w = tr_t[node]
+    tr_p = ix.tr_p
+    w = ix.tr_t[node]
     if w > x:
         return False
     p = 0.0
@@ -232,19 +265,63 @@ def _may_pass(tr_t, tr_r, tr_p, tr_w, tr_q, node, x, y, t, sd_min, shadow, pk, c
         p = _floor(tr_p, node, fm)
         if pk + p > cap:
             return False
-    if t + tr_r[node] * sd_min > shadow:  # running past the reservation
+        if hn >= 0 and pk + least_cost(ix, w, ix.tr_m[node], fm, ix.c_free, 0) > cap:
+            return False  # not even its cheapest free nodes fit now
+    if t + ix.tr_r[node] * sd_min > shadow:  # running past the reservation
         if w > y:
             return False
         if cap < np.inf:
             if lpk + p + hf > cap:
                 return False
-            if k1 >= 0 and tr_w[node] <= fk1:
+            if k1 >= 0 and ix.tr_w[node] <= fk1:
                 # Every job below fits wholly on k1; when every top fits now, each
                 # adds its top there, at least the floor column k1.
-                q = tr_q[node, k1]
+                q = ix.tr_q[node, k1]
                 if pk + q <= cap and pk1 + q <= b1 and lpk + tr_p[node, k1] + hf > cap:
                     return False
+            if hn > 0 and lpk + least_cost(ix, w, ix.tr_m[node], -1, ix.c_resv, hn) > cap:
+                return False  # it and the head cannot both have cheap enough nodes then
     return True
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def least_cost(ix, n, pf, fm, nodes, hn):
+    """A floor of the power ``n`` tasks of power factor at least ``pf`` and ``hn`` tasks of
+    the head add on the clusters of the bit set ``fm`` holding ``nodes[k]`` between them.
+
+    Each node of cluster ``k`` costs at least the lesser of the two per-node increments
+    there (``max(pf * pb[k] - pi[k], 0)`` and, with ``hn > 0``, the head's ``h_inc[k]``),
+    and the cheapest ``n + hn`` nodes are taken (by increasing cost, ties by index, one
+    cluster at a time), times :data:`FLOOR_MARGIN`; infinite when the nodes cannot hold
+    them. Every allocation of a job of ``n`` or more tasks and factor ``pf`` or more,
+    with the head's beside it within ``nodes``, adds at least this (the increments grow
+    with the factor and are never negative).
+    """
+    rem = n + max(hn, 0)
+    tot = 0.0
+    last_c = -1.0
+    last_k = -1
+    K = nodes.shape[0]
+    while rem > 0:
+        best = -1
+        bc = np.inf
+        for k in range(K):
+            if nodes[k] <= 0 or not (k > 62 or (fm >> k) & 1):
+                continue
+            c = max(pf * ix.pb[k] - ix.pi[k], 0.0)
+            if hn > 0:
+                c = min(c, ix.h_inc[k])
+            if (c > last_c or (c == last_c and k > last_k)) and c < bc:
+                best = k
+                bc = c
+        if best < 0:
+            return np.inf
+        take = min(rem, nodes[best])
+        tot += take * bc
+        rem -= take
+        last_c = bc
+        last_k = best
+    return tot * FLOOR_MARGIN
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -259,7 +336,7 @@ def _floor(tr_p, node, fm):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0,
-                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf):
+                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
     A job passes when ``tasks <= x``, either ``tasks <= y`` or
@@ -277,39 +354,46 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     holds it) and whose top there fits the budgets now (``pk + top <= cap``,
     ``pk1 + top <= b1``: the cluster's increments and budget) must leave the
     head its power with its floor on ``k1``: ``lpk + floor_k1 + hf <=
-    cap``. An empty leaf never passes.
+    cap``. With ``hn >= 0``, the scan's node counts in the index
+    (:func:`least_cost`: ``c_free``, the free nodes now, and ``c_resv``, the
+    nodes a job and the head may share at the reservation, with the head's
+    per-node increments ``h_inc``) bound the power from the subtree's least
+    width and power factor: a job must fit ``pk`` plus its cheapest free nodes
+    in ``fm``, and, with ``hn > 0`` (the head's tasks), a late job must fit
+    ``lpk`` plus the cheapest nodes of ``c_resv`` for its tasks and the
+    head's together. An empty leaf never passes.
     """
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
+                          hn):
         return -1
-    ix = st.index
-    off = ix.g_toff[m]
-    return _walk(ix.tr_t, ix.tr_r, ix.tr_p, ix.tr_w, ix.tr_q, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2,
-                 leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
-                 k1=k1, fk1=fk1, pk1=pk1, b1=b1)
+    off = st.index.g_toff[m]
+    return _walk(st.index, off, (st.index.g_toff[m + 1] - off) // 2, leaf, x, y, t, sd_min=sd_min,
+                 shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1,
+                 b1=b1, hn=hn)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf,
-                           fm=-1, lpk=0.0, hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf):
+                           fm=-1, lpk=0.0, hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1):
     """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
     ``position``; the position is looked up only when the group's root passes."""
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
+                          hn):
         return -1
-    ix = st.index
-    off = ix.g_toff[m]
-    return _walk(ix.tr_t, ix.tr_r, ix.tr_p, ix.tr_w, ix.tr_q, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2,
-                 first_after(m, position, st), x, y, t,
-                 sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1,
-                 fk1=fk1, pk1=pk1, b1=b1)
+    off = st.index.g_toff[m]
+    return _walk(st.index, off, (st.index.g_toff[m + 1] - off) // 2, first_after(m, position, st),
+                 x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
+                 k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _walk(tr_t, tr_r, tr_p, tr_w, tr_q, stack, off, size, leaf, x, y, t, sd_min, shadow, pk, cap,
-          fm, lpk, hf, k1, fk1, pk1, b1):
+def _walk(ix, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
+          hn):
     """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves (not inlined: the
     backfill loop calls it from three places, and one compiled copy keeps compiling cheap)."""
     if leaf >= size:
         return -1
+    stack = ix.dfs
     lo = leaf + size
     hi = 2 * size
     while lo < hi:
@@ -320,9 +404,8 @@ def _walk(tr_t, tr_r, tr_p, tr_w, tr_q, stack, off, size, leaf, x, y, t, sd_min,
             while n > 0:
                 n -= 1
                 node = stack[n]
-                if not _may_pass(tr_t, tr_r, tr_p, tr_w, tr_q, off + node, x, y, t, sd_min, shadow,
-                                 pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1,
-                                 b1=b1):
+                if not _may_pass(ix, off + node, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm,
+                                 lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn):
                     continue  # no job below passes
                 if node >= size:
                     return node - size

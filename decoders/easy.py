@@ -150,7 +150,12 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         # least power at the reservation, and whether the index's late power test knows
         # each group's first cluster (the pick's order is fixed).
         f_bits = cluster_mask(free)
-        hf = _head_floor(head, jobs, plat, st) if capped else 0.0
+        hf = 0.0
+        hn = -1  # the head's tasks for the index's least-cost bounds, -1 uncapped
+        if capped:
+            hf = _head_floor(head, jobs, plat, st)
+            hn = tasks[head]
+            _cost_nodes(head, jobs, plat, st)
         by_k1 = capped and by_mask and plat.consolidate[0] == 0
         if free_total > 0:
             # Each group's first candidate behind the head.
@@ -158,7 +163,8 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             for a in range(n_act):
                 m = st.index.g_act[a]
                 st.index.g_cand[m] = _candidate(m, -1, p_head, t, plat, st, by_mask, free_total,
-                                                f_bits, room0, need, sd_min, shadow, hf, by_k1)
+                                                f_bits, room0, need, sd_min, shadow, hf, hn,
+                                                by_k1)
         while free_total > 0:
             # The candidate first in queue order.
             best = -1
@@ -183,6 +189,7 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 f_bits = cluster_mask(free)
                 if capped:
                     hf = _head_floor(head, jobs, plat, st)
+                    _cost_nodes(head, jobs, plat, st)
                 if by_mask:
                     free_by_mask(free, free_in)
                 else:
@@ -195,15 +202,15 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                     if by_k1:
                         st.index.g_cand[m] = _candidate(m, -1, p_best, t, plat, st, by_mask,
                                                         free_total, f_bits, room0, need, sd_min,
-                                                        shadow, hf, by_k1)
+                                                        shadow, hf, hn, by_k1)
                     elif c >= 0:
                         st.index.g_cand[m] = _candidate(m, c, p_best, t, plat, st, by_mask,
                                                         free_total, f_bits, room0, need, sd_min,
-                                                        shadow, hf, by_k1)
+                                                        shadow, hf, hn, by_k1)
             else:
                 st.index.g_cand[best] = _candidate(best, st.index.g_cand[best] + 1, p_best, t, plat,
                                                    st, by_mask, free_total, f_bits, room0, need,
-                                                   sd_min, shadow, hf, by_k1)
+                                                   sd_min, shadow, hf, hn, by_k1)
     st.evi[E_HOLES] = holes
     st.evi[E_SSTART] = st.evi[E_STARTED]
     if 2 * holes > nq - hq:  # compact the whole queue (which clears the hole count)
@@ -213,7 +220,7 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
 
 @helper
 def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room0, need, sd_min,
-               shadow, hf, by_k1):
+               shadow, hf, hn, by_k1):
     """Group ``m``'s first backfill candidate (a leaf, -1 when none) from ``leaf``, or, with
     ``leaf < 0``, behind queue position ``position``.
 
@@ -221,7 +228,8 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
     at this point of the scan: the free nodes of the group's cluster set, its
     :func:`_late_width`, the clusters of its set with a free node (``f_bits``: those
     of the federation) and their slowdown floor (:func:`_sd_floor` of ``sd_min``), the
-    power budgets and, with ``by_k1``, the allocation rule's first cluster among them.
+    power budgets (with ``hn``, the head's tasks, for the least-cost bounds: -1 uncapped)
+    and, with ``by_k1``, the allocation rule's first cluster among them.
     """
     K = st.run.free.shape[0]
     x = st.scan.free_in[m] if by_mask else free_total
@@ -238,11 +246,12 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
                 break
     pk, cap, lpk = st.run.pk[K], plat.budget[K], st.resv.pks[K] + st.resv.hold_p[K]
     if leaf < 0:
-        if not group_may_pass(m, st, x, y, t, sd, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1):
+        if not group_may_pass(m, st, x, y, t, sd, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
+                              hn):
             return -1
         leaf = first_after(m, position, st)
     return first_candidate(m, leaf, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
-                           hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1)
+                           hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn)
 
 
 @helper
@@ -423,6 +432,24 @@ def _head_floor(head, jobs, plat, st):
         rem -= n
         tot += n * node_increment(head, k, jobs, plat)
     return np.inf if rem > 0 else tot * FLOOR_MARGIN
+
+
+@helper
+def _cost_nodes(head, jobs, plat, st):
+    """The node counts of the index's least-cost bounds (:func:`~decoders._backfill_index.least_cost`).
+
+    ``c_free``: the free nodes now, where a job's allocation lies. ``c_resv``:
+    per cluster, at least what a job holding ``x`` nodes there and the head
+    beside it at the reservation take together: the head gets at most
+    ``free_s - hold - x`` (:func:`_head_power_after`) and the job at most
+    ``free``, so ``max(free_s - hold, free, 0)``. ``h_inc``: the head's
+    per-node increments. Both counts only fall while one scan starts jobs.
+    """
+    ix = st.index
+    for k in range(st.run.free.shape[0]):
+        ix.c_free[k] = st.run.free[k]
+        ix.c_resv[k] = max(max(st.resv.free_s[k] - st.resv.hold[k], st.run.free[k]), 0)
+        ix.h_inc[k] = node_increment(head, k, jobs, plat)
 
 
 @helper

@@ -342,7 +342,7 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
             allowances(blacklist, jobs, plat, st)
             if is_capped(plat):
                 power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j,
-                             st.index.p_floor, st.index.p_top)
+                             st.index)
             st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
         t = 0.0
         while st.evi[E_STARTED] < J:

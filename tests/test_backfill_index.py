@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ from decoders._backfill_index import (
     first_after,
     first_candidate,
     first_candidate_behind,
+    least_cost,
     power_floors,
     set_leaf,
 )
@@ -179,7 +182,7 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
     power = rng.uniform(0.5, 1.5, J)
     pbusy, pidle = rng.choice([20.0, 50.0, 90.0], K), np.full(K, 10.0)
     allow = rng.integers(0, 14, (J, K))
-    power_floors(tasks, power, pbusy, pidle, allow, st.index.p_floor, st.index.p_top)
+    power_floors(tasks, power, pbusy, pidle, allow, st.index)
     floors, tops = np.array(st.index.p_floor), np.array(st.index.p_top)
     exact = tasks[:, None] * np.maximum(power[:, None] * pbusy - pidle, 0)
     assert np.all(floors <= exact) and np.allclose(floors, exact, rtol=1e-8)
@@ -239,7 +242,7 @@ def _first_cluster_queries(seed):
     power = rng.uniform(0.5, 1.5, J)
     pbusy, pidle = rng.choice([20.0, 50.0, 90.0], K), np.full(K, 10.0)
     allow = np.where(rng.random((J, K)) < 0.8, 14, rng.integers(0, 14, (J, K)))
-    power_floors(tasks, power, pbusy, pidle, allow, st.index.p_floor, st.index.p_top)
+    power_floors(tasks, power, pbusy, pidle, allow, st.index)
     floors, tops = np.array(st.index.p_floor), np.array(st.index.p_top)
     build_index(order, st, True)
     queued = rng.random(J) < 0.7
@@ -265,3 +268,62 @@ def _first_cluster_queries(seed):
         else:
             assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
     return decided
+
+
+def _splits(n, caps):
+    """Every way of putting ``n`` tasks on clusters holding at most ``caps[k]`` each."""
+    for x in itertools.product(*(range(min(c, n) + 1) for c in caps)):
+        if sum(x) == n:
+            yield np.array(x)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_least_cost_is_below_every_allocation_of_a_job_and_the_head(seed):
+    # The index's least-cost bounds skip a job only when every allocation of it (now,
+    # and with the head's beside it at the reservation) overflows the budget, so they
+    # must never exceed the cheapest such allocation, found here by enumeration, for
+    # any job at least as wide and at least as power-hungry as the subtree's least.
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 4))
+    st = new_state(4, K)
+    ix = st.index
+    pbusy = rng.choice([20.0, 38.8, 70.0, 152.4, 292.2], K)
+    pidle = rng.choice([10.0, 30.0], K)
+    ix.pb[:], ix.pi[:] = pbusy, pidle
+    for _ in range(40):
+        n, hn = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        pf = float(rng.choice([0.1, 0.3, 0.5, 1.0, 1.5]))
+        n_j, p_j = n + int(rng.integers(0, 2)), pf * float(rng.choice([1.0, 1.0, 1.3]))
+        p_h = float(rng.uniform(0.1, 2.0))
+        inc_j = np.maximum(p_j * pbusy - pidle, 0.0)
+        ix.h_inc[:] = np.maximum(p_h * pbusy - pidle, 0.0)
+        free = rng.integers(0, 5, K)
+        fm = int(rng.integers(0, 1 << K))
+        allow = rng.integers(0, 6, K) * np.array([(fm >> k) & 1 for k in range(K)])
+        # Now: the job alone on its allowed free nodes.
+        ix.c_free[:] = free
+        now = [x @ inc_j for x in _splits(n_j, np.minimum(free, allow))]
+        got = least_cost(ix, n, pf, fm, ix.c_free, 0)
+        assert got <= min(now, default=np.inf)
+        # At the reservation: the head on what the job leaves of ``free_s - hold``.
+        a = rng.integers(-1, 7, K)
+        ix.c_resv[:] = np.maximum(np.maximum(a, free), 0)
+        both = [x @ inc_j + y @ ix.h_inc
+                for x in _splits(n_j, np.minimum(free, allow))
+                for y in _splits(hn, np.maximum(a - x, 0))]
+        got = least_cost(ix, n, pf, -1, ix.c_resv, hn)
+        assert got <= min(both, default=np.inf)
+
+
+def test_least_cost_takes_the_cheapest_nodes_first():
+    st = new_state(2, 3)
+    ix = st.index
+    ix.pb[:], ix.pi[:] = [100.0, 20.0, 50.0], 10.0
+    ix.h_inc[:] = [5.0, 40.0, 40.0]
+    nodes = np.array([4, 2, 9])
+    # 5 tasks of factor 1 on clusters 1 (2 x 10 W) and 2 (3 x 40 W).
+    assert least_cost(ix, 5, 1.0, -1, nodes, 0) == pytest.approx(140.0)
+    assert least_cost(ix, 5, 1.0, 0b011, nodes, 0) == pytest.approx(290.0)  # 3 at 90 W
+    assert least_cost(ix, 5, 1.0, 0b010, nodes, 0) == np.inf  # 2 nodes for 5 tasks
+    # With 3 head tasks: cluster 0 at the head's 5 W, then cluster 1 at 10 W.
+    assert least_cost(ix, 5, 1.0, -1, nodes, 3) == pytest.approx(4 * 5.0 + 2 * 10.0 + 2 * 40.0)
