@@ -366,10 +366,7 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
                           hn):
         return -1
-    off = st.index.g_toff[m]
-    return _walk(st.index, off, (st.index.g_toff[m + 1] - off) // 2, leaf, x, y, t, sd_min=sd_min,
-                 shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1,
-                 b1=b1, hn=hn)
+    return _search(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -380,10 +377,50 @@ def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
                           hn):
         return -1
-    off = st.index.g_toff[m]
-    return _walk(st.index, off, (st.index.g_toff[m + 1] - off) // 2, first_after(m, position, st),
-                 x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
-                 k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn)
+    return _search(m, first_after(m, position, st), st, x, y, t, sd_min, shadow, pk, cap, fm, lpk,
+                   hf, k1, fk1, pk1, b1, hn)
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _search(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn):
+    """The walk of group ``m``'s tree from ``leaf``: :func:`_walk` under a cap, else
+    :func:`_walk_plain`, which passes only the widths and run times."""
+    ix = st.index
+    off = ix.g_toff[m]
+    size = (ix.g_toff[m + 1] - off) // 2
+    if cap < np.inf:
+        return _walk(ix, off, size, leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap,
+                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn)
+    return _walk_plain(ix.tr_t, ix.tr_r, ix.dfs, off, size, leaf, x, y, t, sd_min, shadow)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _walk_plain(tr_t, tr_r, stack, off, size, leaf, x, y, t, sd_min, shadow):
+    """:func:`_walk` without a power budget (``cap`` infinite): the width and run-time
+    tests only, on the two arrays they read (a call passes every array it is given)."""
+    if leaf >= size:
+        return -1
+    lo = leaf + size
+    hi = 2 * size
+    while lo < hi:
+        if lo & 1:
+            n = 1
+            stack[0] = lo
+            while n > 0:
+                n -= 1
+                node = stack[n]
+                w = tr_t[off + node]
+                if w > x or (t + tr_r[off + node] * sd_min > shadow and w > y):
+                    continue  # no job below passes
+                if node >= size:
+                    return node - size
+                stack[n] = 2 * node + 1
+                stack[n + 1] = 2 * node
+                n += 2
+            lo += 1
+        lo //= 2
+        hi //= 2
+    return -1
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
