@@ -265,7 +265,8 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
         p = _floor(tr_p, node, fm)
         if pk + p > cap:
             return False
-        if hn >= 0 and pk + least_cost(ix, w, ix.tr_m[node], fm, ix.c_free, 0) > cap:
+        if hn >= 0 and pk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], fm, ix.c_free,
+                                        0) > cap:
             return False  # not even its cheapest free nodes fit now
     if t + ix.tr_r[node] * sd_min > shadow:  # running past the reservation
         if w > y:
@@ -279,7 +280,8 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
                 q = ix.tr_q[node, k1]
                 if pk + q <= cap and pk1 + q <= b1 and lpk + tr_p[node, k1] + hf > cap:
                     return False
-            if hn > 0 and lpk + least_cost(ix, w, ix.tr_m[node], -1, ix.c_resv, hn) > cap:
+            if hn > 0 and lpk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], -1,
+                                         ix.c_resv, hn) > cap:
                 return False  # it and the head cannot both have cheap enough nodes then
     return True
 
@@ -297,6 +299,14 @@ def least_cost(ix, n, pf, fm, nodes, hn):
     with the head's beside it within ``nodes``, adds at least this (the increments grow
     with the factor and are never negative).
     """
+    return _least_cost(ix.pb, ix.pi, ix.h_inc, n, pf, fm, nodes, hn)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
+def _least_cost(pb, pi, h_inc, n, pf, fm, nodes, hn):
+    """:func:`least_cost` on the arrays it reads: ``pb``/``pi`` (the clusters' busy and idle
+    power) and ``h_inc`` (the head's per-node increments). Not inlined: the late tests call
+    it twice in every copy of the index walk, and one compiled copy keeps compiling cheap."""
     rem = n + max(hn, 0)
     tot = 0.0
     last_c = -1.0
@@ -308,9 +318,9 @@ def least_cost(ix, n, pf, fm, nodes, hn):
         for k in range(K):
             if nodes[k] <= 0 or not (k > 62 or (fm >> k) & 1):
                 continue
-            c = max(pf * ix.pb[k] - ix.pi[k], 0.0)
+            c = max(pf * pb[k] - pi[k], 0.0)
             if hn > 0:
-                c = min(c, ix.h_inc[k])
+                c = min(c, h_inc[k])
             if (c > last_c or (c == last_c and k > last_k)) and c < bc:
                 best = k
                 bc = c
@@ -366,7 +376,8 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
                           hn):
         return -1
-    return _search(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn)
+    return search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1,
+                        b1, hn)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -377,12 +388,13 @@ def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
                           hn):
         return -1
-    return _search(m, first_after(m, position, st), st, x, y, t, sd_min, shadow, pk, cap, fm, lpk,
-                   hf, k1, fk1, pk1, b1, hn)
+    return search_group(m, first_after(m, position, st), st, x, y, t, sd_min, shadow, pk, cap,
+                        fm, lpk, hf, k1, fk1, pk1, b1, hn)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _search(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn):
+def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
+                 hn):
     """The walk of group ``m``'s tree from ``leaf``: :func:`_walk` under a cap, else
     :func:`_walk_plain`, which passes only the widths and run times."""
     ix = st.index

@@ -22,8 +22,8 @@ from ._backfill_index import (
     FLOOR_MARGIN,
     add_jobs,
     first_after,
-    first_candidate,
     group_may_pass,
+    search_group,
     set_leaf,
 )
 from ._federated_core import (
@@ -157,15 +157,28 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             hn = tasks[head]
             _cost_nodes(head, jobs, plat, st)
         by_k1 = capped and by_mask and plat.consolidate[0] == 0
-        if free_total > 0:
-            # Each group's first candidate behind the head.
-            p_head = st.queue.pos_of[head]
-            for a in range(n_act):
-                m = st.index.g_act[a]
-                st.index.g_cand[m] = _candidate(m, -1, p_head, t, plat, st, by_mask, free_total,
+        # Which groups search for their next candidate before each pick: every group
+        # afresh behind queue position ``pos`` (mode 1: the head's at first), every
+        # group on from its candidate or, under the first-cluster test (which a start
+        # may loosen), afresh behind ``pos`` (mode 2: after a start, the started job's
+        # position), or only group ``best`` past its refused candidate (mode 0). One
+        # call site keeps one inlined copy of the search.
+        mode = 1
+        pos = st.queue.pos_of[head]
+        best = -1
+        while free_total > 0:
+            for a in range(n_act if mode != 0 else 1):
+                m = st.index.g_act[a] if mode != 0 else best
+                leaf = st.index.g_cand[m]
+                if mode == 1 or (mode == 2 and by_k1):
+                    leaf = -1
+                elif leaf < 0:
+                    continue  # the group had no candidate left
+                elif mode == 0:
+                    leaf += 1
+                st.index.g_cand[m] = _candidate(m, leaf, pos, t, plat, st, by_mask, free_total,
                                                 f_bits, room0, need, sd_min, shadow, hf, hn,
                                                 by_k1)
-        while free_total > 0:
             # The candidate first in queue order.
             best = -1
             p_best = order.shape[0]
@@ -194,23 +207,10 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                     free_by_mask(free, free_in)
                 else:
                     free_mask = f_bits
-                # The bounds tightened: every group searches on from its candidate, or,
-                # under the first-cluster test (which a start may loosen), afresh behind j.
-                for a in range(n_act):
-                    m = st.index.g_act[a]
-                    c = st.index.g_cand[m]
-                    if by_k1:
-                        st.index.g_cand[m] = _candidate(m, -1, p_best, t, plat, st, by_mask,
-                                                        free_total, f_bits, room0, need, sd_min,
-                                                        shadow, hf, hn, by_k1)
-                    elif c >= 0:
-                        st.index.g_cand[m] = _candidate(m, c, p_best, t, plat, st, by_mask,
-                                                        free_total, f_bits, room0, need, sd_min,
-                                                        shadow, hf, hn, by_k1)
+                mode = 2  # the bounds tightened
+                pos = p_best
             else:
-                st.index.g_cand[best] = _candidate(best, st.index.g_cand[best] + 1, p_best, t, plat,
-                                                   st, by_mask, free_total, f_bits, room0, need,
-                                                   sd_min, shadow, hf, hn, by_k1)
+                mode = 0
     st.evi[E_HOLES] = holes
     st.evi[E_SSTART] = st.evi[E_STARTED]
     if 2 * holes > nq - hq:  # compact the whole queue (which clears the hole count)
@@ -245,13 +245,12 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
                 k1, fk1, pk1, b1 = k, st.run.free[k], st.run.pk[k], plat.budget[k]
                 break
     pk, cap, lpk = st.run.pk[K], plat.budget[K], st.resv.pks[K] + st.resv.hold_p[K]
-    if leaf < 0:
-        if not group_may_pass(m, st, x, y, t, sd, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
-                              hn):
-            return -1
+    if not group_may_pass(m, st, x, y, t, sd, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn):
+        return -1
+    if leaf < 0:  # the position is looked up only when the group's root passes
         leaf = first_after(m, position, st)
-    return first_candidate(m, leaf, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
-                           hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn)
+    return search_group(m, leaf, st, x, y, t, sd, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
+                        hn)
 
 
 @helper
