@@ -146,17 +146,12 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         else:
             free_mask = cluster_mask(free)
         n_act = st.evi[E_NACT]
-        # The clusters with a free node (where a job could add its power now), the head's
-        # least power at the reservation, and whether the index's late power test knows
-        # each group's first cluster (the pick's order is fixed).
-        f_bits = cluster_mask(free)
-        hf = 0.0
-        hn = -1  # the head's tasks for the index's least-cost bounds, -1 uncapped
-        if capped:
-            hf = _head_floor(head, jobs, plat, st)
-            hn = tasks[head]
-            _cost_nodes(head, jobs, plat, st)
+        # Whether the index's late power test knows each group's first cluster (the
+        # pick's order is fixed), and the head's tasks for its least-cost bounds.
         by_k1 = capped and by_mask and plat.consolidate[0] == 0
+        hn = tasks[head] if capped else -1
+        f_bits = np.int64(0)
+        hf = 0.0
         # Which groups search for their next candidate before each pick: every group
         # afresh behind queue position ``pos`` (mode 1: the head's at first), every
         # group on from its candidate or, under the first-cluster test (which a start
@@ -167,6 +162,13 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         pos = st.queue.pos_of[head]
         best = -1
         while free_total > 0:
+            if mode != 0:
+                # The clusters with a free node (where a job could add its power now) and
+                # the head's least power at the reservation, at first and after a start.
+                f_bits = cluster_mask(free)
+                if capped:
+                    hf = _head_floor(head, jobs, plat, st)
+                    _cost_nodes(head, jobs, plat, st)
             for a in range(n_act if mode != 0 else 1):
                 m = st.index.g_act[a] if mode != 0 else best
                 leaf = st.index.g_cand[m]
@@ -199,14 +201,10 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 holes += 1
                 free_total -= tasks[j]
                 room0 = _room_bounds(st)
-                f_bits = cluster_mask(free)
-                if capped:
-                    hf = _head_floor(head, jobs, plat, st)
-                    _cost_nodes(head, jobs, plat, st)
                 if by_mask:
                     free_by_mask(free, free_in)
                 else:
-                    free_mask = f_bits
+                    free_mask = cluster_mask(free)
                 mode = 2  # the bounds tightened
                 pos = p_best
             else:
