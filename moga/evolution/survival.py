@@ -8,7 +8,6 @@ import numpy as np
 from numba import njit
 from pymoo.operators.survival.rank_and_crowding.metrics import get_crowding_function
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
-from pymoo.util.randomized_argsort import randomized_argsort
 
 __all__ = ["Population", "survive"]
 
@@ -146,8 +145,9 @@ def survive(X, F, n_survive: int, random_state, hashes=None) -> Population:
                     else _CROWDING.do(F[front, :], n_remove=0))
         if n_kept + len(front) > n_survive:
             n_remove = n_kept + len(front) - n_survive
-            keep = randomized_argsort(crowding, order="descending", method="numpy",
-                                      random_state=random_state)[:-n_remove]
+            # pymoo's randomized_argsort (method "numpy", descending), without its wrapper.
+            perm = random_state.permutation(len(crowding))
+            keep = perm[np.argsort(crowding[perm], kind="quicksort")][::-1][:-n_remove]
         else:
             keep = np.arange(len(front))
         survivors.append(front[keep])
