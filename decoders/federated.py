@@ -732,7 +732,7 @@ class BatchDecoder:
             by_start = start_orders_of(orders, at)
         if starts:  # ``at`` is by order position
             by_job = np.empty_like(at)
-            np.put_along_axis(by_job, orders, at, axis=1)
+            by_job[np.arange(len(at))[:, None], orders] = at
         return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
                            out_i[:, 0].copy(), out_i[:, 1].copy(), by_start, by_job, alloc)
 

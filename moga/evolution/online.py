@@ -130,8 +130,9 @@ class WindowProblem(SchedulingProblem):
         """``(G (P, 4), starts)``: the window objectives of decoded rows, rounded (to 1 us,
         1 mJ and 1e-9) so that schedules equal up to float noise tie."""
         bsld = np.maximum(1.0, (self._bsld_num + starts) / self._bsld_den).mean(axis=1)
-        G = np.column_stack([np.round(makespan, 6), np.round(energy, 3), np.round(flowtime, 6),
-                             np.round(bsld, 9)])
+        G = np.empty((len(bsld), 4))
+        for col, v, digits in ((0, makespan, 6), (1, energy, 3), (2, flowtime, 6), (3, bsld, 9)):
+            np.round(v, digits, out=G[:, col])
         return G, starts
 
     def decode(self, X):
