@@ -656,10 +656,12 @@ def _mutate_into(X, out, J, K, codes, n_moves, move, i, far, shift, n_reset, col
         for _ in range(n_reset[r]):
             out[r, cols[t]] = values[t]
             t += 1
-    for t in range(rows.size):
-        lo = 0 if whole[t] else min(a[t, 0], a[t, 1])
-        hi = J if whole[t] else max(a[t, 0], a[t, 1])
-        v = 0.5 * level[t]
-        for p in range(lo, hi):
-            job = np.int64(out[rows[t], p])
-            out[rows[t], J + job * K + cluster[t]] = v
+    m = rows.size
+    lo = np.empty(m, dtype=np.int64)
+    hi = np.empty(m, dtype=np.int64)
+    value = np.empty(m)
+    for t in range(m):
+        lo[t] = 0 if whole[t] else min(a[t, 0], a[t, 1])
+        hi[t] = J if whole[t] else max(a[t, 0], a[t, 1])
+        value[t] = 0.5 * level[t]
+    _apply_cluster_moves(out, J, K, rows, cluster, lo, hi, value)

@@ -29,8 +29,8 @@ class Population:
 
 _NDS = NonDominatedSorting()
 _CROWDING = get_crowding_function("cd")
-#: Most rows sorted by :func:`_pareto_ranks` (quadratic); larger sets go to pymoo's
-#: sorting (moocore).
+#: Most rows sorted by :func:`_pareto_ranks` (quadratic); larger sets, and sets with
+#: infinite objectives, go to pymoo's sorting (moocore).
 SMALL_SORT = 64
 
 
@@ -114,7 +114,7 @@ def _crowding_distance(F):
 def _fronts(F, n_stop: int) -> list:
     """The non-dominated fronts of ``F`` (row indices, ascending), up to the one that brings
     the ranked rows to ``n_stop`` (pymoo's ``NonDominatedSorting.do``)."""
-    if len(F) > SMALL_SORT:
+    if len(F) > SMALL_SORT or not np.isfinite(F).all():  # moocore ranks infinities its way
         return _NDS.do(F, n_stop_if_ranked=n_stop)
     rank = _pareto_ranks(F)
     fronts, n_ranked = [], 0
