@@ -111,6 +111,28 @@ def _crowding_distance(F):
     return cd
 
 
+@njit(cache=True)
+def _ranked_fronts(F, n_stop):
+    """The fronts of ``F`` (m < 8 objectives) up to the one that brings the ranked rows to
+    ``n_stop``: ``(order, rank, crowding, start, end)``, with ``order[:end]`` those fronts'
+    rows by rank (ascending within a front), ``order[start:end]`` the last of them, and
+    ``crowding`` each ranked row's crowding distance within its front."""
+    n = F.shape[0]
+    rank = _pareto_ranks(F)
+    order = np.argsort(rank, kind="mergesort")
+    crowding = np.zeros(n)
+    start = end = 0
+    while end < n:
+        start = end
+        while end < n and rank[order[end]] == rank[order[start]]:
+            end += 1
+        front = order[start:end]
+        crowding[front] = _crowding_distance(F[front])
+        if end >= n_stop:
+            break
+    return order, rank, crowding, start, end
+
+
 def _fronts(F, n_stop: int) -> list:
     """The non-dominated fronts of ``F`` (row indices, ascending), up to the one that brings
     the ranked rows to ``n_stop`` (pymoo's ``NonDominatedSorting.do``)."""
@@ -138,6 +160,17 @@ def survive(X, F, n_survive: int, random_state, hashes=None) -> Population:
     """
     F = np.asarray(F, dtype=float)
     n_survive = min(int(n_survive), len(F))
+    if 0 < len(F) <= SMALL_SORT and F.shape[1] < 8 and np.isfinite(F).all():
+        order, rank, crowding, start, end = _ranked_fronts(np.ascontiguousarray(F), n_survive)
+        idx = order[:end]
+        if end > n_survive:  # the last front is cut, as below
+            front = order[start:end]
+            cut = crowding[front]
+            perm = random_state.permutation(len(cut))
+            keep = perm[np.argsort(cut[perm], kind="quicksort")][::-1][:n_survive - start]
+            idx = np.concatenate([order[:start], front[keep]])
+        return Population(X[idx], F[idx], rank[idx], crowding[idx],
+                          None if hashes is None else hashes[idx])
     survivors, ranks, crowds = [], [], []
     n_kept = 0
     for k, front in enumerate(_fronts(F, n_survive)):
