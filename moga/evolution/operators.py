@@ -580,8 +580,9 @@ class ScheduleMutation(Mutation):
         if out is None:
             out = np.empty_like(X, dtype=np.float64)
         if K == 0:
-            _mutate_into(X, out, J, K, self._codes(), n_moves, move, i, far, shift, _NO_INT,
-                         _NO_INT, _NO_FLOAT, _NO_INT, _NO_INT, _NO_INT, _NO_PAIRS, _NO_BOOL)
+            _mutate_into(X, out, J, K, self._codes(), n_moves, move, i, far, shift,
+                         n_reset=_NO_INT, cols=_NO_INT, values=_NO_FLOAT, rows=_NO_INT,
+                         cluster=_NO_INT, level=_NO_INT, a=_NO_PAIRS, whole=_NO_BOOL)
             return out
         # Entries to reset: a binomial count per individual, then that many positions.
         n_reset = rs.binomial(J * K, bl_rate, n)
@@ -595,8 +596,9 @@ class ScheduleMutation(Mutation):
         level = rs.integers(0, 3, m)
         a = rs.integers(0, J + 1, (m, 2))
         whole = rs.random(m) < 0.25
-        _mutate_into(X, out, J, K, self._codes(), n_moves, move, i, far, shift, n_reset, cols,
-                     values, rows, cluster, level, a, whole)
+        _mutate_into(X, out, J, K, self._codes(), n_moves, move, i, far, shift,
+                     n_reset=n_reset, cols=cols, values=values, rows=rows, cluster=cluster,
+                     level=level, a=a, whole=whole)
         return out
 
     def _codes(self) -> np.ndarray:
