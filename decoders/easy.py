@@ -150,8 +150,10 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         cap = plat.budget[K]
         f_bits = cluster_mask(free)
         hf = _head_floor(head, jobs, plat, st) if capped else 0.0
-        # Without a cap the greedy pick places a job its first cluster holds there alone.
+        # Without a cap the greedy pick places a job its first cluster holds there alone
+        # (_single_bound); ``skipped`` tells whether that test was on in a search yet.
         single = not capped and plat.consolidate[0] == 0
+        skipped = False
         if free_total > 0:
             # Each group's first candidate behind the head.
             p_head = st.queue.pos_of[head]
@@ -160,8 +162,9 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 x = free_in[m] if by_mask else free_total
                 y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
                 fm = m & f_bits if by_mask else f_bits
-                y1, z = _single_bound(m, by_mask, free, st.resv.slack_h, room0, need,
+                y1, z = _single_bound(m, by_mask, free, st.resv.slack_h, room0, need, y,
                                       plat.rank_pick, single)
+                skipped |= z >= 0
                 st.index.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t,
                                                       _sd_floor(fm, plat.speed, sd_min), shadow,
                                                       pk=st.run.pk[K], cap=cap, fm=fm,
@@ -201,13 +204,14 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 for a in range(n_act):
                     m = st.index.g_act[a]
                     c = st.index.g_cand[m]
-                    again = single and _took_first(m, by_mask, free, out.alloc[j], plat.rank_pick)
+                    again = skipped and _took_first(m, by_mask, free, out.alloc[j], plat.rank_pick)
                     if c >= 0 or again:
                         x = free_in[m] if by_mask else free_total
                         y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
                         fm = m & f_bits if by_mask else f_bits
-                        y1, z = _single_bound(m, by_mask, free, st.resv.slack_h, room0, need,
+                        y1, z = _single_bound(m, by_mask, free, st.resv.slack_h, room0, need, y,
                                               plat.rank_pick, single)
+                        skipped |= z >= 0
                         sd_m = _sd_floor(fm, plat.speed, sd_min)
                         lpk = st.resv.pks[K] + st.resv.hold_p[K]
                         if again:
@@ -222,8 +226,9 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 x = free_in[best] if by_mask else free_total
                 y = _late_width(best, by_mask, free, st.resv.slack_h, room0, need)
                 fm = best & f_bits if by_mask else f_bits
-                y1, z = _single_bound(best, by_mask, free, st.resv.slack_h, room0, need,
+                y1, z = _single_bound(best, by_mask, free, st.resv.slack_h, room0, need, y,
                                       plat.rank_pick, single)
+                skipped |= z >= 0
                 st.index.g_cand[best] = first_candidate(best, st.index.g_cand[best] + 1, st, x, y, t,
                                                   _sd_floor(fm, plat.speed, sd_min), shadow,
                                                   pk=st.run.pk[K], cap=cap, fm=fm,
@@ -374,7 +379,7 @@ def _first_cluster(m, by_mask, free, rank):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _single_bound(m, by_mask, free, slack_h, room0, need, rank, on):
+def _single_bound(m, by_mask, free, slack_h, room0, need, y, rank, on):
     """The single-cluster test of candidate group ``m``: ``(y1, z)`` for the index.
 
     Without a cap and with the plain greedy pick (``on``), a job of the group
@@ -389,13 +394,16 @@ def _single_bound(m, by_mask, free, slack_h, room0, need, rank, on):
     max(0, tasks - slack_h[k1])``, at least ``need`` iff ``tasks <= y1 =
     slack_h[k1] + room0 - need``: a wider one is refused by the exact test.
     ``z = -1`` (off) when ``on`` is False, the group has no free node, or
-    ``room0 < need`` (the width bound then keeps every such job out).
+    ``y1`` is at least the width bound ``y`` (:func:`_late_width`, which then
+    keeps out every job this test would: with no slack on the group's other
+    clusters, as with an empty blacklist, or when ``room0 < need``).
     The test is exact at the state it is computed in but not monotone as
     jobs start (a job that ``k1`` no longer holds spills to other clusters),
-    so a group whose ``k1`` loses nodes searches again (:func:`_took_first`).
+    so once it was on in a scan, a group whose ``k1`` loses nodes searches
+    again (:func:`_took_first`).
     """
     k1 = _first_cluster(m, by_mask, free, rank) if on and room0 >= need else -1
-    if k1 < 0:
+    if k1 < 0 or slack_h[k1] + room0 - need >= y:
         return EMPTY, -1
     return slack_h[k1] + room0 - need, free[k1]
 
