@@ -28,18 +28,23 @@ with bounds that only tighten while one scan runs:
 
 The queued jobs are therefore grouped by cluster set (one group beyond
 ``TABLE_K`` clusters), each group in queue order, and each group keeps a
-segment tree of the minimum width, the minimum run time, the maximum single
-width and, per cluster, the minimum power floor over its queued jobs. :func:`first_candidate` walks one
-tree from a leaf and returns the first job that passes the tests, pruning
-every subtree whose minima fail them; the backfill loop merges the groups in
-queue order. The jobs it returns are exactly those the full scan would not
+segment tree of the minimum width, the minimum run time of the jobs of at
+most ``2**b`` tasks for a few ``b`` (:data:`R_BUCKETS`) and of all, the
+maximum single width and, per cluster, the minimum power floor over its
+queued jobs. The run-time buckets keep a subtree of narrow late jobs and
+short jobs too wide for ``X`` from looking as if one of them could end by
+the reservation: the walk reads the bucket of the least ``2**b >= X``.
+:func:`first_candidate` walks one tree from a leaf and returns the first job
+that passes the tests, pruning every subtree whose minima fail them; the
+backfill loop merges the groups in queue order. The jobs it returns are exactly those the full scan would not
 have skipped, in the same order, so the schedules are the same.
 
 Layout, in :data:`~decoders._federated_core.State` (``st.index``): ``g_leaf`` (J: a job's
 leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
 group's tree starts in ``tr_t``/``tr_r``/``tr_w``/``tr_p``; a tree of ``S`` leaves,
-a power of two, has nodes ``1 .. 2S - 1``; ``tr_p`` has a column per cluster),
+a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` has a column per width
+bucket, ``tr_p`` one per cluster),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
 :func:`power_floors` sets it), ``g_act`` (the non-empty groups, their count
 in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf, -1 when
@@ -53,6 +58,10 @@ from numba import njit
 
 #: Width of an empty leaf: above every bound.
 EMPTY = np.iinfo(np.int64).max
+
+#: Columns of ``tr_r``: column ``b < R_BUCKETS - 1`` holds the least run time of the jobs
+#: of at most ``2**b`` tasks, the last one that of every job.
+R_BUCKETS = 8
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -97,7 +106,8 @@ def build_index(order, st, by_mask):
         st.index.g_cand[m] = c + 1
     for i in range(g_toff[G]):
         st.index.tr_t[i] = EMPTY
-        st.index.tr_r[i] = np.inf
+        for b in range(R_BUCKETS):
+            st.index.tr_r[i, b] = np.inf
         st.index.tr_w[i] = 0
         for k in range(st.index.tr_p.shape[1]):
             st.index.tr_p[i, k] = np.inf
@@ -139,6 +149,13 @@ def single_width(j, tasks, st, by_mask):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _leaf_runtimes(tr_r, node, tasks, runtime):
+    """A leaf's run-time columns: ``runtime`` in each width bucket that holds ``tasks``."""
+    for b in range(R_BUCKETS):
+        tr_r[node, b] = runtime if b == R_BUCKETS - 1 or tasks <= (1 << b) else np.inf
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def set_leaf(j, tasks, runtime, st, by_mask):
     """Job ``j`` joins (``tasks``, ``runtime``) or leaves (``EMPTY``, ``inf``) its group's tree."""
     m = group_of(j, st, by_mask)
@@ -146,7 +163,7 @@ def set_leaf(j, tasks, runtime, st, by_mask):
     size = (st.index.g_toff[m + 1] - off) // 2
     node = size + st.index.g_leaf[j]
     st.index.tr_t[off + node] = tasks
-    st.index.tr_r[off + node] = runtime
+    _leaf_runtimes(st.index.tr_r, off + node, tasks, runtime)
     st.index.tr_w[off + node] = single_width(j, tasks, st, by_mask)
     K = st.index.tr_p.shape[1]
     for k in range(K):
@@ -155,7 +172,8 @@ def set_leaf(j, tasks, runtime, st, by_mask):
     while node >= 1:
         a = off + 2 * node
         st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
-        st.index.tr_r[off + node] = min(st.index.tr_r[a], st.index.tr_r[a + 1])
+        for b in range(R_BUCKETS):
+            st.index.tr_r[off + node, b] = min(st.index.tr_r[a, b], st.index.tr_r[a + 1, b])
         st.index.tr_w[off + node] = max(st.index.tr_w[a], st.index.tr_w[a + 1])
         for k in range(K):
             st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
@@ -182,7 +200,7 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
         off = st.index.g_toff[m]
         node = off + (st.index.g_toff[m + 1] - off) // 2 + st.index.g_leaf[j]
         st.index.tr_t[node] = tasks[j]
-        st.index.tr_r[node] = runtime[j]
+        _leaf_runtimes(st.index.tr_r, node, tasks[j], runtime[j])
         st.index.tr_w[node] = single_width(j, tasks[j], st, by_mask)
         for k in range(st.index.tr_p.shape[1]):
             st.index.tr_p[node, k] = st.index.p_floor[j, k]
@@ -191,7 +209,8 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
         for node in range((st.index.g_toff[m + 1] - off) // 2 - 1, 0, -1):
             a = off + 2 * node
             st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
-            st.index.tr_r[off + node] = min(st.index.tr_r[a], st.index.tr_r[a + 1])
+            for b in range(R_BUCKETS):
+                st.index.tr_r[off + node, b] = min(st.index.tr_r[a, b], st.index.tr_r[a + 1, b])
             st.index.tr_w[off + node] = max(st.index.tr_w[a], st.index.tr_w[a + 1])
             for k in range(st.index.tr_p.shape[1]):
                 st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
@@ -224,7 +243,13 @@ def _may_pass(tr_t, tr_r, tr_w, tr_p, node, x, y, t, sd_min, shadow, pk, cap, fm
         p = _floor(tr_p, node, fm)
         if pk + p > cap:
             return False
-    if t + tr_r[node] * sd_min > shadow:  # running past the reservation
+    # Only the jobs of at most x tasks may pass, so the least run time among those of at
+    # most 2**b >= x tasks tells whether one may end by the reservation; a short job too
+    # wide for x does not make the narrow late ones below look as if they might.
+    b = 0
+    while b < R_BUCKETS - 1 and (1 << b) < x:
+        b += 1
+    if t + tr_r[node, b] * sd_min > shadow:  # running past the reservation
         if w > y1 and tr_w[node] <= z:
             return False  # each is placed alone on the first cluster, where it takes the head's room
         return w <= y and not (cap < np.inf and lpk + p + hf > cap)

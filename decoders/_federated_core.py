@@ -92,6 +92,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from ._backfill_index import R_BUCKETS
 from ._kernels import (
     FINISH_RTOL,
     SHIFT_RTOL,
@@ -176,7 +177,7 @@ def new_state(J, K):
         # EASY's candidate index (decoders._backfill_index)
         index=Index(g_leaf=i[10], g_off=g[0], g_toff=g[1], g_pos=i[11],
                     g_act=np.empty(G, dtype=np.int64), g_cand=np.empty(G, dtype=np.int64),
-                    tr_t=np.empty(n_tree, dtype=np.int64), tr_r=np.empty(n_tree),
+                    tr_t=np.empty(n_tree, dtype=np.int64), tr_r=np.empty((n_tree, R_BUCKETS)),
                     tr_w=np.empty(n_tree, dtype=np.int64), tr_p=np.empty((n_tree, K)),
                     p_floor=np.zeros((J, K)),
                     dfs=np.empty(2 * 64 + 8, dtype=np.int64)),
