@@ -283,7 +283,8 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     (:func:`single_width`) is at most ``z`` must moreover be at most ``y1``
     wide (``z = -1`` turns this test off). An empty leaf never passes.
     """
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, y1, z):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
+                          hf=hf, y1=y1, z=z):
         return -1
     ix = st.index
     off = ix.g_toff[m]
@@ -297,7 +298,8 @@ def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap
                            fm=-1, lpk=0.0, hf=0.0, y1=EMPTY, z=-1):
     """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
     ``position``; the position is looked up only when the group's root passes."""
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, y1, z):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
+                          hf=hf, y1=y1, z=z):
         return -1
     ix = st.index
     off = ix.g_toff[m]
