@@ -17,22 +17,34 @@ with bounds that only tighten while one scan runs:
   has free nodes and is in its cluster set (:func:`power_floors` keeps
   ``tasks x increment`` per job and cluster): a cap leaves nodes idle, so
   without this test nearly every queued job passes the others and is
-  visited only for :func:`~decoders._federated_core.place` to refuse it.
+  visited only for :func:`~decoders._federated_core.place` to refuse it;
+* without a cap and with the plain greedy pick, a job that cannot end by the
+  reservation and that its group's first cluster in the pick order with a
+  free node (``k1``) holds whole (``tasks <= free[k1]``, and ``tasks`` at
+  most its allowance on each of its group's clusters: its *single width*)
+  is placed there alone, so it leaves the head room only if ``tasks <= Y1``
+  (``slack_h[k1]`` plus the head's spare room, see
+  :func:`decoders.easy.start_easy`).
 
 The queued jobs are therefore grouped by cluster set (one group beyond
 ``TABLE_K`` clusters), each group in queue order, and each group keeps a
-segment tree of the minimum width, the minimum run time and, per cluster, the
-minimum power floor over its queued jobs. :func:`first_candidate` walks one
-tree from a leaf and returns the first job that passes the tests, pruning
-every subtree whose minima fail them; the backfill loop merges the groups in
-queue order. The jobs it returns are exactly those the full scan would not
+segment tree of the minimum width, the minimum run time of the jobs of at
+most ``2**b`` tasks for a few ``b`` (:data:`R_BUCKETS`) and of all, the
+maximum single width and, per cluster, the minimum power floor over its
+queued jobs. The run-time buckets keep a subtree of narrow late jobs and
+short jobs too wide for ``X`` from looking as if one of them could end by
+the reservation: the walk reads the bucket of the least ``2**b >= X``.
+:func:`first_candidate` walks one tree from a leaf and returns the first job
+that passes the tests, pruning every subtree whose minima fail them; the
+backfill loop merges the groups in queue order. The jobs it returns are exactly those the full scan would not
 have skipped, in the same order, so the schedules are the same.
 
 Layout, in :data:`~decoders._federated_core.State` (``st.index``): ``g_leaf`` (J: a job's
 leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
-group's tree starts in ``tr_t``/``tr_r``/``tr_p``; a tree of ``S`` leaves, a
-power of two, has nodes ``1 .. 2S - 1``; ``tr_p`` has a column per cluster),
+group's tree starts in ``tr_t``/``tr_r``/``tr_w``/``tr_p``; a tree of ``S`` leaves,
+a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` has a column per width
+bucket, ``tr_p`` one per cluster),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
 :func:`power_floors` sets it), ``g_act`` (the non-empty groups, their count
 in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf, -1 when
@@ -46,6 +58,10 @@ from numba import njit
 
 #: Width of an empty leaf: above every bound.
 EMPTY = np.iinfo(np.int64).max
+
+#: Columns of ``tr_r``: column ``b < R_BUCKETS - 1`` holds the least run time of the jobs
+#: of at most ``2**b`` tasks, the last one that of every job.
+R_BUCKETS = 8
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -90,7 +106,9 @@ def build_index(order, st, by_mask):
         st.index.g_cand[m] = c + 1
     for i in range(g_toff[G]):
         st.index.tr_t[i] = EMPTY
-        st.index.tr_r[i] = np.inf
+        for b in range(R_BUCKETS):
+            st.index.tr_r[i, b] = np.inf
+        st.index.tr_w[i] = 0
         for k in range(st.index.tr_p.shape[1]):
             st.index.tr_p[i, k] = np.inf
     return n_act
@@ -114,6 +132,30 @@ def power_floors(tasks, power, pbusy, pidle, p_floor):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def single_width(j, tasks, st, by_mask):
+    """Job ``j``'s single width in the index: ``tasks`` when its allowance admits that many
+    on each cluster of its group (every cluster beyond ``TABLE_K``), else :data:`EMPTY`;
+    0 for an empty leaf (``tasks == EMPTY``), which the maximum then ignores.
+
+    A job whose single width is at most the free nodes of a cluster of its group takes
+    all its tasks there when the greedy pick reaches that cluster first."""
+    if tasks == EMPTY:
+        return 0
+    m = group_of(j, st, by_mask)
+    for k in range(st.scan.allow_j.shape[1]):
+        if (not by_mask or (m >> k) & 1) and st.scan.allow_j[j, k] < tasks:
+            return EMPTY
+    return tasks
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _leaf_runtimes(tr_r, node, tasks, runtime):
+    """A leaf's run-time columns: ``runtime`` in each width bucket that holds ``tasks``."""
+    for b in range(R_BUCKETS):
+        tr_r[node, b] = runtime if b == R_BUCKETS - 1 or tasks <= (1 << b) else np.inf
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def set_leaf(j, tasks, runtime, st, by_mask):
     """Job ``j`` joins (``tasks``, ``runtime``) or leaves (``EMPTY``, ``inf``) its group's tree."""
     m = group_of(j, st, by_mask)
@@ -121,7 +163,8 @@ def set_leaf(j, tasks, runtime, st, by_mask):
     size = (st.index.g_toff[m + 1] - off) // 2
     node = size + st.index.g_leaf[j]
     st.index.tr_t[off + node] = tasks
-    st.index.tr_r[off + node] = runtime
+    _leaf_runtimes(st.index.tr_r, off + node, tasks, runtime)
+    st.index.tr_w[off + node] = single_width(j, tasks, st, by_mask)
     K = st.index.tr_p.shape[1]
     for k in range(K):
         st.index.tr_p[off + node, k] = np.inf if tasks == EMPTY else st.index.p_floor[j, k]
@@ -129,7 +172,9 @@ def set_leaf(j, tasks, runtime, st, by_mask):
     while node >= 1:
         a = off + 2 * node
         st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
-        st.index.tr_r[off + node] = min(st.index.tr_r[a], st.index.tr_r[a + 1])
+        for b in range(R_BUCKETS):
+            st.index.tr_r[off + node, b] = min(st.index.tr_r[a, b], st.index.tr_r[a + 1, b])
+        st.index.tr_w[off + node] = max(st.index.tr_w[a], st.index.tr_w[a + 1])
         for k in range(K):
             st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
         node //= 2
@@ -155,7 +200,8 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
         off = st.index.g_toff[m]
         node = off + (st.index.g_toff[m + 1] - off) // 2 + st.index.g_leaf[j]
         st.index.tr_t[node] = tasks[j]
-        st.index.tr_r[node] = runtime[j]
+        _leaf_runtimes(st.index.tr_r, node, tasks[j], runtime[j])
+        st.index.tr_w[node] = single_width(j, tasks[j], st, by_mask)
         for k in range(st.index.tr_p.shape[1]):
             st.index.tr_p[node, k] = st.index.p_floor[j, k]
     for m in range(st.index.g_cand.shape[0]):
@@ -163,13 +209,16 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
         for node in range((st.index.g_toff[m + 1] - off) // 2 - 1, 0, -1):
             a = off + 2 * node
             st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
-            st.index.tr_r[off + node] = min(st.index.tr_r[a], st.index.tr_r[a + 1])
+            for b in range(R_BUCKETS):
+                st.index.tr_r[off + node, b] = min(st.index.tr_r[a, b], st.index.tr_r[a + 1, b])
+            st.index.tr_w[off + node] = max(st.index.tr_w[a], st.index.tr_w[a + 1])
             for k in range(st.index.tr_p.shape[1]):
                 st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0, hf=0.0):
+def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0, hf=0.0,
+                   y1=EMPTY, z=-1):
     """Whether some job of group ``m`` may pass the cheap tests (:func:`first_candidate`).
 
     The tree's root holds the group's least width, least run time and least
@@ -179,12 +228,12 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
     walk climbs the tree.
     """
     ix = st.index
-    return _may_pass(ix.tr_t, ix.tr_r, ix.tr_p, ix.g_toff[m] + 1, x, y, t, sd_min, shadow, pk=pk,
-                     cap=cap, fm=fm, lpk=lpk, hf=hf)
+    return _may_pass(ix.tr_t, ix.tr_r, ix.tr_w, ix.tr_p, ix.g_toff[m] + 1, x, y, t, sd_min, shadow,
+                     pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, y1=y1, z=z)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _may_pass(tr_t, tr_r, tr_p, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf):
+def _may_pass(tr_t, tr_r, tr_w, tr_p, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, y1, z):
     """Whether some job below ``node`` may pass the cheap tests (see :func:`first_candidate`)."""
     w = tr_t[node]
     if w > x:
@@ -194,7 +243,15 @@ def _may_pass(tr_t, tr_r, tr_p, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk,
         p = _floor(tr_p, node, fm)
         if pk + p > cap:
             return False
-    if t + tr_r[node] * sd_min > shadow:  # running past the reservation
+    # Only the jobs of at most x tasks may pass, so the least run time among those of at
+    # most 2**b >= x tasks tells whether one may end by the reservation; a short job too
+    # wide for x does not make the narrow late ones below look as if they might.
+    b = 0
+    while b < R_BUCKETS - 1 and (1 << b) < x:
+        b += 1
+    if t + tr_r[node, b] * sd_min > shadow:  # running past the reservation
+        if w > y1 and tr_w[node] <= z:
+            return False  # each is placed alone on the first cluster, where it takes the head's room
         return w <= y and not (cap < np.inf and lpk + p + hf > cap)
     return True
 
@@ -211,7 +268,7 @@ def _floor(tr_p, node, fm):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0,
-                    hf=0.0):
+                    hf=0.0, y1=EMPTY, z=-1):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
     A job passes when ``tasks <= x``, either ``tasks <= y`` or
@@ -222,33 +279,36 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     cannot end by the reservation must moreover leave the head its power
     then: ``lpk + floor + hf <= cap`` (``lpk``: the increments still drawn at
     the reservation and those promised past it, ``hf``: the head's least
-    floor). An empty leaf never passes.
+    floor). A job that cannot end by the reservation and whose single width
+    (:func:`single_width`) is at most ``z`` must moreover be at most ``y1``
+    wide (``z = -1`` turns this test off). An empty leaf never passes.
     """
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, y1, z):
         return -1
     ix = st.index
     off = ix.g_toff[m]
-    return _walk(ix.tr_t, ix.tr_r, ix.tr_p, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2, leaf, x, y, t,
-                 sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf)
+    return _walk(ix.tr_t, ix.tr_r, ix.tr_w, ix.tr_p, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2, leaf,
+                 x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
+                 y1=y1, z=z)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf,
-                           fm=-1, lpk=0.0, hf=0.0):
+                           fm=-1, lpk=0.0, hf=0.0, y1=EMPTY, z=-1):
     """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
     ``position``; the position is looked up only when the group's root passes."""
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, y1, z):
         return -1
     ix = st.index
     off = ix.g_toff[m]
-    return _walk(ix.tr_t, ix.tr_r, ix.tr_p, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2,
+    return _walk(ix.tr_t, ix.tr_r, ix.tr_w, ix.tr_p, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2,
                  first_after(m, position, st), x, y, t, sd_min=sd_min, shadow=shadow, pk=pk,
-                 cap=cap, fm=fm, lpk=lpk, hf=hf)
+                 cap=cap, fm=fm, lpk=lpk, hf=hf, y1=y1, z=z)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _walk(tr_t, tr_r, tr_p, stack, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk,
-          hf):
+def _walk(tr_t, tr_r, tr_w, tr_p, stack, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm,
+          lpk, hf, y1, z):
     """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves (not inlined: the
     backfill loop calls it from three places, and one compiled copy keeps compiling cheap)."""
     if leaf >= size:
@@ -263,8 +323,8 @@ def _walk(tr_t, tr_r, tr_p, stack, off, size, leaf, x, y, t, sd_min, shadow, pk,
             while n > 0:
                 n -= 1
                 node = stack[n]
-                if not _may_pass(tr_t, tr_r, tr_p, off + node, x, y, t, sd_min, shadow, pk=pk,
-                                 cap=cap, fm=fm, lpk=lpk, hf=hf):
+                if not _may_pass(tr_t, tr_r, tr_w, tr_p, off + node, x, y, t, sd_min, shadow,
+                                 pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, y1=y1, z=z):
                     continue  # no job below passes
                 if node >= size:
                     return node - size

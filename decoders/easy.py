@@ -150,6 +150,10 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         cap = plat.budget[K]
         f_bits = cluster_mask(free)
         hf = _head_floor(head, jobs, plat, st) if capped else 0.0
+        # Without a cap the greedy pick places a job its first cluster holds there alone
+        # (_single_bound); ``skipped`` tells whether that test was on in a search yet.
+        single = not capped and plat.consolidate[0] == 0
+        skipped = False
         if free_total > 0:
             # Each group's first candidate behind the head.
             p_head = st.queue.pos_of[head]
@@ -158,10 +162,14 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 x = free_in[m] if by_mask else free_total
                 y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
                 fm = m & f_bits if by_mask else f_bits
+                y1, z = _single_bound(m, by_mask, free, st.resv.slack_h, room0, need, y,
+                                      plat.rank_pick, single)
+                skipped |= z >= 0
                 st.index.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t,
                                                       _sd_floor(fm, plat.speed, sd_min), shadow,
                                                       pk=st.run.pk[K], cap=cap, fm=fm,
-                                                      lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
+                                                      lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf,
+                                                      y1=y1, z=z)
         while free_total > 0:
             # The candidate first in queue order.
             best = -1
@@ -190,26 +198,42 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                     free_by_mask(free, free_in)
                 else:
                     free_mask = f_bits
-                # The bounds tightened: every group searches on from its candidate.
+                # The bounds tightened: every group searches on from its candidate, but a
+                # group whose first cluster lost nodes searches again behind the started
+                # job, since jobs the single-cluster test skipped may now be placed elsewhere.
                 for a in range(n_act):
                     m = st.index.g_act[a]
                     c = st.index.g_cand[m]
-                    if c >= 0:
+                    again = skipped and _took_first(m, by_mask, free, out.alloc[j], plat.rank_pick)
+                    if c >= 0 or again:
                         x = free_in[m] if by_mask else free_total
                         y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
                         fm = m & f_bits if by_mask else f_bits
-                        st.index.g_cand[m] = first_candidate(m, c, st, x, y, t,
-                                                       _sd_floor(fm, plat.speed, sd_min), shadow,
-                                                       pk=st.run.pk[K], cap=cap, fm=fm,
-                                                       lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
+                        y1, z = _single_bound(m, by_mask, free, st.resv.slack_h, room0, need, y,
+                                              plat.rank_pick, single)
+                        skipped |= z >= 0
+                        sd_m = _sd_floor(fm, plat.speed, sd_min)
+                        lpk = st.resv.pks[K] + st.resv.hold_p[K]
+                        if again:
+                            st.index.g_cand[m] = first_candidate_behind(
+                                m, p_best, st, x, y, t, sd_m, shadow, pk=st.run.pk[K], cap=cap,
+                                fm=fm, lpk=lpk, hf=hf, y1=y1, z=z)
+                        else:
+                            st.index.g_cand[m] = first_candidate(
+                                m, c, st, x, y, t, sd_m, shadow, pk=st.run.pk[K], cap=cap, fm=fm,
+                                lpk=lpk, hf=hf, y1=y1, z=z)
             else:
                 x = free_in[best] if by_mask else free_total
                 y = _late_width(best, by_mask, free, st.resv.slack_h, room0, need)
                 fm = best & f_bits if by_mask else f_bits
+                y1, z = _single_bound(best, by_mask, free, st.resv.slack_h, room0, need, y,
+                                      plat.rank_pick, single)
+                skipped |= z >= 0
                 st.index.g_cand[best] = first_candidate(best, st.index.g_cand[best] + 1, st, x, y, t,
                                                   _sd_floor(fm, plat.speed, sd_min), shadow,
                                                   pk=st.run.pk[K], cap=cap, fm=fm,
-                                                  lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf)
+                                                  lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf,
+                                                  y1=y1, z=z)
     st.evi[E_HOLES] = holes
     st.evi[E_SSTART] = st.evi[E_STARTED]
     if 2 * holes > nq - hq:  # compact the whole queue (which clears the hole count)
@@ -338,6 +362,66 @@ def _late_width(m, by_mask, free, slack_h, room0, need):
         if not by_mask or (m >> k) & 1:
             y += min(free[k], slack_h[k])
     return y
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _first_cluster(m, by_mask, free, rank):
+    """The first cluster in the pick order ``rank`` with a free node in group ``m`` (-1: none).
+
+    Every cluster of group ``m`` (every cluster when not ``by_mask``) is allowed
+    to its jobs, so the greedy pick of such a job takes its first nodes there.
+    """
+    for i in range(rank.shape[0]):
+        k = rank[i]
+        if free[k] > 0 and (not by_mask or (m >> k) & 1):
+            return k
+    return -1
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _single_bound(m, by_mask, free, slack_h, room0, need, y, rank, on):
+    """The single-cluster test of candidate group ``m``: ``(y1, z)`` for the index.
+
+    Without a cap and with the plain greedy pick (``on``), a job of the group
+    that cannot end by the reservation and whose single width (its tasks,
+    which its allowance admits on each of the group's clusters:
+    :func:`~decoders._backfill_index.single_width`) is at most ``z``, the
+    free nodes of the group's first cluster ``k1`` (:func:`_first_cluster`),
+    is placed there alone: :func:`~decoders._federated_core.allocate` takes
+    all its tasks there and shifts nothing (one cluster used), and
+    :func:`~decoders._federated_core.place` keeps that pick. By
+    :func:`_room_left`'s identity it then leaves the head ``room0 -
+    max(0, tasks - slack_h[k1])``, at least ``need`` iff ``tasks <= y1 =
+    slack_h[k1] + room0 - need``: a wider one is refused by the exact test.
+    ``z = -1`` (off) when ``on`` is False, the group has no free node, or
+    ``y1`` is at least the width bound ``y`` (:func:`_late_width`, which then
+    keeps out every job this test would: with no slack on the group's other
+    clusters, as with an empty blacklist, or when ``room0 < need``).
+    The test is exact at the state it is computed in but not monotone as
+    jobs start (a job that ``k1`` no longer holds spills to other clusters),
+    so once it was on in a scan, a group whose ``k1`` loses nodes searches
+    again (:func:`_took_first`).
+    """
+    k1 = _first_cluster(m, by_mask, free, rank) if on and room0 >= need else -1
+    if k1 < 0 or slack_h[k1] + room0 - need >= y:
+        return EMPTY, -1
+    return slack_h[k1] + room0 - need, free[k1]
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _took_first(m, by_mask, free, alloc_j, rank):
+    """Whether a job just started (allocation ``alloc_j``, already out of ``free``) took nodes
+    of the first cluster of group ``m`` (:func:`_first_cluster`) as it stood before the start.
+
+    Otherwise that cluster and its free nodes are unchanged (the clusters before it had
+    none), the single-cluster test's bound ``y1`` only fell, and a job it skipped before
+    the start would still be refused.
+    """
+    for i in range(rank.shape[0]):
+        k = rank[i]
+        if free[k] + alloc_j[k] > 0 and (not by_mask or (m >> k) & 1):
+            return alloc_j[k] > 0
+    return False
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)

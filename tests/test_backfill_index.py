@@ -202,3 +202,51 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
                 assert got == -1
             else:
                 assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_single_cluster_test_matches_a_scan_of_the_queue(seed):
+    # A job that cannot end by the reservation is skipped when it is wider than y1 and its
+    # single width (its tasks if its allowance admits them on every cluster of its group,
+    # EMPTY otherwise) is at most z.
+    from decoders._backfill_index import single_width
+
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
+    st.scan.allow_j[:] = rng.integers(0, 14, (J, K)) * ((mask[:, None] >> np.arange(K)) & 1)
+    sw = np.array([t if all(st.scan.allow_j[j, k] >= t for k in range(K) if (mask[j] >> k) & 1)
+                   else EMPTY for j, t in enumerate(tasks)])
+    assert [single_width.py_func(j, tasks[j], st, True) for j in range(J)] == sw.tolist()
+    build_index(order, st, True)
+    queued = np.zeros(J, dtype=bool)
+    for _ in range(6):
+        for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
+            if queued[j] and rng.random() < 0.3:
+                queued[j] = False
+                set_leaf(j, EMPTY, np.inf, st, True)
+            elif not queued[j]:
+                queued[j] = True
+                set_leaf(j, tasks[j], runtime[j], st, True)
+        for _ in range(20):
+            m = int(rng.integers(0, 1 << K))
+            if not np.any(mask == m):
+                continue
+            after = int(rng.integers(-1, J))
+            x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
+            y1, z = int(rng.integers(0, 10)), int(rng.integers(-1, 14))
+            t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
+            want = None
+            for p in range(after + 1, J):
+                j = order[p]
+                if not queued[j] or mask[j] != m or tasks[j] > x:
+                    continue
+                if t + runtime[j] * sd <= shadow or (tasks[j] <= y
+                                                     and not (tasks[j] > y1 and sw[j] <= z)):
+                    want = j
+                    break
+            got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, y1=y1,
+                                  z=z)
+            assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, y1=y1, z=z) == got
+            if want is None:
+                assert got == -1
+            else:
+                assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
