@@ -42,6 +42,33 @@ def test_archive_equals_its_twin_in_two_objectives(seed, capacity, sizes):
     assert got == want
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), capacity=st.integers(4, 12),
+       sizes=st.lists(st.integers(1, 15), min_size=1, max_size=5))
+def test_archive_rows_and_take_equal_the_plain_merges(seed, capacity, sizes):
+    """Candidates given as rows of a larger array, then taken out in an order: the same
+    points and chromosomes as merging the gathered rows, and the archive left empty."""
+    rng = np.random.default_rng(seed)
+    scale = np.array([2.0, 0.5])
+    plain, by_rows = ParetoArchive(capacity, scale), ParetoArchive(capacity, scale)
+    for n in sizes:
+        F = _front(rng, n) * scale
+        big = rng.random((n + 3, 4))
+        rows = rng.permutation(n + 3)[:n]
+        plain.update(F, big[rows])
+        by_rows.update(F, big, rows=rows)
+        assert np.array_equal(plain.F, by_rows.F) and np.array_equal(plain.X, by_rows.X)
+    order = rng.permutation(len(plain))
+    want_F, want_X = plain.F[order], plain.X[order]
+    X = by_rows.take(order)
+    assert np.array_equal(X, want_X) and len(want_F) == len(order)
+    assert len(by_rows) == 0 and by_rows.X is None
+    with pytest.raises(ValueError, match="rows must index"):
+        plain.update(F[:1], big, rows=[n + 3])
+    with pytest.raises(ValueError, match="distinct indices"):
+        plain.take([0, 0])
+
+
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), capacity=st.integers(6, 10))
 def test_archive_equals_its_twin_in_three_objectives(seed, capacity):
