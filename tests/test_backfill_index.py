@@ -44,6 +44,18 @@ def _random_queue(seed):
     return rng, J, K, st, order, mask, tasks, runtime
 
 
+def _join_and_leave(rng, queued, tasks, runtime, st):
+    """Some jobs join the index's queue, some leave it; ``queued`` follows."""
+    J = len(queued)
+    for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
+        if queued[j] and rng.random() < 0.3:
+            queued[j] = False
+            set_leaf(j, EMPTY, np.inf, st, True)
+        elif not queued[j]:
+            queued[j] = True
+            set_leaf(j, tasks[j], runtime[j], st, True)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_first_candidate_matches_a_scan_of_the_queue(seed):
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
@@ -51,14 +63,7 @@ def test_first_candidate_matches_a_scan_of_the_queue(seed):
     assert sorted(st.index.g_act[:n_act]) == sorted(set(mask.tolist()))
     queued = np.zeros(J, dtype=bool)
     for _ in range(6):
-        # Some jobs join, some leave.
-        for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
-            if queued[j] and rng.random() < 0.3:
-                queued[j] = False
-                set_leaf(j, EMPTY, np.inf, st, True)
-            elif not queued[j]:
-                queued[j] = True
-                set_leaf(j, tasks[j], runtime[j], st, True)
+        _join_and_leave(rng, queued, tasks, runtime, st)
         for _ in range(20):
             m = int(rng.integers(0, 1 << K))
             after = int(rng.integers(-1, J))
@@ -176,13 +181,7 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
     for _ in range(6):
-        for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
-            if queued[j] and rng.random() < 0.3:
-                queued[j] = False
-                set_leaf(j, EMPTY, np.inf, st, True)
-            elif not queued[j]:
-                queued[j] = True
-                set_leaf(j, tasks[j], runtime[j], st, True)
+        _join_and_leave(rng, queued, tasks, runtime, st)
         for _ in range(20):
             m = int(rng.integers(0, 1 << K))
             if not np.any(mask == m):
@@ -219,13 +218,7 @@ def test_the_single_cluster_test_matches_a_scan_of_the_queue(seed):
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
     for _ in range(6):
-        for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
-            if queued[j] and rng.random() < 0.3:
-                queued[j] = False
-                set_leaf(j, EMPTY, np.inf, st, True)
-            elif not queued[j]:
-                queued[j] = True
-                set_leaf(j, tasks[j], runtime[j], st, True)
+        _join_and_leave(rng, queued, tasks, runtime, st)
         for _ in range(20):
             m = int(rng.integers(0, 1 << K))
             if not np.any(mask == m):
