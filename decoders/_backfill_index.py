@@ -40,14 +40,25 @@ with bounds that only tighten while one scan runs:
   over ``lpk`` on the nodes they share at the reservation, each node at the
   lesser of the two increments: a job that takes the head's cheap nodes
   pushes the head onto dearer ones, which the separate floors miss. Both
-  only tighten as jobs start.
+  only tighten as jobs start;
+* without a cap and with the plain greedy pick, a job that cannot end by the
+  reservation and that its group's first cluster in the pick order with a
+  free node (``k1``) holds whole (``tasks <= free[k1]``, and ``tasks`` at
+  most its allowance on each of its group's clusters: its *single width*)
+  is placed there alone, so it leaves the head room only if ``tasks <= Y1``
+  (``slack_h[k1]`` plus the head's spare room, see
+  :func:`decoders.easy.start_easy`).
 
 The queued jobs are therefore grouped by cluster set (one group beyond
 ``TABLE_K`` clusters), each group in queue order, and each group keeps a
-segment tree of the minimum width, the minimum run time and, per cluster, the
-minimum power floor over its queued jobs, and, for the late power tests, the
-maximum width, per cluster the maximum top, and the least power factor.
-:func:`first_candidate` walks one
+segment tree of the minimum width, the minimum run time of the jobs of at
+most ``2**b`` tasks for a few ``b`` (:data:`R_BUCKETS`) and of all, the
+maximum single width and, per cluster, the minimum power floor over its
+queued jobs, and, for the late power tests, the maximum width, per cluster
+the maximum top, and the least power factor. The run-time buckets keep a
+subtree of narrow late jobs and short jobs too wide for ``X`` from looking as
+if one of them could end by the reservation: the walk reads the bucket of
+the least ``2**b >= X``. :func:`first_candidate` walks one
 tree from a leaf and returns the first job that passes the tests, pruning
 every subtree whose minima fail them; the backfill loop merges the groups in
 queue order. The jobs it returns are exactly those the full scan would not
@@ -56,15 +67,16 @@ have skipped, in the same order, so the schedules are the same.
 Layout, in :data:`~decoders._federated_core.State` (``st.index``): ``g_leaf`` (J: a job's
 leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
-group's tree starts in ``tr_t``/``tr_r``/``tr_p``; a tree of ``S`` leaves, a
-power of two, has nodes ``1 .. 2S - 1``; ``tr_p`` has a column per cluster),
+group's tree starts in ``tr_t``/``tr_r``/``tr_w``/``tr_p``; a tree of ``S``
+leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` has a column per
+width bucket, ``tr_p`` one per cluster),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
-:func:`power_floors` sets it), ``tr_w`` and ``tr_q`` (the maximum width and,
+:func:`power_floors` sets it), ``tr_n`` and ``tr_q`` (the maximum width and,
 a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
 each cluster, infinite until :func:`power_floors` sets it, and where the
 allowance cannot hold the job), ``tr_m`` and ``p_fac`` (the least power
 factor, and each job's), ``on`` (1,: 1 once :func:`power_floors` ran; until
-then the trees keep only widths and run times, so an uncapped decode pays
+then the trees keep only widths, single widths and run times, so an uncapped decode pays
 nothing for the power fields), ``pb``/``pi`` (K: the clusters' busy and
 idle power), ``c_free``, ``c_resv`` and ``h_inc`` (K: the node counts and the
 head's increments of :func:`least_cost`, set by the backfill loop at each
@@ -80,6 +92,10 @@ from numba import njit
 
 #: Width of an empty leaf: above every bound.
 EMPTY = np.iinfo(np.int64).max
+
+#: Columns of ``tr_r``: column ``b < R_BUCKETS - 1`` holds the least run time of the jobs
+#: of at most ``2**b`` tasks, the last one that of every job.
+R_BUCKETS = 8
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -125,9 +141,11 @@ def build_index(order, st, by_mask):
     powered = st.index.on[0] != 0
     for i in range(g_toff[G]):
         st.index.tr_t[i] = EMPTY
-        st.index.tr_r[i] = np.inf
+        for b in range(R_BUCKETS):
+            st.index.tr_r[i, b] = np.inf
+        st.index.tr_w[i] = 0
         if powered:
-            st.index.tr_w[i] = 0
+            st.index.tr_n[i] = 0
             st.index.tr_m[i] = np.inf
             for k in range(st.index.tr_p.shape[1]):
                 st.index.tr_p[i, k] = np.inf
@@ -167,15 +185,34 @@ def power_floors(tasks, power, pbusy, pidle, allow_j, ix):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def single_width(j, tasks, st, by_mask):
+    """Job ``j``'s single width in the index: ``tasks`` when its allowance admits that many
+    on each cluster of its group (every cluster beyond ``TABLE_K``), else :data:`EMPTY`;
+    0 for an empty leaf (``tasks == EMPTY``), which the maximum then ignores.
+
+    A job whose single width is at most the free nodes of a cluster of its group takes
+    all its tasks there when the greedy pick reaches that cluster first."""
+    if tasks == EMPTY:
+        return 0
+    m = group_of(j, st, by_mask)
+    for k in range(st.scan.allow_j.shape[1]):
+        if (not by_mask or (m >> k) & 1) and st.scan.allow_j[j, k] < tasks:
+            return EMPTY
+    return tasks
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _pull(st, off, node):
     """Node ``node`` of the tree at ``off`` from its two children (the power fields only
     while the index keeps them)."""
     ix = st.index
     a = off + 2 * node
     ix.tr_t[off + node] = min(ix.tr_t[a], ix.tr_t[a + 1])
-    ix.tr_r[off + node] = min(ix.tr_r[a], ix.tr_r[a + 1])
+    for b in range(R_BUCKETS):
+        ix.tr_r[off + node, b] = min(ix.tr_r[a, b], ix.tr_r[a + 1, b])
+    ix.tr_w[off + node] = max(ix.tr_w[a], ix.tr_w[a + 1])
     if ix.on[0] != 0:
-        ix.tr_w[off + node] = max(ix.tr_w[a], ix.tr_w[a + 1])
+        ix.tr_n[off + node] = max(ix.tr_n[a], ix.tr_n[a + 1])
         ix.tr_m[off + node] = min(ix.tr_m[a], ix.tr_m[a + 1])
         for k in range(ix.tr_p.shape[1]):
             ix.tr_p[off + node, k] = min(ix.tr_p[a, k], ix.tr_p[a + 1, k])
@@ -183,15 +220,18 @@ def _pull(st, off, node):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _put(st, node, j, tasks, runtime):
+def _put(st, node, j, tasks, runtime, by_mask):
     """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``) or nothing
-    (``EMPTY``, ``inf``); the power fields only while the index keeps them."""
+    (``EMPTY``, ``inf``); the power fields only while the index keeps them. Its run time
+    goes into each width bucket of ``tr_r`` that holds ``tasks``."""
     ix = st.index
     ix.tr_t[node] = tasks
-    ix.tr_r[node] = runtime
+    for b in range(R_BUCKETS):
+        ix.tr_r[node, b] = runtime if b == R_BUCKETS - 1 or tasks <= (1 << b) else np.inf
+    ix.tr_w[node] = single_width(j, tasks, st, by_mask)
     if ix.on[0] != 0:
         empty = tasks == EMPTY
-        ix.tr_w[node] = 0 if empty else tasks
+        ix.tr_n[node] = 0 if empty else tasks
         ix.tr_m[node] = np.inf if empty else ix.p_fac[j]
         for k in range(ix.tr_p.shape[1]):
             ix.tr_p[node, k] = np.inf if empty else ix.p_floor[j, k]
@@ -205,7 +245,7 @@ def set_leaf(j, tasks, runtime, st, by_mask):
     off = st.index.g_toff[m]
     size = (st.index.g_toff[m + 1] - off) // 2
     node = size + st.index.g_leaf[j]
-    _put(st, off + node, j, tasks, runtime)
+    _put(st, off + node, j, tasks, runtime, by_mask)
     node //= 2
     while node >= 1:
         _pull(st, off, node)
@@ -231,7 +271,7 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
         m = group_of(j, st, by_mask)
         off = st.index.g_toff[m]
         leaf = off + (st.index.g_toff[m + 1] - off) // 2 + st.index.g_leaf[j]
-        _put(st, leaf, j, tasks[j], runtime[j])
+        _put(st, leaf, j, tasks[j], runtime[j], by_mask)
     for m in range(st.index.g_cand.shape[0]):
         off = st.index.g_toff[m]
         for node in range((st.index.g_toff[m + 1] - off) // 2 - 1, 0, -1):
@@ -240,7 +280,7 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0, hf=0.0,
-                   k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1):
+                   k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1):
     """Whether some job of group ``m`` may pass the cheap tests (:func:`first_candidate`).
 
     The tree's root holds the group's least width, least run time and least
@@ -250,11 +290,12 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
     walk climbs the tree.
     """
     return _may_pass(st.index, st.index.g_toff[m] + 1, x, y, t, sd_min, shadow, pk=pk, cap=cap,
-                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn)
+                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn):
+def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn, y1,
+              z):
     """Whether some job below ``node`` may pass the cheap tests (see :func:`first_candidate`)."""
     tr_p = ix.tr_p
     w = ix.tr_t[node]
@@ -268,13 +309,15 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
         if hn >= 0 and pk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], fm, ix.c_free,
                                         0) > cap:
             return False  # not even its cheapest free nodes fit now
-    if t + ix.tr_r[node] * sd_min > shadow:  # running past the reservation
+    if t + ix.tr_r[node, _bucket(x)] * sd_min > shadow:  # running past the reservation
         if w > y:
             return False
+        if w > y1 and ix.tr_w[node] <= z:
+            return False  # each is placed alone on the first cluster, where it takes the head's room
         if cap < np.inf:
             if lpk + p + hf > cap:
                 return False
-            if k1 >= 0 and ix.tr_w[node] <= fk1:
+            if k1 >= 0 and ix.tr_n[node] <= fk1:
                 # Every job below fits wholly on k1; when every top fits now, each
                 # adds its top there, at least the floor column k1.
                 q = ix.tr_q[node, k1]
@@ -284,6 +327,21 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
                                          ix.c_resv, hn) > cap:
                 return False  # it and the head cannot both have cheap enough nodes then
     return True
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _bucket(x):
+    """The column of ``tr_r`` the walk reads for the width bound ``x``: the least ``b`` with
+    ``2**b >= x``, or the last (every job).
+
+    Only the jobs of at most ``x`` tasks may pass, so the least run time among those of at
+    most ``2**b >= x`` tasks tells whether one may end by the reservation; a short job too
+    wide for ``x`` does not make the narrow late ones beside it look as if they might.
+    """
+    b = 0
+    while b < R_BUCKETS - 1 and (1 << b) < x:
+        b += 1
+    return b
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -346,7 +404,7 @@ def _floor(tr_p, node, fm):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0,
-                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1):
+                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
     A job passes when ``tasks <= x``, either ``tasks <= y`` or
@@ -371,47 +429,55 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     width and power factor: a job must fit ``pk`` plus its cheapest free nodes
     in ``fm``, and, with ``hn > 0`` (the head's tasks), a late job must fit
     ``lpk`` plus the cheapest nodes of ``c_resv`` for its tasks and the
-    head's together. An empty leaf never passes.
+    head's together. A job that cannot end by the reservation and whose
+    single width (:func:`single_width`) is at most ``z`` must moreover be at
+    most ``y1`` wide (``z = -1`` turns this test off). An empty leaf never
+    passes.
     """
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
-                          hn):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
+                          k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
         return -1
-    return search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1,
-                        b1, hn)
+    return search_group(m, leaf, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
+                        hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf,
-                           fm=-1, lpk=0.0, hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1):
+                           fm=-1, lpk=0.0, hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1,
+                           y1=EMPTY, z=-1):
     """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
     ``position``; the position is looked up only when the group's root passes."""
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
-                          hn):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
+                          k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
         return -1
-    return search_group(m, first_after(m, position, st), st, x, y, t, sd_min, shadow, pk, cap,
-                        fm, lpk, hf, k1, fk1, pk1, b1, hn)
+    return search_group(m, first_after(m, position, st), st, x, y, t, sd_min, shadow, pk=pk,
+                        cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn,
+                        y1=y1, z=z)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
-                 hn):
+                 hn, y1=EMPTY, z=-1):
     """The walk of group ``m``'s tree from ``leaf``: :func:`_walk` under a cap, else
-    :func:`_walk_plain`, which passes only the widths and run times."""
+    :func:`_walk_plain`, which passes only the widths, run times and single widths."""
     ix = st.index
     off = ix.g_toff[m]
     size = (ix.g_toff[m + 1] - off) // 2
     if cap < np.inf:
         return _walk(ix, off, size, leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap,
-                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn)
-    return _walk_plain(ix.tr_t, ix.tr_r, ix.dfs, off, size, leaf, x, y, t, sd_min, shadow)
+                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
+    return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_w, ix.dfs, off, size, leaf, x, y, t,
+                       sd_min=sd_min, shadow=shadow, y1=y1, z=z)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _walk_plain(tr_t, tr_r, stack, off, size, leaf, x, y, t, sd_min, shadow):
-    """:func:`_walk` without a power budget (``cap`` infinite): the width and run-time
-    tests only, on the two arrays they read (a call passes every array it is given)."""
+def _walk_plain(tr_t, tr_r, tr_w, stack, off, size, leaf, x, y, t, sd_min, shadow, y1, z):
+    """:func:`_walk` without a power budget (``cap`` infinite): the width, run-time and
+    single-cluster tests only, on the arrays they read (a call passes every array it is
+    given)."""
     if leaf >= size:
         return -1
+    b = _bucket(x)
     lo = leaf + size
     hi = 2 * size
     while lo < hi:
@@ -422,7 +488,8 @@ def _walk_plain(tr_t, tr_r, stack, off, size, leaf, x, y, t, sd_min, shadow):
                 n -= 1
                 node = stack[n]
                 w = tr_t[off + node]
-                if w > x or (t + tr_r[off + node] * sd_min > shadow and w > y):
+                if w > x or (t + tr_r[off + node, b] * sd_min > shadow
+                             and (w > y or (w > y1 and tr_w[off + node] <= z))):
                     continue  # no job below passes
                 if node >= size:
                     return node - size
@@ -437,7 +504,7 @@ def _walk_plain(tr_t, tr_r, stack, off, size, leaf, x, y, t, sd_min, shadow):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _walk(ix, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
-          hn):
+          hn, y1, z):
     """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves (not inlined: the
     backfill loop calls it from three places, and one compiled copy keeps compiling cheap)."""
     if leaf >= size:
@@ -454,7 +521,8 @@ def _walk(ix, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1
                 n -= 1
                 node = stack[n]
                 if not _may_pass(ix, off + node, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm,
-                                 lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn):
+                                 lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1,
+                                 z=z):
                     continue  # no job below passes
                 if node >= size:
                     return node - size

@@ -92,6 +92,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from ._backfill_index import R_BUCKETS
 from ._kernels import (
     FINISH_RTOL,
     SHIFT_RTOL,
@@ -117,8 +118,8 @@ Running = namedtuple("Running", "fin sd ht hj cl coal free load allow pk xs rk f
 Queue = namedtuple("Queue", "started wq by_release pos_of")
 Reservation = namedtuple("Reservation", "sh_t sh_j allow_h free_s hold slack_h pks hold_p pkh")
 Scan = namedtuple("Scan", "allow_j relaxed_j mask_j free_in")
-Index = namedtuple("Index", "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r tr_p p_floor tr_w tr_q "
-                            "p_top tr_m p_fac on pb pi c_free c_resv h_inc dfs")
+Index = namedtuple("Index", "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r tr_w tr_p p_floor "
+                             "tr_n tr_q p_top tr_m p_fac on pb pi c_free c_resv h_inc dfs")
 State = namedtuple("State", "run queue resv scan index evi evf")
 Out = namedtuple("Out", "start finish alloc reserve")
 
@@ -176,9 +177,10 @@ def new_state(J, K):
         # EASY's candidate index (decoders._backfill_index)
         index=Index(g_leaf=i[10], g_off=g[0], g_toff=g[1], g_pos=i[11],
                     g_act=np.empty(G, dtype=np.int64), g_cand=np.empty(G, dtype=np.int64),
-                    tr_t=np.empty(n_tree, dtype=np.int64), tr_r=np.empty(n_tree),
-                    tr_p=np.empty((n_tree, K)), p_floor=np.zeros((J, K)),
-                    tr_w=np.empty(n_tree, dtype=np.int64), tr_q=np.empty((n_tree, K)),
+                    tr_t=np.empty(n_tree, dtype=np.int64), tr_r=np.empty((n_tree, R_BUCKETS)),
+                    tr_w=np.empty(n_tree, dtype=np.int64), tr_p=np.empty((n_tree, K)),
+                    p_floor=np.zeros((J, K)),
+                    tr_n=np.empty(n_tree, dtype=np.int64), tr_q=np.empty((n_tree, K)),
                     p_top=np.full((J, K), np.inf), tr_m=np.empty(n_tree), p_fac=np.zeros(J),
                     on=np.zeros(1, dtype=np.int64), pb=np.zeros(K), pi=np.zeros(K),
                     c_free=np.zeros(K, dtype=np.int64), c_resv=np.zeros(K, dtype=np.int64),

@@ -150,14 +150,20 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         # pick's order is fixed), and the head's tasks for its least-cost bounds.
         by_k1 = capped and by_mask and plat.consolidate[0] == 0
         hn = tasks[head] if capped else -1
+        # Without a cap the greedy pick places a job its first cluster holds there alone
+        # (_single_bound); ``skipped`` tells whether that test was on in a search yet.
+        single = not capped and plat.consolidate[0] == 0
+        skipped = False
         f_bits = np.int64(0)
         hf = 0.0
         # Which groups search for their next candidate before each pick: every group
         # afresh behind queue position ``pos`` (mode 1: the head's at first), every
         # group on from its candidate or, under the first-cluster test (which a start
         # may loosen), afresh behind ``pos`` (mode 2: after a start, the started job's
-        # position), or only group ``best`` past its refused candidate (mode 0). One
-        # call site keeps one inlined copy of the search.
+        # position; without a cap, only the groups whose first cluster the start took
+        # nodes of, once the single-cluster test was on: _took_first), or only group
+        # ``best`` past its refused candidate (mode 0). One call site keeps one
+        # inlined copy of the search.
         mode = 1
         pos = st.queue.pos_of[head]
         best = -1
@@ -172,15 +178,18 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             for a in range(n_act if mode != 0 else 1):
                 m = st.index.g_act[a] if mode != 0 else best
                 leaf = st.index.g_cand[m]
-                if mode == 1 or (mode == 2 and by_k1):
+                if mode == 1 or (mode == 2 and (by_k1 or (
+                        skipped and _took_first(m, by_mask, free, out.alloc[j], plat.rank_pick)))):
                     leaf = -1
                 elif leaf < 0:
                     continue  # the group had no candidate left
                 elif mode == 0:
                     leaf += 1
-                st.index.g_cand[m] = _candidate(m, leaf, pos, t, plat, st, by_mask, free_total,
-                                                f_bits, room0, need, sd_min, shadow, hf, hn,
-                                                by_k1)
+                c, tested = _candidate(m, leaf, pos, t, plat, st, by_mask, free_total, f_bits,
+                                       room0, need, sd_min, shadow=shadow, hf=hf, hn=hn,
+                                       by_k1=by_k1, single=single)
+                st.index.g_cand[m] = c
+                skipped |= tested
             # The candidate first in queue order.
             best = -1
             p_best = order.shape[0]
@@ -218,16 +227,18 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
 
 @helper
 def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room0, need, sd_min,
-               shadow, hf, hn, by_k1):
+               shadow, hf, hn, by_k1, single):
     """Group ``m``'s first backfill candidate (a leaf, -1 when none) from ``leaf``, or, with
-    ``leaf < 0``, behind queue position ``position``.
+    ``leaf < 0``, behind queue position ``position``, and whether the single-cluster test
+    (:func:`_single_bound`, on when ``single``) was on in this search.
 
     The bounds of the index's cheap tests (:func:`~decoders._backfill_index.first_candidate`)
     at this point of the scan: the free nodes of the group's cluster set, its
     :func:`_late_width`, the clusters of its set with a free node (``f_bits``: those
     of the federation) and their slowdown floor (:func:`_sd_floor` of ``sd_min``), the
     power budgets (with ``hn``, the head's tasks, for the least-cost bounds: -1 uncapped)
-    and, with ``by_k1``, the allocation rule's first cluster among them.
+    and, with ``by_k1``, the allocation rule's first cluster among them, or, without a
+    cap, the bounds of the single-cluster test.
     """
     K = st.run.free.shape[0]
     x = st.scan.free_in[m] if by_mask else free_total
@@ -242,13 +253,16 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
             if (fm >> k) & 1:
                 k1, fk1, pk1, b1 = k, st.run.free[k], st.run.pk[k], plat.budget[k]
                 break
+    y1, z = _single_bound(m, by_mask, st.run.free, st.resv.slack_h, room0, need, y,
+                          plat.rank_pick, single)
     pk, cap, lpk = st.run.pk[K], plat.budget[K], st.resv.pks[K] + st.resv.hold_p[K]
-    if not group_may_pass(m, st, x, y, t, sd, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn):
-        return -1
+    if not group_may_pass(m, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1,
+                          fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
+        return -1, z >= 0
     if leaf < 0:  # the position is looked up only when the group's root passes
         leaf = first_after(m, position, st)
-    return search_group(m, leaf, st, x, y, t, sd, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
-                        hn)
+    return search_group(m, leaf, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
+                        k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z), z >= 0
 
 
 @helper
@@ -372,6 +386,66 @@ def _late_width(m, by_mask, free, slack_h, room0, need):
         if not by_mask or (m >> k) & 1:
             y += min(free[k], slack_h[k])
     return y
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _first_cluster(m, by_mask, free, rank):
+    """The first cluster in the pick order ``rank`` with a free node in group ``m`` (-1: none).
+
+    Every cluster of group ``m`` (every cluster when not ``by_mask``) is allowed
+    to its jobs, so the greedy pick of such a job takes its first nodes there.
+    """
+    for i in range(rank.shape[0]):
+        k = rank[i]
+        if free[k] > 0 and (not by_mask or (m >> k) & 1):
+            return k
+    return -1
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _single_bound(m, by_mask, free, slack_h, room0, need, y, rank, on):
+    """The single-cluster test of candidate group ``m``: ``(y1, z)`` for the index.
+
+    Without a cap and with the plain greedy pick (``on``), a job of the group
+    that cannot end by the reservation and whose single width (its tasks,
+    which its allowance admits on each of the group's clusters:
+    :func:`~decoders._backfill_index.single_width`) is at most ``z``, the
+    free nodes of the group's first cluster ``k1`` (:func:`_first_cluster`),
+    is placed there alone: :func:`~decoders._federated_core.allocate` takes
+    all its tasks there and shifts nothing (one cluster used), and
+    :func:`~decoders._federated_core.place` keeps that pick. By
+    :func:`_room_left`'s identity it then leaves the head ``room0 -
+    max(0, tasks - slack_h[k1])``, at least ``need`` iff ``tasks <= y1 =
+    slack_h[k1] + room0 - need``: a wider one is refused by the exact test.
+    ``z = -1`` (off) when ``on`` is False, the group has no free node, or
+    ``y1`` is at least the width bound ``y`` (:func:`_late_width`, which then
+    keeps out every job this test would: with no slack on the group's other
+    clusters, as with an empty blacklist, or when ``room0 < need``).
+    The test is exact at the state it is computed in but not monotone as
+    jobs start (a job that ``k1`` no longer holds spills to other clusters),
+    so once it was on in a scan, a group whose ``k1`` loses nodes searches
+    again (:func:`_took_first`).
+    """
+    k1 = _first_cluster(m, by_mask, free, rank) if on and room0 >= need else -1
+    if k1 < 0 or slack_h[k1] + room0 - need >= y:
+        return EMPTY, -1
+    return slack_h[k1] + room0 - need, free[k1]
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _took_first(m, by_mask, free, alloc_j, rank):
+    """Whether a job just started (allocation ``alloc_j``, already out of ``free``) took nodes
+    of the first cluster of group ``m`` (:func:`_first_cluster`) as it stood before the start.
+
+    Otherwise that cluster and its free nodes are unchanged (the clusters before it had
+    none), the single-cluster test's bound ``y1`` only fell, and a job it skipped before
+    the start would still be refused.
+    """
+    for i in range(rank.shape[0]):
+        k = rank[i]
+        if free[k] + alloc_j[k] > 0 and (not by_mask or (m >> k) & 1):
+            return alloc_j[k] > 0
+    return False
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)

@@ -389,7 +389,7 @@ def thread_pool(n):
 
 
 def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None, n_chunks=1,
-             starts=False, allocs=False):
+             starts=False, allocs=False, work=None):
     """Run :func:`_decode` over every row of ``orders`` (P, J) and ``blacklists`` (P, J, K).
 
     ``n_chunks`` contiguous chunks run in as many threads, each with its own
@@ -397,7 +397,9 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
     objectives (P, 3), counters (P, 2), start times by order position (P, J)
     when ``starts`` (else None), every row's allocation (P, J, K) when
     ``allocs`` (else None), and the last chunk's :data:`Out`, which holds the
-    last row's schedule.
+    last row's schedule. ``work``, when given, is a ``(State, Out)`` pair of a
+    decode of the same J and K: the one chunk's work arrays, reused (with
+    ``n_chunks`` 1; its Out is overwritten).
     """
     P, J = orders.shape
     K = plat.nodes.shape[0]
@@ -409,14 +411,16 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
     out_s = np.empty((P if starts else 0, J))
     out_a = np.empty((P if allocs else 0, J, K), dtype=np.int32)
     n_chunks = max(1, min(P, n_chunks))
-    outs = [new_out(J, K) for _ in range(n_chunks)]
+    if work is not None and n_chunks != 1:
+        raise ValueError(f"reused work arrays serve one chunk, got n_chunks={n_chunks}")
+    outs = [new_out(J, K) for _ in range(n_chunks)] if work is None else [work[1]]
 
     def chunk(c):
         # The outputs by keyword (Numba folds them into its signature at no cost; a
         # bundle of them would be typed in Python at every call).
         _decode(jobs, plat, orders, blacklists, model, mode, c * P // n_chunks,
-                (c + 1) * P // n_chunks, new_state(J, K), outs[c], weight, ties, out_f=out_f,
-                out_i=out_i, out_starts=out_s, out_alloc=out_a)
+                (c + 1) * P // n_chunks, new_state(J, K) if work is None else work[0], outs[c],
+                weight, ties, out_f=out_f, out_i=out_i, out_starts=out_s, out_alloc=out_a)
 
     if n_chunks == 1:
         chunk(0)
@@ -690,8 +694,10 @@ class BatchDecoder:
     The job and platform arrays are validated, the power inputs and cluster
     ranks computed and the read-only bundles built at construction; a call
     checks and decodes only its chromosomes. A caller that decodes the same
-    jobs many times (a GA's generations) saves that set-up at every call.
-    Parameters are as in :func:`decode_batch`.
+    jobs many times (a GA's generations) saves that set-up at every call,
+    and a small batch (decoded in one thread) reuses the previous one's work
+    arrays: an instance decodes one batch at a time (not from several threads
+    at once). Parameters are as in :func:`decode_batch`.
     """
 
     def __init__(self, release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle,
@@ -706,6 +712,7 @@ class BatchDecoder:
                      power_cap=power_cap, cluster_caps=cluster_caps, rule=rule,
                      estimate=estimate)
         self._jobs, self._plat = loop.jobs, loop.plat
+        self._work = None  # one thread's work arrays, made at the first one-thread call
 
     def __call__(self, orders, blacklists, start_orders: bool = False, starts: bool = False,
                  allocations: bool = False) -> BatchDecode:
@@ -715,15 +722,18 @@ class BatchDecoder:
         orders, blacklists = check_population(orders, blacklists, J, K)
         # Handing rows to threads costs more than decoding a small batch in this one.
         threads = get_num_threads() if orders.size >= THREAD_MIN_SLOTS else 1
+        if threads == 1 and self._work is None:
+            self._work = (new_state(J, K), new_out(J, K))
         out_f, out_i, at, alloc, _ = run_rows(self._jobs, self._plat, orders, blacklists,
                                               self._code, self._easy, n_chunks=threads,
-                                              starts=start_orders or starts, allocs=allocations)
+                                              starts=start_orders or starts, allocs=allocations,
+                                              work=self._work if threads == 1 else None)
         by_start = by_job = None
         if start_orders:
             by_start = start_orders_of(orders, at)
         if starts:  # ``at`` is by order position
             by_job = np.empty_like(at)
-            np.put_along_axis(by_job, orders, at, axis=1)
+            by_job[np.arange(len(at))[:, None], orders] = at
         return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
                            out_i[:, 0].copy(), out_i[:, 1].copy(), by_start, by_job, alloc)
 

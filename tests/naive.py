@@ -1749,3 +1749,95 @@ def naive_net(w1, b1, w2, b2, images, gz=None):
     if gz is None:
         return z
     return z, (g_w1, g_b1, g_w2, g_b2)
+
+
+def naive_mutation(X, J, K, codes, order_rate, bl_rate, seg, cluster_rate, rs):
+    """:class:`moga.evolution.operators.ScheduleMutation` in plain Python, from the same draws
+    in the same order (``codes``: the order moves' codes). Returns the rows as lists.
+
+    Per row, a binomial ``(J, order_rate)`` number of order moves (kind, position ``i``,
+    a far position for a swap, else ``i`` plus a shift within ``seg``, clipped); per row a
+    binomial ``(J K, bl_rate)`` number of blacklist entries redrawn; then each row with
+    probability ``cluster_rate`` gets one level of (0, 0.5, 1) on one cluster for the jobs
+    at a run of order positions (all of them with probability 1/4).
+    """
+    n = len(X)
+    n_moves = rs.binomial(J, order_rate, n)
+    R = int(n_moves.sum())
+    kinds = [codes[c] for c in rs.integers(0, len(codes), R)]
+    i, far = rs.integers(0, J, R), rs.integers(0, J, R)
+    shift = rs.integers(-seg, seg + 1, R)
+    orders = [[int(round(v)) for v in row[:J]] for row in X]
+    s = 0
+    for r in range(n):
+        for _ in range(n_moves[r]):
+            j = far[s] if kinds[s] == 0 else min(max(i[s] + shift[s], 0), J - 1)
+            orders[r] = naive_order_move(orders[r], kinds[s], i[s], j)
+            s += 1
+    if K == 0:
+        return [[float(g) for g in o] for o in orders]
+    bls = [[list(row[J + q * K:J + (q + 1) * K]) for q in range(J)] for row in X]
+    n_reset = rs.binomial(J * K, bl_rate, n)
+    cols = rs.integers(0, J * K, int(n_reset.sum()))
+    values = rs.random(cols.size)
+    t = 0
+    for r in range(n):
+        for _ in range(n_reset[r]):
+            bls[r][cols[t] // K][cols[t] % K] = values[t]
+            t += 1
+    picked = [r for r, u in enumerate(rs.random(n)) if u < cluster_rate]
+    m = len(picked)
+    cluster, level = rs.integers(0, K, m), rs.integers(0, 3, m)
+    a = rs.integers(0, J + 1, (m, 2))
+    whole = rs.random(m) < 0.25
+    for t, r in enumerate(picked):
+        lo, hi = (0, J) if whole[t] else (min(a[t]), max(a[t]))
+        bls[r] = naive_cluster_move(orders[r], bls[r], cluster[t], lo, hi,
+                                    [0.0, 0.5, 1.0][level[t]])
+    return [[float(g) for g in orders[r]] + [float(v) for row in bls[r] for v in row]
+            for r in range(n)]
+
+
+def naive_crowding_distance(F):
+    """NSGA-II's crowding distance as pymoo defines it, in plain Python: per objective,
+    the gaps to the neighbours in the (stable) sorted order over the objective's range
+    (``inf`` at the ends; 0 where the range is 0 or a gap is undefined), summed over the
+    objectives left to right and divided by their number; every row ``inf`` for n <= 2."""
+    n, m = len(F), len(F[0])
+    if n <= 2:
+        return [math.inf] * n
+    part = [[0.0] * m for _ in range(n)]
+    for k in range(m):
+        order = sorted(range(n), key=lambda i: F[i][k])
+        s = [F[i][k] for i in order]
+        norm = max(s) - min(s)
+        for p, i in enumerate(order):
+            gaps = (s[p] - s[p - 1] if p > 0 else math.inf,
+                    s[p + 1] - s[p] if p < n - 1 else math.inf)
+            d = [g / norm if norm != 0 and not math.isnan(g / norm) else 0.0 for g in gaps]
+            part[i][k] = d[0] + d[1]
+    out = []
+    for i in range(n):
+        t = part[i][0]
+        for k in range(1, m):
+            t += part[i][k]
+        out.append(t / m)
+    return out
+
+
+def naive_pareto_ranks(F):
+    """Pareto rank of each row (0: non-dominated; equal rows do not dominate each other)."""
+    n = len(F)
+    left, rank, r = set(range(n)), [None] * n, 0
+
+    def dominates(a, b):
+        pairs = list(zip(a, b, strict=True))
+        return all(x <= y for x, y in pairs) and any(x < y for x, y in pairs)
+
+    while left:
+        front = [i for i in left if not any(dominates(F[j], F[i]) for j in left)]
+        for i in front:
+            rank[i] = r
+        left -= set(front)
+        r += 1
+    return rank

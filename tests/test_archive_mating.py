@@ -42,6 +42,33 @@ def test_archive_equals_its_twin_in_two_objectives(seed, capacity, sizes):
     assert got == want
 
 
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), capacity=st.integers(4, 12),
+       sizes=st.lists(st.integers(1, 15), min_size=1, max_size=5))
+def test_archive_rows_and_take_equal_the_plain_merges(seed, capacity, sizes):
+    """Candidates given as rows of a larger array, then taken out in an order: the same
+    points and chromosomes as merging the gathered rows, and the archive left empty."""
+    rng = np.random.default_rng(seed)
+    scale = np.array([2.0, 0.5])
+    plain, by_rows = ParetoArchive(capacity, scale), ParetoArchive(capacity, scale)
+    for n in sizes:
+        F = _front(rng, n) * scale
+        big = rng.random((n + 3, 4))
+        rows = rng.permutation(n + 3)[:n]
+        plain.update(F, big[rows])
+        by_rows.update(F, big, rows=rows)
+        assert np.array_equal(plain.F, by_rows.F) and np.array_equal(plain.X, by_rows.X)
+    order = rng.permutation(len(plain))
+    want_F, want_X = plain.F[order], plain.X[order]
+    X = by_rows.take(order)
+    assert np.array_equal(X, want_X) and len(want_F) == len(order)
+    assert len(by_rows) == 0 and by_rows.X is None
+    with pytest.raises(ValueError, match="rows must index"):
+        plain.update(F[:1], big, rows=[n + 3])
+    with pytest.raises(ValueError, match="distinct indices"):
+        plain.take([0, 0])
+
+
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), capacity=st.integers(6, 10))
 def test_archive_equals_its_twin_in_three_objectives(seed, capacity):
@@ -133,6 +160,50 @@ def test_neighbour_selection_pairs_a_tournament_winner_with_a_neighbour():
         assert P[s].tolist() == [first, nb[first][pick[s]]]
     with pytest.raises(ValueError, match="neighbours"):
         NeighbourSelection(0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 30), m=st.integers(1, 3),
+       k=st.integers(1, 12), n_select=st.integers(0, 25))
+def test_neighbour_pairs_equal_their_twin_on_ties(seed, n, m, k, n_select):
+    rng = np.random.default_rng(seed)
+    F = np.round(rng.random((n, m)) * 4) / 4  # ties in distance and equal rows
+    rank = rng.integers(0, 3, n).astype(float)
+    rank[rng.random(n) < 0.2] = np.inf  # individuals without a rank lose
+    crowd = np.round(rng.random(n) * 3) / 3
+    crowd[rng.random(n) < 0.2] = np.inf
+    got = NeighbourSelection(k).pairs(rank, crowd, F, n_select, np.random.default_rng(seed))
+    rs = np.random.default_rng(seed)
+    a, b = rs.integers(0, n, n_select), rs.integers(0, n, n_select)
+    nb = naive_nearest_neighbours(F, k)
+    pick = rs.integers(0, len(nb[0]), n_select)
+    want = []
+    for s in range(n_select):
+        x, y = a[s], b[s]
+        first = y if rank[y] < rank[x] or (rank[y] == rank[x] and crowd[y] > crowd[x]) else x
+        want.append([first, nb[first][pick[s]]])
+    assert got.reshape(-1, 2).tolist() == want
+    # A population of one mates with itself.
+    one = NeighbourSelection(k).pairs(rank[:1], crowd[:1], F[:1], 3, rs)
+    assert one.tolist() == [[0, 0]] * 3
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_pop=st.integers(0, 8),
+       sizes=st.lists(st.integers(0, 8), min_size=1, max_size=4))
+def test_lazy_duplicate_check_keeps_what_seen_rows_keep(seed, n_pop, sizes):
+    from moga.evolution.duplicates import SeenRows, _row_hashes
+    from moga.evolution.mating import _LazySeen
+
+    rng = np.random.default_rng(seed)
+    pool = rng.integers(0, 2, (6, 3)).astype(float)  # few distinct rows: repeats happen
+    X = pool[rng.integers(0, 6, n_pop)]
+    lazy, full = _LazySeen(X, _row_hashes(X)), SeenRows(X, _row_hashes(X))
+    for size in sizes:
+        C = pool[rng.integers(0, 6, size)] if rng.random() < 0.5 else rng.random((size, 3))
+        h = _row_hashes(C)
+        want = [i for i, (row, hi) in enumerate(zip(C, h, strict=True)) if full.add(row, hi)]
+        assert lazy.add_rows(C, h).tolist() == want
 
 
 @pytest.fixture(scope="module")

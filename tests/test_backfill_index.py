@@ -47,6 +47,18 @@ def _random_queue(seed):
     return rng, J, K, st, order, mask, tasks, runtime
 
 
+def _join_and_leave(rng, queued, tasks, runtime, st):
+    """Some jobs join the index's queue, some leave it; ``queued`` follows."""
+    J = len(queued)
+    for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
+        if queued[j] and rng.random() < 0.3:
+            queued[j] = False
+            set_leaf(j, EMPTY, np.inf, st, True)
+        elif not queued[j]:
+            queued[j] = True
+            set_leaf(j, tasks[j], runtime[j], st, True)
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_first_candidate_matches_a_scan_of_the_queue(seed):
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
@@ -54,14 +66,7 @@ def test_first_candidate_matches_a_scan_of_the_queue(seed):
     assert sorted(st.index.g_act[:n_act]) == sorted(set(mask.tolist()))
     queued = np.zeros(J, dtype=bool)
     for _ in range(6):
-        # Some jobs join, some leave.
-        for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
-            if queued[j] and rng.random() < 0.3:
-                queued[j] = False
-                set_leaf(j, EMPTY, np.inf, st, True)
-            elif not queued[j]:
-                queued[j] = True
-                set_leaf(j, tasks[j], runtime[j], st, True)
+        _join_and_leave(rng, queued, tasks, runtime, st)
         for _ in range(20):
             m = int(rng.integers(0, 1 << K))
             after = int(rng.integers(-1, J))
@@ -192,13 +197,7 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
     for _ in range(6):
-        for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
-            if queued[j] and rng.random() < 0.3:
-                queued[j] = False
-                set_leaf(j, EMPTY, np.inf, st, True)
-            elif not queued[j]:
-                queued[j] = True
-                set_leaf(j, tasks[j], runtime[j], st, True)
+        _join_and_leave(rng, queued, tasks, runtime, st)
         for _ in range(20):
             m = int(rng.integers(0, 1 << K))
             if not np.any(mask == m):
@@ -327,3 +326,45 @@ def test_least_cost_takes_the_cheapest_nodes_first():
     assert least_cost(ix, 5, 1.0, 0b010, nodes, 0) == np.inf  # 2 nodes for 5 tasks
     # With 3 head tasks: cluster 0 at the head's 5 W, then cluster 1 at 10 W.
     assert least_cost(ix, 5, 1.0, -1, nodes, 3) == pytest.approx(4 * 5.0 + 2 * 10.0 + 2 * 40.0)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_single_cluster_test_matches_a_scan_of_the_queue(seed):
+    # A job that cannot end by the reservation is skipped when it is wider than y1 and its
+    # single width (its tasks if its allowance admits them on every cluster of its group,
+    # EMPTY otherwise) is at most z.
+    from decoders._backfill_index import single_width
+
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
+    st.scan.allow_j[:] = rng.integers(0, 14, (J, K)) * ((mask[:, None] >> np.arange(K)) & 1)
+    sw = np.array([t if all(st.scan.allow_j[j, k] >= t for k in range(K) if (mask[j] >> k) & 1)
+                   else EMPTY for j, t in enumerate(tasks)])
+    assert [single_width.py_func(j, tasks[j], st, True) for j in range(J)] == sw.tolist()
+    build_index(order, st, True)
+    queued = np.zeros(J, dtype=bool)
+    for _ in range(6):
+        _join_and_leave(rng, queued, tasks, runtime, st)
+        for _ in range(20):
+            m = int(rng.integers(0, 1 << K))
+            if not np.any(mask == m):
+                continue
+            after = int(rng.integers(-1, J))
+            x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
+            y1, z = int(rng.integers(0, 10)), int(rng.integers(-1, 14))
+            t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
+            want = None
+            for p in range(after + 1, J):
+                j = order[p]
+                if not queued[j] or mask[j] != m or tasks[j] > x:
+                    continue
+                if t + runtime[j] * sd <= shadow or (tasks[j] <= y
+                                                     and not (tasks[j] > y1 and sw[j] <= z)):
+                    want = j
+                    break
+            got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, y1=y1,
+                                  z=z)
+            assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, y1=y1, z=z) == got
+            if want is None:
+                assert got == -1
+            else:
+                assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want

@@ -287,7 +287,7 @@ def test_batch_decoder_set_up_once_decodes_as_decode_batch(seed):
                                                                "consolidate"][seed],
             "power_cap": fed.power_cap}
     dec = BatchDecoder(*arrays, **opts)
-    for P in (1, 7, 40):
+    for P in (1, 7, 40, 1, 7, 40):  # one-thread batches reuse the work arrays of the last one
         orders = np.array([rng.permutation(J) for _ in range(P)])
         bls = rng.random((P, J, 3)) * rng.choice([0.0, 0.7], (P, J, 1))
         a = dec(orders, bls, start_orders=True, starts=True, allocations=True)

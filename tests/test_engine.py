@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from pymoo.core.population import Population
 from pymoo.core.problem import Problem
@@ -63,6 +63,48 @@ def test_survival_equals_pymoos_rank_and_crowding():
         np.testing.assert_array_equal(got.X, want.get("X"))
         np.testing.assert_array_equal(got.rank, want.get("rank"))
         np.testing.assert_array_equal(got.crowding, want.get("crowding").astype(float))
+
+
+def test_survival_of_a_large_set_equals_pymoos_rank_and_crowding():
+    from moga.evolution.survival import SMALL_SORT
+
+    rng = np.random.default_rng(1)
+    for n, m in ((SMALL_SORT + 1, 2), (3 * SMALL_SORT, 3), (SMALL_SORT, 2)):
+        F = np.round(rng.random((n, m)), 1)
+        X = rng.random((n, 2))
+        pop = Population.new(X=X, F=F)
+        want = RankAndCrowding().do(Problem(n_var=2, n_obj=m), pop, n_survive=n // 2,
+                                    random_state=np.random.default_rng(n))
+        got = survive(X, F, n // 2, np.random.default_rng(n))
+        np.testing.assert_array_equal(got.X, want.get("X"))
+        np.testing.assert_array_equal(got.crowding, want.get("crowding").astype(float))
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40), m=st.integers(1, 7),
+       levels=st.sampled_from([2, 4, 0]), infinite=st.booleans())
+def test_ranks_and_crowding_equal_their_twins_and_pymoo(seed, n, m, levels, infinite):
+    from moocore import pareto_rank
+    from naive import naive_crowding_distance, naive_pareto_ranks
+    from pymoo.operators.survival.rank_and_crowding.metrics import calc_crowding_distance
+
+    from moga.evolution.survival import _crowding_distance, _pareto_ranks
+
+    rng = np.random.default_rng(seed)
+    # Coarse values (ties, equal rows, constant objectives) or continuous ones (levels 0).
+    F = rng.integers(0, levels, (n, m)).astype(float) if levels else rng.random((n, m))
+    if infinite:
+        F[rng.random((n, m)) < 0.1] = np.inf
+    ranks = _pareto_ranks(F)
+    assert ranks.tolist() == naive_pareto_ranks(F.tolist())
+    if not infinite:  # (the survival leaves infinite objectives to moocore)
+        np.testing.assert_array_equal(ranks, pareto_rank(F))
+    cd = _crowding_distance(F)
+    assert cd.tolist() == naive_crowding_distance(F.tolist())
+    if n > 2:
+        with np.errstate(invalid="ignore"):
+            want = calc_crowding_distance(F.copy())
+        assert cd.tobytes() == want.tobytes()  # bit for bit, as the survival's ties need
 
 
 def test_resequencer_takes_the_easy_start_order(small):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import naive_fitted_row, naive_order_crossover
 from pymoo.core.population import Population
@@ -399,3 +399,36 @@ def test_mutation_in_place_equals_mutation_into_a_new_array(problem):
     assert not np.array_equal(new, X)
     same = mut._do(problem, X, random_state=np.random.default_rng(6), out=X)
     assert same is X and np.array_equal(X, new)
+
+
+class _Dims:
+    """The two sizes the operators read off a problem."""
+
+    def __init__(self, J, K):
+        self.n_jobs, self.n_var = J, J + J * K
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), J=st.integers(1, 25), K=st.integers(0, 4),
+       n=st.integers(1, 12), rates=st.sampled_from([(None, None, 0.2), (0.3, 0.2, 0.7),
+                                                     (1.0, 0.0, 1.0), (0.0, 1.0, 0.0)]),
+       moves=st.sampled_from([("swap",), ("insert", "invert"), ("swap", "insert", "invert")]),
+       seg=st.sampled_from([None, 1, 3]), in_place=st.booleans())
+def test_mutation_equals_its_plain_python_twin(seed, J, K, n, rates, moves, seg, in_place):
+    from naive import naive_mutation
+
+    from moga.evolution.operators import ORDER_MOVES
+
+    rng = np.random.default_rng(seed)
+    X = join(np.array([rng.permutation(J) for _ in range(n)]), rng.random((n, J, K)))
+    mut = ScheduleMutation(*rates[:2], order_moves=moves, max_segment=seg, cluster_rate=rates[2])
+    twin = np.random.default_rng(seed + 1)
+    want = naive_mutation(X.tolist(), J, K, [ORDER_MOVES[m] for m in moves],
+                          1 / J if rates[0] is None else rates[0],
+                          1 / J if rates[1] is None else rates[1],
+                          max(2, J // 20) if seg is None else seg, rates[2], twin)
+    rs = np.random.default_rng(seed + 1)
+    got = mut._do(_Dims(J, K), X, random_state=rs, out=X if in_place else None)
+    assert got.tolist() == want
+    assert (got is X) == in_place
+    assert rs.random() == twin.random()  # the same draws

@@ -49,14 +49,18 @@ class ParetoArchive:
         self.capacity = int(capacity)
         self.scale = scale
         self.F = np.empty((0, scale.size))
-        # One independent row per point: a merge copies only the new points' rows
-        # (a row of a 55,000-job set holds 275,000 values).
-        self._rows = []
+        # The chromosomes live in one block of ``capacity`` rows, allocated at the first
+        # merge; ``_slot[i]`` is point i's row. A merge copies only the new points' rows
+        # (a row of a 55,000-job set holds 275,000 values), into the rows of the points it
+        # drops: no row is allocated or freed per merge, so that the memory the archive
+        # holds is the block's, whatever the allocator makes of many freed rows.
+        self._block = None
+        self._slot = np.empty(0, dtype=np.int64)
 
     @property
     def X(self) -> np.ndarray | None:
         """The archived chromosomes, one row per point of ``F`` (None while empty)."""
-        return np.vstack(self._rows) if self._rows else None
+        return self._block[self._slot] if len(self._slot) else None
 
     def __len__(self) -> int:
         return len(self.F)
@@ -75,13 +79,23 @@ class ParetoArchive:
         covered = np.all(self.F[None, :, :] <= F[:, None, :], axis=2).any(axis=1)
         return ~covered
 
-    def update(self, F, X) -> None:
-        """Merge candidates ``F`` (n, m) with chromosomes ``X`` (n, n_var)."""
+    def update(self, F, X, rows=None) -> None:
+        """Merge candidates ``F`` (n, m) with chromosomes ``X`` (n, n_var).
+
+        With ``rows`` (n,), the candidates' chromosomes are the rows ``X[rows]`` of a
+        larger array: only the kept ones are copied, without gathering the others.
+        """
         F = np.atleast_2d(np.asarray(F, dtype=float))
         X = np.atleast_2d(np.asarray(X, dtype=float))
-        if F.shape[1] != self.scale.size or len(F) != len(X):
+        if rows is None:
+            rows = np.arange(len(X))
+        else:
+            rows = np.asarray(rows, dtype=np.int64).reshape(-1)
+            if rows.size and (rows.min() < 0 or rows.max() >= len(X)):
+                raise ValueError(f"rows must index the {len(X)} rows of X, got {rows}")
+        if F.shape[1] != self.scale.size or len(F) != len(rows):
             raise ValueError(f"F must be (n, {self.scale.size}) with one row of X per row, "
-                             f"got F {F.shape} and X {X.shape}")
+                             f"got F {F.shape} and {len(rows)} rows of X {X.shape}")
         if len(F) == 0:
             return
         n_old = len(self.F)
@@ -93,8 +107,43 @@ class ParetoArchive:
         if len(idx) > self.capacity:
             idx = idx[_truncate(allF[idx] / self.scale, self.capacity)]
         old, new = idx[idx < n_old], idx[idx >= n_old] - n_old
+        if self._block is None:
+            self._block = np.empty((self.capacity, X.shape[1]))
+        elif X.shape[1] != self._block.shape[1]:
+            raise ValueError(f"X must have {self._block.shape[1]} columns as before, "
+                             f"got {X.shape[1]}")
+        kept = self._slot[old]
+        free = np.ones(self.capacity, dtype=bool)
+        free[kept] = False
+        slots = np.flatnonzero(free)[:new.size]
+        for s, i in zip(slots, new, strict=True):
+            self._block[s] = X[rows[i]]
         self.F = allF[idx]
-        self._rows = [self._rows[i] for i in old] + [X[i].copy() for i in new]
+        self._slot = np.concatenate([kept, slots])
+
+    def take(self, order) -> np.ndarray:
+        """The chromosomes of the points ``order`` (indices into ``F``, each once), as one
+        (len(order), n_var) array, and the archive emptied.
+
+        With every row of the block in use, the rows are put in order within the block,
+        which becomes the array: the archive's chromosomes are not held twice at the end
+        of a run (as :attr:`X` would hold them).
+        """
+        order = np.asarray(order, dtype=np.int64).reshape(-1)
+        if order.size != np.unique(order).size or (
+                order.size and (order.min() < 0 or order.max() >= len(self.F))):
+            raise ValueError(f"order must be distinct indices of the {len(self.F)} points, "
+                             f"got {order}")
+        block, slots = self._block, self._slot[order]
+        self._block, self._slot, self.F = None, self._slot[:0], self.F[:0]
+        if block is None:
+            return np.empty((0, 0))
+        if slots.size < len(block):
+            return block[slots]
+        from .engine import _rows_in_place
+
+        _rows_in_place(block, slots, block[:0])
+        return block
 
 
 def _covered_2d(A, F) -> np.ndarray:

@@ -14,6 +14,7 @@ tournament (rank, then crowding distance) and the second among the
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 from pymoo.core.infill import InfillCriterion
 from pymoo.core.selection import Selection
 from pymoo.core.variable import get
@@ -41,6 +42,48 @@ def nearest_neighbours(F, k: int, rows=None) -> np.ndarray:
     D = ((G[rows, None, :] - G[None, :, :]) ** 2).sum(axis=2)
     D[np.arange(rows.size), rows] = np.inf
     return np.argsort(D, axis=1, kind="stable")[:, :k]
+
+
+@njit(cache=True)
+def _tournament_neighbours(rank, crowding, F, a, b, k):
+    """Each mating's first parent (the tournament winner of ``a[i]`` and ``b[i]``) and
+    its ``k`` nearest other rows of ``F``, as :func:`nearest_neighbours` gives them
+    (``k`` already capped at ``n - 1``; for ``m < 8`` objectives, numpy's sum of
+    squares is the left-to-right one)."""
+    n, m = F.shape
+    lo = np.empty(m)
+    span = np.empty(m)
+    for j in range(m):
+        lo[j] = F[:, j].min()
+        hi = F[:, j].max()
+        span[j] = hi - lo[j] if hi > lo[j] else 1.0
+    G = np.empty((n, m))
+    for i in range(n):
+        for j in range(m):
+            G[i, j] = (F[i, j] - lo[j]) / span[j]
+    n_sel = a.size
+    first = np.empty(n_sel, dtype=np.int64)
+    kk = min(k, n)
+    nb = np.empty((n_sel, kk), dtype=np.int64)
+    D = np.empty(n)
+    for s in range(n_sel):
+        x, y = a[s], b[s]
+        # Lower rank wins, then larger crowding distance, then the first drawn.
+        if rank[y] < rank[x] or (rank[y] == rank[x] and crowding[y] > crowding[x]):
+            x = y
+        first[s] = x
+        for i in range(n):
+            d = G[x, 0] - G[i, 0]
+            t = d * d
+            for j in range(1, m):
+                d = G[x, j] - G[i, j]
+                t += d * d
+            D[i] = t
+        D[x] = np.inf
+        order = np.argsort(D, kind="mergesort")
+        for c in range(kk):
+            nb[s, c] = order[c]
+    return first, nb
 
 
 class NeighbourSelection(Selection):
@@ -76,6 +119,13 @@ class NeighbourSelection(Selection):
         n = len(F)
         a = random_state.integers(0, n, n_select)
         b = random_state.integers(0, n, n_select)
+        F = np.asarray(F, dtype=float)
+        if F.ndim == 2 and F.shape[1] < 8:
+            first, nb = _tournament_neighbours(
+                np.asarray(rank, dtype=float), np.asarray(crowding, dtype=float),
+                np.ascontiguousarray(F), a, b, max(1, min(self.neighbours, n - 1)))
+            second = nb[np.arange(n_select), random_state.integers(0, nb.shape[1], n_select)]
+            return np.column_stack([first, second])
         # Lower rank wins, then larger crowding distance, then the lower position.
         b_wins = (rank[b] < rank[a]) | ((rank[b] == rank[a]) & (crowding[b] > crowding[a]))
         first = np.where(b_wins, b, a)
@@ -151,7 +201,7 @@ class ArrayMating(InfillCriterion):
         index pairs (n_matings, 2).
         """
         n_max = self.n_max_iterations if n_max_iterations is None else n_max_iterations
-        seen = SeenRows(X, _row_hashes(X) if hashes is None else hashes)
+        seen = _LazySeen(X, _row_hashes(X) if hashes is None else hashes)
         batches, n_kept = [], 0  # (children, kept row indices, their hashes) per round
         for _ in range(n_max):
             if n_kept >= n_offsprings:
@@ -190,12 +240,38 @@ class ArrayMating(InfillCriterion):
                 C = np.ascontiguousarray(C, dtype=np.float64)
             C += 0.0  # -0.0 -> 0.0
             h = _row_hashes(C)
-            new = np.array([i for i, (row, hi) in enumerate(zip(C, h, strict=True))
-                            if seen.add(row, hi)], dtype=np.int64)
+            new = seen.add_rows(C, h)
             new = new[:n_offsprings - n_kept]  # pymoo keeps the first ones, too
             batches.append((C, new, h[new]))
             n_kept += new.size
         return _gather(batches, X.shape[1])
+
+
+class _LazySeen:
+    """:class:`SeenRows` that compares genes only when some hash repeats.
+
+    Rows whose hashes are new and distinct are all new; the full check
+    (:class:`SeenRows`, built from every row recorded so far) runs only for a
+    batch where a hash repeats. The rows it keeps are those of ``SeenRows``.
+    """
+
+    def __init__(self, X, hashes):
+        self.blocks = [(X, np.asarray(hashes, dtype=np.uint64))]
+        self.hashes = set(self.blocks[0][1].tolist())
+        self.full = None
+
+    def add_rows(self, C, h) -> np.ndarray:
+        """Record the rows of ``C`` (hashes ``h``) in order; the indices of those new."""
+        hl = h.tolist()
+        if self.full is None and len(set(hl)) == len(hl) and self.hashes.isdisjoint(hl):
+            self.hashes.update(hl)
+            self.blocks.append((C, h))
+            return np.arange(len(C), dtype=np.int64)
+        if self.full is None:
+            self.full = SeenRows(np.vstack([b for b, _ in self.blocks]),
+                                 np.concatenate([g for _, g in self.blocks]))
+        return np.array([i for i, (row, hi) in enumerate(zip(C, h, strict=True))
+                         if self.full.add(row, hi)], dtype=np.int64)
 
 
 def _gather(batches, n_var):

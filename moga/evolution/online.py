@@ -93,6 +93,7 @@ class WindowProblem(SchedulingProblem):
         super().__init__(queue, federation, model=model, objectives=("makespan",))
         self.n_obj = len(objectives)
         self.objectives = objectives
+        self._cols = [WINDOW_OBJECTIVES.index(o) for o in objectives]
         self.full = full
         self.n_pinned = int(n_pinned)
         self.pinned_bl = np.asarray(pinned_bl, dtype=np.float64).reshape(self.n_pinned,
@@ -129,16 +130,18 @@ class WindowProblem(SchedulingProblem):
     def objectives_of(self, makespan, energy, flowtime, starts):
         """``(G (P, 4), starts)``: the window objectives of decoded rows, rounded (to 1 us,
         1 mJ and 1e-9) so that schedules equal up to float noise tie."""
-        bsld = np.maximum(1.0, (self._bsld_num + starts) / self._bsld_den).mean(axis=1)
-        G = np.column_stack([np.round(makespan, 6), np.round(energy, 3), np.round(flowtime, 6),
-                             np.round(bsld, 9)])
+        # The mean over the waiting jobs, as numpy's mean computes it (sum, then divide).
+        bsld = np.maximum(1.0, (self._bsld_num + starts) / self._bsld_den).sum(axis=1)
+        bsld /= starts.shape[1]
+        G = np.empty((len(bsld), 4))
+        for col, v, digits in ((0, makespan, 6), (1, energy, 3), (2, flowtime, 6), (3, bsld, 9)):
+            v.round(digits, out=G[:, col])
         return G, starts
 
     def decode(self, X):
         """Objective matrix (P, n_obj) of rows ``X``, and the full matrix (P, 4)."""
         G, _ = self.evaluate_rows(X)
-        cols = [WINDOW_OBJECTIVES.index(o) for o in self.objectives]
-        return G[:, cols], G
+        return G[:, self._cols], G
 
     def start_orders(self, X, backfill: str = "easy"):
         raise NotImplementedError("a window problem has no re-sequencing")

@@ -565,40 +565,105 @@ class ScheduleMutation(Mutation):
         """The mutated rows of ``X``: a new array, or ``out`` (which may be ``X`` itself)."""
         J, K = _dims(problem)
         n = X.shape[0]
+        rs = random_state
         order_rate = 1.0 / J if self.order_rate is None else self.order_rate
         bl_rate = 1.0 / J if self.blacklist_rate is None else self.blacklist_rate
         seg = max(2, J // 20) if self.max_segment is None else self.max_segment
-        orders = np.rint(X[:, :J]).astype(np.int64)
-        n_moves = random_state.binomial(J, order_rate, n)
-        rows = np.repeat(np.arange(n), n_moves)
-        codes = np.array([ORDER_MOVES[m] for m in self.order_moves], dtype=np.int64)
-        kinds = codes[random_state.integers(0, codes.size, rows.size)]
-        i = random_state.integers(0, J, rows.size)
+        # Every draw first, in a fixed order; one kernel then applies them.
+        n_moves = rs.binomial(J, order_rate, n)
+        n_ord = int(n_moves.sum())
+        move = rs.integers(0, len(self.order_moves), n_ord)
+        i = rs.integers(0, J, n_ord)
         # Swaps reach anywhere; inserts and inversions stay within max_segment positions.
-        far = random_state.integers(0, J, rows.size)
-        near = np.clip(i + random_state.integers(-seg, seg + 1, rows.size), 0, J - 1)
-        j = np.where(kinds == 0, far, near)
-        _apply_order_moves(orders, rows, kinds, i, j)
+        far = rs.integers(0, J, n_ord)
+        shift = rs.integers(-seg, seg + 1, n_ord)
         if out is None:
             out = np.empty_like(X, dtype=np.float64)
-        out[:, :J] = orders
-        if out is not X:
-            out[:, J:] = X[:, J:]
         if K == 0:
+            _mutate_into(X, out, J, K, self._codes(), n_moves, move, i, far, shift,
+                         n_reset=_NO_INT, cols=_NO_INT, values=_NO_FLOAT, rows=_NO_INT,
+                         cluster=_NO_INT, level=_NO_INT, a=_NO_PAIRS, whole=_NO_BOOL)
             return out
         # Entries to reset: a binomial count per individual, then that many positions.
-        n_reset = random_state.binomial(J * K, bl_rate, n)
-        rows = np.repeat(np.arange(n), n_reset)
-        cols = J + random_state.integers(0, J * K, rows.size)
-        out[rows, cols] = random_state.random(rows.size)
+        n_reset = rs.binomial(J * K, bl_rate, n)
+        n_res = int(n_reset.sum())
+        cols = J + rs.integers(0, J * K, n_res)
+        values = rs.random(n_res)
         # Whole-cluster moves.
-        rows = np.flatnonzero(random_state.random(n) < self.cluster_rate)
+        rows = np.flatnonzero(rs.random(n) < self.cluster_rate)
         m = rows.size
-        cluster = random_state.integers(0, K, m)
-        level = np.array([0.0, 0.5, 1.0])[random_state.integers(0, 3, m)]
-        a = random_state.integers(0, J + 1, (m, 2))
-        whole = random_state.random(m) < 0.25
-        lo = np.where(whole, 0, a.min(axis=1))
-        hi = np.where(whole, J, a.max(axis=1))
-        _apply_cluster_moves(out, J, K, rows, cluster, lo, hi, level)
+        cluster = rs.integers(0, K, m)
+        level = rs.integers(0, 3, m)
+        a = rs.integers(0, J + 1, (m, 2))
+        whole = rs.random(m) < 0.25
+        _mutate_into(X, out, J, K, self._codes(), n_moves, move, i, far, shift,
+                     n_reset=n_reset, cols=cols, values=values, rows=rows, cluster=cluster,
+                     level=level, a=a, whole=whole)
         return out
+
+    def _codes(self) -> np.ndarray:
+        """The kernel's codes (:data:`ORDER_MOVES`) of this mutation's order moves."""
+        codes = getattr(self, "_code_array", None)
+        if codes is None:
+            codes = self._code_array = np.array([ORDER_MOVES[m] for m in self.order_moves],
+                                                dtype=np.int64)
+        return codes
+
+
+_NO_INT = np.zeros(0, dtype=np.int64)
+_NO_FLOAT = np.zeros(0)
+_NO_BOOL = np.zeros(0, dtype=np.bool_)
+_NO_PAIRS = np.zeros((0, 2), dtype=np.int64)
+
+
+@njit(cache=True)
+def _mutate_into(X, out, J, K, codes, n_moves, move, i, far, shift, n_reset, cols, values,
+                 rows, cluster, level, a, whole):
+    """Apply :class:`ScheduleMutation`'s drawn moves to the rows of ``X``, into ``out``
+    (which may be ``X``).
+
+    Row ``r`` gets its ``n_moves[r]`` order moves in turn (move ``s``: kind
+    ``codes[move[s]]`` at position ``i[s]``, to ``far[s]`` for a swap, else to
+    ``i[s] + shift[s]`` clipped to the order), then its ``n_reset[r]`` blacklist
+    entries ``cols`` set to ``values``, in turn; then, for each ``rows[t]``, the
+    jobs at order positions ``lo .. hi - 1`` (all of them when ``whole[t]``,
+    else between the two draws of ``a[t]``) get level ``(0, 0.5, 1)[level[t]]``
+    on ``cluster[t]``.
+    """
+    n = X.shape[0]
+    s = 0
+    orders = np.empty((1, J), dtype=np.int64)
+    one = np.zeros(1, dtype=np.int64)
+    kind = np.empty(1, dtype=np.int64)
+    ii = np.empty(1, dtype=np.int64)
+    jj = np.empty(1, dtype=np.int64)
+    for r in range(n):
+        for p in range(J):
+            orders[0, p] = np.int64(np.rint(X[r, p]))
+        for _ in range(n_moves[r]):
+            kind[0] = codes[move[s]]
+            ii[0] = i[s]
+            if kind[0] == 0:
+                jj[0] = far[s]
+            else:
+                jj[0] = min(max(i[s] + shift[s], 0), J - 1)
+            _apply_order_moves(orders, one, kind, ii, jj)
+            s += 1
+        for p in range(J):
+            out[r, p] = orders[0, p]
+        for p in range(J, X.shape[1]):
+            out[r, p] = X[r, p]
+    t = 0
+    for r in range(n_reset.size):
+        for _ in range(n_reset[r]):
+            out[r, cols[t]] = values[t]
+            t += 1
+    m = rows.size
+    lo = np.empty(m, dtype=np.int64)
+    hi = np.empty(m, dtype=np.int64)
+    value = np.empty(m)
+    for t in range(m):
+        lo[t] = 0 if whole[t] else min(a[t, 0], a[t, 1])
+        hi[t] = J if whole[t] else max(a[t, 0], a[t, 1])
+        value[t] = 0.5 * level[t]
+    _apply_cluster_moves(out, J, K, rows, cluster, lo, hi, value)

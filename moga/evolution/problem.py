@@ -21,9 +21,10 @@ from ..model.schedule import evaluate_batch
 
 __all__ = ["OBJECTIVES", "SchedulingProblem", "ScheduleRepair", "split", "join"]
 
-#: Most chromosome values decoded in one batch (64 MB of genes; a 55,000-job population
-#: of 100 on 4 clusters holds 28 million).
-DECODE_BLOCK = 1 << 23
+#: Most chromosome values decoded in one batch (16 MB of genes, 7 rows of a 55,000-job set
+#: on 4 clusters): the decoder's contiguous copy of a batch's blacklists is a transient on
+#: top of the population and its children, and smaller batches decode as fast.
+DECODE_BLOCK = 1 << 21
 
 #: Objectives a problem can minimise, with their units ("makespan+flowtime" is the
 #: single objective of GA-MF, after Gabaldon et al. 2015).

@@ -253,8 +253,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                     or (interrupt is not None and bool(interrupt())))
 
         def observe(n, n_evals, pop, off_F, off_X):
-            history.record(n, n_evals, off_F, lambda rows: off_X[rows],
-                           lambda: pop.F[pop.rank == 0])
+            history.record(n, n_evals, off_F, off_X, lambda: pop.F[pop.rank == 0])
 
         extra = None
         if params.fast_end:
@@ -264,7 +263,11 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         pop = evolve(search, pop_size=params.pop_size, sampling=sampling, selection=selection,
                      crossover=crossover, mutation=mutation, seed=seed, stop=stop,
                      observe=observe, improve=improve, extra=extra)
-        front_F, front_X = pop.F[pop.rank == 0], pop.X[pop.rank == 0]
+        # The population's front is the result only without an archive: with one, the
+        # population is dropped here, before the archive's rows are gathered.
+        front_F, front_X = ((pop.F[pop.rank == 0], pop.X[pop.rank == 0]) if archive is None
+                            else (None, None))
+        del pop
         if bar is not None:
             bar.close()
     else:
@@ -275,14 +278,15 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                                       progress=progress, interrupt=interrupt)
     wall = time.perf_counter() - t0
 
-    if archive is not None:
-        F, X = archive.F, archive.X
-    else:
-        F, X = np.atleast_2d(front_F), np.atleast_2d(front_X)
+    front_X = None if archive is not None else np.atleast_2d(front_X)
+    F = archive.F if archive is not None else np.atleast_2d(front_F)
+    front_F = None
     # One chromosome per distinct objective vector, sorted by the first objective.
     _, first = np.unique(F, axis=0, return_index=True)
     idx = first[np.lexsort(F[first].T[::-1])]
-    F, X = F[idx], X[idx]
+    # The archive's rows are gathered once, each released as it is copied.
+    F, X = F[idx], (archive.take(idx) if archive is not None else front_X[idx])
+    front_X = None
     # With easy_search, the EASY decodes and the twins' in-order ones both count.
     decoders = (problem,) if search is problem else (problem, search)
     h = np.array(history.rows, dtype=float)

@@ -117,22 +117,24 @@ class _Recorder:
         self.twins = twins
 
     def record(self, n_gen, n_evals, off_F, off_X, front_F):
-        """Record a generation: ``off_X`` (a callable giving the rows asked for) were just
-        decoded to ``off_F``; ``front_F`` is the population's front (used without archive).
-        With ``twins`` (:meth:`EasySearch.twins`), the archive is offered instead the in-order
-        twins of the rows whose (EASY) objectives it admits."""
+        """Record a generation: ``off_X`` (an array, or a callable giving the rows asked
+        for) were just decoded to ``off_F``; ``front_F`` is the population's front (used
+        without archive). With ``twins`` (:meth:`EasySearch.twins`), the archive is offered
+        instead the in-order twins of the rows whose (EASY) objectives it admits."""
         if self.twins is not None:
             rows = np.flatnonzero(self.archive.admits(off_F))
-            off_F, twin_X = self.twins(off_X(np.arange(len(off_F))), rows)
-
-            def off_X(rows):
-                return twin_X[rows]
+            off_F, off_X = self.twins(off_X if isinstance(off_X, np.ndarray)
+                                      else off_X(np.arange(len(off_F))), rows)
         if self.archive is not None:
-            # Only candidates the archive may keep: gathering every offspring's X
-            # copies the whole generation (100 rows of J * (K + 1) values).
+            # Only candidates the archive may keep, and of those only the kept rows are
+            # copied: gathering every offspring's X copies the whole generation (100 rows
+            # of J * (K + 1) values).
             new = np.flatnonzero(self.archive.admits(off_F))
             if new.size:
-                self.archive.update(off_F[new], off_X(new))
+                if isinstance(off_X, np.ndarray):
+                    self.archive.update(off_F[new], off_X, rows=new)
+                else:
+                    self.archive.update(off_F[new], off_X(new))
             F = self.archive.F
         else:
             F = front_F()
