@@ -18,6 +18,29 @@ with bounds that only tighten while one scan runs:
   ``tasks x increment`` per job and cluster): a cap leaves nodes idle, so
   without this test nearly every queued job passes the others and is
   visited only for :func:`~decoders._federated_core.place` to refuse it;
+* under a power cap, a job that cannot end by the reservation must leave the
+  head its power then (``lpk + floor + hf <= cap``, ``hf`` the head's least
+  power, :func:`~decoders.easy._head_floor`). The least floor is loose there:
+  the allocation rule puts a job that fits on its first cluster ``k1`` (the
+  first of ``rank_pick`` in its cluster set with a free node) wholly there,
+  and keeps that allocation when it fits the budgets now, so such a job adds
+  exactly ``tasks x increment`` on ``k1``, its top (:func:`power_floors`). When
+  every job of a subtree fits on ``k1`` (its widest job within ``free[k1]``,
+  and ``k1``'s allowance holding each) and the largest top fits the budgets
+  now, each adds that, so the least floor column ``k1`` replaces the least
+  floor in the late test. This test does not only tighten as jobs start (a
+  start may fill ``k1``, or leave a top that fitted no longer fitting, and
+  the job then falls back to its least-power allocation), so while it is in
+  use the backfill loop searches every group afresh behind a started job;
+* under a power cap, least-cost bounds (:func:`least_cost`) from a subtree's
+  least width and least power factor: the job's cheapest free nodes now (by
+  its per-node increment, each cluster up to its free nodes) must fit the
+  budget over ``pk``, which also counts the nodes that the floor's one
+  cheapest cluster lacks; and a late job and the head together must fit it
+  over ``lpk`` on the nodes they share at the reservation, each node at the
+  lesser of the two increments: a job that takes the head's cheap nodes
+  pushes the head onto dearer ones, which the separate floors miss. Both
+  only tighten as jobs start;
 * without a cap and with the plain greedy pick, a job that cannot end by the
   reservation and that its group's first cluster in the pick order with a
   free node (``k1``) holds whole (``tasks <= free[k1]``, and ``tasks`` at
@@ -31,24 +54,35 @@ The queued jobs are therefore grouped by cluster set (one group beyond
 segment tree of the minimum width, the minimum run time of the jobs of at
 most ``2**b`` tasks for a few ``b`` (:data:`R_BUCKETS`) and of all, the
 maximum single width and, per cluster, the minimum power floor over its
-queued jobs. The run-time buckets keep a subtree of narrow late jobs and
-short jobs too wide for ``X`` from looking as if one of them could end by
-the reservation: the walk reads the bucket of the least ``2**b >= X``.
-:func:`first_candidate` walks one tree from a leaf and returns the first job
-that passes the tests, pruning every subtree whose minima fail them; the
-backfill loop merges the groups in queue order. The jobs it returns are exactly those the full scan would not
+queued jobs, and, for the late power tests, the maximum width, per cluster
+the maximum top, and the least power factor. The run-time buckets keep a
+subtree of narrow late jobs and short jobs too wide for ``X`` from looking as
+if one of them could end by the reservation: the walk reads the bucket of
+the least ``2**b >= X``. :func:`first_candidate` walks one
+tree from a leaf and returns the first job that passes the tests, pruning
+every subtree whose minima fail them; the backfill loop merges the groups in
+queue order. The jobs it returns are exactly those the full scan would not
 have skipped, in the same order, so the schedules are the same.
 
 Layout, in :data:`~decoders._federated_core.State` (``st.index``): ``g_leaf`` (J: a job's
 leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
-group's tree starts in ``tr_t``/``tr_r``/``tr_w``/``tr_p``; a tree of ``S`` leaves,
-a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` has a column per width
-bucket, ``tr_p`` one per cluster),
+group's tree starts in ``tr_t``/``tr_r``/``tr_w``/``tr_p``; a tree of ``S``
+leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` has a column per
+width bucket, ``tr_p`` one per cluster),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
-:func:`power_floors` sets it), ``g_act`` (the non-empty groups, their count
-in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf, -1 when
-none) and ``dfs`` (the walk's stack).
+:func:`power_floors` sets it), ``tr_n`` and ``tr_q`` (the maximum width and,
+a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
+each cluster, infinite until :func:`power_floors` sets it, and where the
+allowance cannot hold the job), ``tr_m`` and ``p_fac`` (the least power
+factor, and each job's), ``on`` (1,: 1 once :func:`power_floors` ran; until
+then the trees keep only widths, single widths and run times, so an uncapped decode pays
+nothing for the power fields), ``pb``/``pi`` (K: the clusters' busy and
+idle power), ``c_free``, ``c_resv`` and ``h_inc`` (K: the node counts and the
+head's increments of :func:`least_cost`, set by the backfill loop at each
+scan, :func:`~decoders.easy._cost_nodes`), ``g_act`` (the non-empty groups,
+their count in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf,
+-1 when none) and ``dfs`` (the walk's stack).
 """
 
 from __future__ import annotations
@@ -104,13 +138,18 @@ def build_index(order, st, by_mask):
         st.index.g_pos[c] = p
         st.index.g_leaf[j] = c - g_off[m]
         st.index.g_cand[m] = c + 1
+    powered = st.index.on[0] != 0
     for i in range(g_toff[G]):
         st.index.tr_t[i] = EMPTY
         for b in range(R_BUCKETS):
             st.index.tr_r[i, b] = np.inf
         st.index.tr_w[i] = 0
-        for k in range(st.index.tr_p.shape[1]):
-            st.index.tr_p[i, k] = np.inf
+        if powered:
+            st.index.tr_n[i] = 0
+            st.index.tr_m[i] = np.inf
+            for k in range(st.index.tr_p.shape[1]):
+                st.index.tr_p[i, k] = np.inf
+                st.index.tr_q[i, k] = -np.inf
     return n_act
 
 
@@ -120,15 +159,29 @@ FLOOR_MARGIN = 1.0 - 1e-9
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def power_floors(tasks, power, pbusy, pidle, p_floor):
-    """Each job's power floor on each cluster: ``tasks[j]`` times its per-node increment
-    there, ``max(power[j] * pbusy[k] - pidle[k], 0)``
-    (:func:`~decoders._federated_core.node_increment`), times :data:`FLOOR_MARGIN`. No
-    allocation of the job on a set of clusters adds less power than its least floor on
-    them."""
+def power_floors(tasks, power, pbusy, pidle, allow_j, ix):
+    """Each job's power floor and top on each cluster, into the index ``ix`` (``st.index``),
+    which from then on keeps its power fields (``ix.on``).
+
+    Its tasks times its per-node increment there, ``max(power[j] * pbusy[k] -
+    pidle[k], 0)`` (:func:`~decoders._federated_core.node_increment`): times
+    :data:`FLOOR_MARGIN` into ``p_floor`` (no allocation of the job on a set of
+    clusters adds less power than its least floor on them), divided by it into
+    ``p_top`` (no less than what the job adds with all its tasks there), or
+    infinite there when its allowance ``allow_j`` holds fewer nodes than its tasks.
+    Its power factor goes into ``p_fac`` and the clusters' busy and idle power
+    into ``pb`` and ``pi`` (:func:`least_cost`).
+    """
+    ix.on[0] = 1
+    for k in range(pbusy.shape[0]):
+        ix.pb[k] = pbusy[k]
+        ix.pi[k] = pidle[k]
     for j in range(tasks.shape[0]):
+        ix.p_fac[j] = power[j]
         for k in range(pbusy.shape[0]):
-            p_floor[j, k] = tasks[j] * max(power[j] * pbusy[k] - pidle[k], 0.0) * FLOOR_MARGIN
+            p = tasks[j] * max(power[j] * pbusy[k] - pidle[k], 0.0)
+            ix.p_floor[j, k] = p * FLOOR_MARGIN
+            ix.p_top[j, k] = p / FLOOR_MARGIN if allow_j[j, k] >= tasks[j] else np.inf
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -149,10 +202,40 @@ def single_width(j, tasks, st, by_mask):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _leaf_runtimes(tr_r, node, tasks, runtime):
-    """A leaf's run-time columns: ``runtime`` in each width bucket that holds ``tasks``."""
+def _pull(st, off, node):
+    """Node ``node`` of the tree at ``off`` from its two children (the power fields only
+    while the index keeps them)."""
+    ix = st.index
+    a = off + 2 * node
+    ix.tr_t[off + node] = min(ix.tr_t[a], ix.tr_t[a + 1])
     for b in range(R_BUCKETS):
-        tr_r[node, b] = runtime if b == R_BUCKETS - 1 or tasks <= (1 << b) else np.inf
+        ix.tr_r[off + node, b] = min(ix.tr_r[a, b], ix.tr_r[a + 1, b])
+    ix.tr_w[off + node] = max(ix.tr_w[a], ix.tr_w[a + 1])
+    if ix.on[0] != 0:
+        ix.tr_n[off + node] = max(ix.tr_n[a], ix.tr_n[a + 1])
+        ix.tr_m[off + node] = min(ix.tr_m[a], ix.tr_m[a + 1])
+        for k in range(ix.tr_p.shape[1]):
+            ix.tr_p[off + node, k] = min(ix.tr_p[a, k], ix.tr_p[a + 1, k])
+            ix.tr_q[off + node, k] = max(ix.tr_q[a, k], ix.tr_q[a + 1, k])
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _put(st, node, j, tasks, runtime, by_mask):
+    """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``) or nothing
+    (``EMPTY``, ``inf``); the power fields only while the index keeps them. Its run time
+    goes into each width bucket of ``tr_r`` that holds ``tasks``."""
+    ix = st.index
+    ix.tr_t[node] = tasks
+    for b in range(R_BUCKETS):
+        ix.tr_r[node, b] = runtime if b == R_BUCKETS - 1 or tasks <= (1 << b) else np.inf
+    ix.tr_w[node] = single_width(j, tasks, st, by_mask)
+    if ix.on[0] != 0:
+        empty = tasks == EMPTY
+        ix.tr_n[node] = 0 if empty else tasks
+        ix.tr_m[node] = np.inf if empty else ix.p_fac[j]
+        for k in range(ix.tr_p.shape[1]):
+            ix.tr_p[node, k] = np.inf if empty else ix.p_floor[j, k]
+            ix.tr_q[node, k] = -np.inf if empty else ix.p_top[j, k]
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -162,21 +245,10 @@ def set_leaf(j, tasks, runtime, st, by_mask):
     off = st.index.g_toff[m]
     size = (st.index.g_toff[m + 1] - off) // 2
     node = size + st.index.g_leaf[j]
-    st.index.tr_t[off + node] = tasks
-    _leaf_runtimes(st.index.tr_r, off + node, tasks, runtime)
-    st.index.tr_w[off + node] = single_width(j, tasks, st, by_mask)
-    K = st.index.tr_p.shape[1]
-    for k in range(K):
-        st.index.tr_p[off + node, k] = np.inf if tasks == EMPTY else st.index.p_floor[j, k]
+    _put(st, off + node, j, tasks, runtime, by_mask)
     node //= 2
     while node >= 1:
-        a = off + 2 * node
-        st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
-        for b in range(R_BUCKETS):
-            st.index.tr_r[off + node, b] = min(st.index.tr_r[a, b], st.index.tr_r[a + 1, b])
-        st.index.tr_w[off + node] = max(st.index.tr_w[a], st.index.tr_w[a + 1])
-        for k in range(K):
-            st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
+        _pull(st, off, node)
         node //= 2
 
 
@@ -198,27 +270,17 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
         j = by_release[i]
         m = group_of(j, st, by_mask)
         off = st.index.g_toff[m]
-        node = off + (st.index.g_toff[m + 1] - off) // 2 + st.index.g_leaf[j]
-        st.index.tr_t[node] = tasks[j]
-        _leaf_runtimes(st.index.tr_r, node, tasks[j], runtime[j])
-        st.index.tr_w[node] = single_width(j, tasks[j], st, by_mask)
-        for k in range(st.index.tr_p.shape[1]):
-            st.index.tr_p[node, k] = st.index.p_floor[j, k]
+        leaf = off + (st.index.g_toff[m + 1] - off) // 2 + st.index.g_leaf[j]
+        _put(st, leaf, j, tasks[j], runtime[j], by_mask)
     for m in range(st.index.g_cand.shape[0]):
         off = st.index.g_toff[m]
         for node in range((st.index.g_toff[m + 1] - off) // 2 - 1, 0, -1):
-            a = off + 2 * node
-            st.index.tr_t[off + node] = min(st.index.tr_t[a], st.index.tr_t[a + 1])
-            for b in range(R_BUCKETS):
-                st.index.tr_r[off + node, b] = min(st.index.tr_r[a, b], st.index.tr_r[a + 1, b])
-            st.index.tr_w[off + node] = max(st.index.tr_w[a], st.index.tr_w[a + 1])
-            for k in range(st.index.tr_p.shape[1]):
-                st.index.tr_p[off + node, k] = min(st.index.tr_p[a, k], st.index.tr_p[a + 1, k])
+            _pull(st, off, node)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0, hf=0.0,
-                   y1=EMPTY, z=-1):
+                   k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1):
     """Whether some job of group ``m`` may pass the cheap tests (:func:`first_candidate`).
 
     The tree's root holds the group's least width, least run time and least
@@ -227,15 +289,16 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
     under a cap little power is left), and the test is one look-up where a
     walk climbs the tree.
     """
-    ix = st.index
-    return _may_pass(ix.tr_t, ix.tr_r, ix.tr_w, ix.tr_p, ix.g_toff[m] + 1, x, y, t, sd_min, shadow,
-                     pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, y1=y1, z=z)
+    return _may_pass(st.index, st.index.g_toff[m] + 1, x, y, t, sd_min, shadow, pk=pk, cap=cap,
+                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _may_pass(tr_t, tr_r, tr_w, tr_p, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, y1, z):
+def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn, y1,
+              z):
     """Whether some job below ``node`` may pass the cheap tests (see :func:`first_candidate`)."""
-    w = tr_t[node]
+    tr_p = ix.tr_p
+    w = ix.tr_t[node]
     if w > x:
         return False
     p = 0.0
@@ -243,17 +306,90 @@ def _may_pass(tr_t, tr_r, tr_w, tr_p, node, x, y, t, sd_min, shadow, pk, cap, fm
         p = _floor(tr_p, node, fm)
         if pk + p > cap:
             return False
-    # Only the jobs of at most x tasks may pass, so the least run time among those of at
-    # most 2**b >= x tasks tells whether one may end by the reservation; a short job too
-    # wide for x does not make the narrow late ones below look as if they might.
+        if hn >= 0 and pk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], fm, ix.c_free,
+                                        0) > cap:
+            return False  # not even its cheapest free nodes fit now
+    if t + ix.tr_r[node, _bucket(x)] * sd_min > shadow:  # running past the reservation
+        if w > y:
+            return False
+        if w > y1 and ix.tr_w[node] <= z:
+            return False  # each is placed alone on the first cluster, where it takes the head's room
+        if cap < np.inf:
+            if lpk + p + hf > cap:
+                return False
+            if k1 >= 0 and ix.tr_n[node] <= fk1:
+                # Every job below fits wholly on k1; when every top fits now, each
+                # adds its top there, at least the floor column k1.
+                q = ix.tr_q[node, k1]
+                if pk + q <= cap and pk1 + q <= b1 and lpk + tr_p[node, k1] + hf > cap:
+                    return False
+            if hn > 0 and lpk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], -1,
+                                         ix.c_resv, hn) > cap:
+                return False  # it and the head cannot both have cheap enough nodes then
+    return True
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _bucket(x):
+    """The column of ``tr_r`` the walk reads for the width bound ``x``: the least ``b`` with
+    ``2**b >= x``, or the last (every job).
+
+    Only the jobs of at most ``x`` tasks may pass, so the least run time among those of at
+    most ``2**b >= x`` tasks tells whether one may end by the reservation; a short job too
+    wide for ``x`` does not make the narrow late ones beside it look as if they might.
+    """
     b = 0
     while b < R_BUCKETS - 1 and (1 << b) < x:
         b += 1
-    if t + tr_r[node, b] * sd_min > shadow:  # running past the reservation
-        if w > y1 and tr_w[node] <= z:
-            return False  # each is placed alone on the first cluster, where it takes the head's room
-        return w <= y and not (cap < np.inf and lpk + p + hf > cap)
-    return True
+    return b
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def least_cost(ix, n, pf, fm, nodes, hn):
+    """A floor of the power ``n`` tasks of power factor at least ``pf`` and ``hn`` tasks of
+    the head add on the clusters of the bit set ``fm`` holding ``nodes[k]`` between them.
+
+    Each node of cluster ``k`` costs at least the lesser of the two per-node increments
+    there (``max(pf * pb[k] - pi[k], 0)`` and, with ``hn > 0``, the head's ``h_inc[k]``),
+    and the cheapest ``n + hn`` nodes are taken (by increasing cost, ties by index, one
+    cluster at a time), times :data:`FLOOR_MARGIN`; infinite when the nodes cannot hold
+    them. Every allocation of a job of ``n`` or more tasks and factor ``pf`` or more,
+    with the head's beside it within ``nodes``, adds at least this (the increments grow
+    with the factor and are never negative).
+    """
+    return _least_cost(ix.pb, ix.pi, ix.h_inc, n, pf, fm, nodes, hn)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
+def _least_cost(pb, pi, h_inc, n, pf, fm, nodes, hn):
+    """:func:`least_cost` on the arrays it reads: ``pb``/``pi`` (the clusters' busy and idle
+    power) and ``h_inc`` (the head's per-node increments). Not inlined: the late tests call
+    it twice in every copy of the index walk, and one compiled copy keeps compiling cheap."""
+    rem = n + max(hn, 0)
+    tot = 0.0
+    last_c = -1.0
+    last_k = -1
+    K = nodes.shape[0]
+    while rem > 0:
+        best = -1
+        bc = np.inf
+        for k in range(K):
+            if nodes[k] <= 0 or not (k > 62 or (fm >> k) & 1):
+                continue
+            c = max(pf * pb[k] - pi[k], 0.0)
+            if hn > 0:
+                c = min(c, h_inc[k])
+            if (c > last_c or (c == last_c and k > last_k)) and c < bc:
+                best = k
+                bc = c
+        if best < 0:
+            return np.inf
+        take = min(rem, nodes[best])
+        tot += take * bc
+        rem -= take
+        last_c = bc
+        last_k = best
+    return tot * FLOOR_MARGIN
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -268,7 +404,7 @@ def _floor(tr_p, node, fm):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0,
-                    hf=0.0, y1=EMPTY, z=-1):
+                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
     A job passes when ``tasks <= x``, either ``tasks <= y`` or
@@ -279,42 +415,101 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     cannot end by the reservation must moreover leave the head its power
     then: ``lpk + floor + hf <= cap`` (``lpk``: the increments still drawn at
     the reservation and those promised past it, ``hf``: the head's least
-    floor). A job that cannot end by the reservation and whose single width
-    (:func:`single_width`) is at most ``z`` must moreover be at most ``y1``
-    wide (``z = -1`` turns this test off). An empty leaf never passes.
+    floor). With ``k1 >= 0`` (the allocation rule's first cluster for the
+    group: the first of its order in ``fm``; -1 when the rule has no fixed
+    order or the group no single cluster set), a late job that fits wholly
+    on ``k1`` (``tasks <= fk1``, the free nodes there, and its allowance
+    holds it) and whose top there fits the budgets now (``pk + top <= cap``,
+    ``pk1 + top <= b1``: the cluster's increments and budget) must leave the
+    head its power with its floor on ``k1``: ``lpk + floor_k1 + hf <=
+    cap``. With ``hn >= 0``, the scan's node counts in the index
+    (:func:`least_cost`: ``c_free``, the free nodes now, and ``c_resv``, the
+    nodes a job and the head may share at the reservation, with the head's
+    per-node increments ``h_inc``) bound the power from the subtree's least
+    width and power factor: a job must fit ``pk`` plus its cheapest free nodes
+    in ``fm``, and, with ``hn > 0`` (the head's tasks), a late job must fit
+    ``lpk`` plus the cheapest nodes of ``c_resv`` for its tasks and the
+    head's together. A job that cannot end by the reservation and whose
+    single width (:func:`single_width`) is at most ``z`` must moreover be at
+    most ``y1`` wide (``z = -1`` turns this test off). An empty leaf never
+    passes.
     """
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
-                          hf=hf, y1=y1, z=z):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
+                          k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
         return -1
-    ix = st.index
-    off = ix.g_toff[m]
-    return _walk(ix.tr_t, ix.tr_r, ix.tr_w, ix.tr_p, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2, leaf,
-                 x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
-                 y1=y1, z=z)
+    return search_group(m, leaf, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
+                        hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf,
-                           fm=-1, lpk=0.0, hf=0.0, y1=EMPTY, z=-1):
+                           fm=-1, lpk=0.0, hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1,
+                           y1=EMPTY, z=-1):
     """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
     ``position``; the position is looked up only when the group's root passes."""
-    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
-                          hf=hf, y1=y1, z=z):
+    if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
+                          k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
         return -1
+    return search_group(m, first_after(m, position, st), st, x, y, t, sd_min, shadow, pk=pk,
+                        cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn,
+                        y1=y1, z=z)
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
+                 hn, y1=EMPTY, z=-1):
+    """The walk of group ``m``'s tree from ``leaf``: :func:`_walk` under a cap, else
+    :func:`_walk_plain`, which passes only the widths, run times and single widths."""
     ix = st.index
     off = ix.g_toff[m]
-    return _walk(ix.tr_t, ix.tr_r, ix.tr_w, ix.tr_p, ix.dfs, off, (ix.g_toff[m + 1] - off) // 2,
-                 first_after(m, position, st), x, y, t, sd_min=sd_min, shadow=shadow, pk=pk,
-                 cap=cap, fm=fm, lpk=lpk, hf=hf, y1=y1, z=z)
+    size = (ix.g_toff[m + 1] - off) // 2
+    if cap < np.inf:
+        return _walk(ix, off, size, leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap,
+                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
+    return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_w, ix.dfs, off, size, leaf, x, y, t,
+                       sd_min=sd_min, shadow=shadow, y1=y1, z=z)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _walk(tr_t, tr_r, tr_w, tr_p, stack, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm,
-          lpk, hf, y1, z):
+def _walk_plain(tr_t, tr_r, tr_w, stack, off, size, leaf, x, y, t, sd_min, shadow, y1, z):
+    """:func:`_walk` without a power budget (``cap`` infinite): the width, run-time and
+    single-cluster tests only, on the arrays they read (a call passes every array it is
+    given)."""
+    if leaf >= size:
+        return -1
+    b = _bucket(x)
+    lo = leaf + size
+    hi = 2 * size
+    while lo < hi:
+        if lo & 1:
+            n = 1
+            stack[0] = lo
+            while n > 0:
+                n -= 1
+                node = stack[n]
+                w = tr_t[off + node]
+                if w > x or (t + tr_r[off + node, b] * sd_min > shadow
+                             and (w > y or (w > y1 and tr_w[off + node] <= z))):
+                    continue  # no job below passes
+                if node >= size:
+                    return node - size
+                stack[n] = 2 * node + 1
+                stack[n + 1] = 2 * node
+                n += 2
+            lo += 1
+        lo //= 2
+        hi //= 2
+    return -1
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _walk(ix, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
+          hn, y1, z):
     """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves (not inlined: the
     backfill loop calls it from three places, and one compiled copy keeps compiling cheap)."""
     if leaf >= size:
         return -1
+    stack = ix.dfs
     lo = leaf + size
     hi = 2 * size
     while lo < hi:
@@ -325,8 +520,9 @@ def _walk(tr_t, tr_r, tr_w, tr_p, stack, off, size, leaf, x, y, t, sd_min, shado
             while n > 0:
                 n -= 1
                 node = stack[n]
-                if not _may_pass(tr_t, tr_r, tr_w, tr_p, off + node, x, y, t, sd_min, shadow,
-                                 pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, y1=y1, z=z):
+                if not _may_pass(ix, off + node, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm,
+                                 lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1,
+                                 z=z):
                     continue  # no job below passes
                 if node >= size:
                     return node - size

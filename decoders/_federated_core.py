@@ -72,9 +72,9 @@ arrived), ``E_NQ`` (EASY: queue length) and ``E_QH`` (where the queue starts
 in ``wq``: the queue is ``wq[E_QH:E_QH + E_NQ]``; under EASY it may hold
 ``E_HOLES`` started jobs, skipped and compacted away once they are half of
 it) and ``E_NACT`` (the non-empty groups of EASY's candidate index,
-:mod:`decoders._backfill_index`, whose fields ``g_*``, ``tr_*`` and ``dfs``
-that module describes) and ``E_PLAN`` (1 when some job's ``est`` differs
-from its run time), ``E_RERATE`` (re-ratings that moved a finish so far),
+:mod:`decoders._backfill_index`, whose fields ``g_*``, ``tr_*``, ``p_floor``,
+``p_top``, the power fields and ``dfs`` that module describes) and ``E_PLAN`` (1 when
+some job's ``est`` differs from its run time), ``E_RERATE`` (re-ratings that moved a finish so far),
 and EASY's reservation of the last scan (``E_SHEAD``: its head + 1, 0 for
 none; ``E_SRERATE`` and ``E_SSTART``: the re-ratings and starts counted
 then; ``st.evf[1]``: its time); ``st.evf[0]`` is the earliest finish among
@@ -119,7 +119,7 @@ Queue = namedtuple("Queue", "started wq by_release pos_of")
 Reservation = namedtuple("Reservation", "sh_t sh_j allow_h free_s hold slack_h pks hold_p pkh")
 Scan = namedtuple("Scan", "allow_j relaxed_j mask_j free_in")
 Index = namedtuple("Index", "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r tr_w tr_p p_floor "
-                             "dfs")
+                             "tr_n tr_q p_top tr_m p_fac on pb pi c_free c_resv h_inc dfs")
 State = namedtuple("State", "run queue resv scan index evi evf")
 Out = namedtuple("Out", "start finish alloc reserve")
 
@@ -180,7 +180,11 @@ def new_state(J, K):
                     tr_t=np.empty(n_tree, dtype=np.int64), tr_r=np.empty((n_tree, R_BUCKETS)),
                     tr_w=np.empty(n_tree, dtype=np.int64), tr_p=np.empty((n_tree, K)),
                     p_floor=np.zeros((J, K)),
-                    dfs=np.empty(2 * 64 + 8, dtype=np.int64)),
+                    tr_n=np.empty(n_tree, dtype=np.int64), tr_q=np.empty((n_tree, K)),
+                    p_top=np.full((J, K), np.inf), tr_m=np.empty(n_tree), p_fac=np.zeros(J),
+                    on=np.zeros(1, dtype=np.int64), pb=np.zeros(K), pi=np.zeros(K),
+                    c_free=np.zeros(K, dtype=np.int64), c_resv=np.zeros(K, dtype=np.int64),
+                    h_inc=np.zeros(K), dfs=np.empty(2 * 64 + 8, dtype=np.int64)),
         # the loop's scalars (E_* indices) and its float scalars
         evi=np.zeros(18, dtype=np.int64), evf=np.full(2, np.inf),
     )

@@ -21,8 +21,9 @@ from ._backfill_index import (
     EMPTY,
     FLOOR_MARGIN,
     add_jobs,
-    first_candidate,
-    first_candidate_behind,
+    first_after,
+    group_may_pass,
+    search_group,
     set_leaf,
 )
 from ._federated_core import (
@@ -145,32 +146,50 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         else:
             free_mask = cluster_mask(free)
         n_act = st.evi[E_NACT]
-        # The federation's budget for the power floors of the index (infinite uncapped),
-        # and the clusters with a free node (where a job could add its power now).
-        cap = plat.budget[K]
-        f_bits = cluster_mask(free)
-        hf = _head_floor(head, jobs, plat, st) if capped else 0.0
+        # Whether the index's late power test knows each group's first cluster (the
+        # pick's order is fixed), and the head's tasks for its least-cost bounds.
+        by_k1 = capped and by_mask and plat.consolidate[0] == 0
+        hn = tasks[head] if capped else -1
         # Without a cap the greedy pick places a job its first cluster holds there alone
         # (_single_bound); ``skipped`` tells whether that test was on in a search yet.
         single = not capped and plat.consolidate[0] == 0
         skipped = False
-        if free_total > 0:
-            # Each group's first candidate behind the head.
-            p_head = st.queue.pos_of[head]
-            for a in range(n_act):
-                m = st.index.g_act[a]
-                x = free_in[m] if by_mask else free_total
-                y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
-                fm = m & f_bits if by_mask else f_bits
-                y1, z = _single_bound(m, by_mask, free, st.resv.slack_h, room0, need, y,
-                                      plat.rank_pick, single)
-                skipped |= z >= 0
-                st.index.g_cand[m] = first_candidate_behind(m, p_head, st, x, y, t,
-                                                      _sd_floor(fm, plat.speed, sd_min), shadow,
-                                                      pk=st.run.pk[K], cap=cap, fm=fm,
-                                                      lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf,
-                                                      y1=y1, z=z)
+        f_bits = np.int64(0)
+        hf = 0.0
+        # Which groups search for their next candidate before each pick: every group
+        # afresh behind queue position ``pos`` (mode 1: the head's at first), every
+        # group on from its candidate or, under the first-cluster test (which a start
+        # may loosen), afresh behind ``pos`` (mode 2: after a start, the started job's
+        # position; without a cap, only the groups whose first cluster the start took
+        # nodes of, once the single-cluster test was on: _took_first), or only group
+        # ``best`` past its refused candidate (mode 0). One call site keeps one
+        # inlined copy of the search.
+        mode = 1
+        pos = st.queue.pos_of[head]
+        best = -1
         while free_total > 0:
+            if mode != 0:
+                # The clusters with a free node (where a job could add its power now) and
+                # the head's least power at the reservation, at first and after a start.
+                f_bits = cluster_mask(free)
+                if capped:
+                    hf = _head_floor(head, jobs, plat, st)
+                    _cost_nodes(head, jobs, plat, st)
+            for a in range(n_act if mode != 0 else 1):
+                m = st.index.g_act[a] if mode != 0 else best
+                leaf = st.index.g_cand[m]
+                if mode == 1 or (mode == 2 and (by_k1 or (
+                        skipped and _took_first(m, by_mask, free, out.alloc[j], plat.rank_pick)))):
+                    leaf = -1
+                elif leaf < 0:
+                    continue  # the group had no candidate left
+                elif mode == 0:
+                    leaf += 1
+                c, tested = _candidate(m, leaf, pos, t, plat, st, by_mask, free_total, f_bits,
+                                       room0, need, sd_min, shadow=shadow, hf=hf, hn=hn,
+                                       by_k1=by_k1, single=single)
+                st.index.g_cand[m] = c
+                skipped |= tested
             # The candidate first in queue order.
             best = -1
             p_best = order.shape[0]
@@ -191,54 +210,59 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                 holes += 1
                 free_total -= tasks[j]
                 room0 = _room_bounds(st)
-                f_bits = cluster_mask(free)
-                if capped:
-                    hf = _head_floor(head, jobs, plat, st)
                 if by_mask:
                     free_by_mask(free, free_in)
                 else:
-                    free_mask = f_bits
-                # The bounds tightened: every group searches on from its candidate, but a
-                # group whose first cluster lost nodes searches again behind the started
-                # job, since jobs the single-cluster test skipped may now be placed elsewhere.
-                for a in range(n_act):
-                    m = st.index.g_act[a]
-                    c = st.index.g_cand[m]
-                    again = skipped and _took_first(m, by_mask, free, out.alloc[j], plat.rank_pick)
-                    if c >= 0 or again:
-                        x = free_in[m] if by_mask else free_total
-                        y = _late_width(m, by_mask, free, st.resv.slack_h, room0, need)
-                        fm = m & f_bits if by_mask else f_bits
-                        y1, z = _single_bound(m, by_mask, free, st.resv.slack_h, room0, need, y,
-                                              plat.rank_pick, single)
-                        skipped |= z >= 0
-                        sd_m = _sd_floor(fm, plat.speed, sd_min)
-                        lpk = st.resv.pks[K] + st.resv.hold_p[K]
-                        if again:
-                            st.index.g_cand[m] = first_candidate_behind(
-                                m, p_best, st, x, y, t, sd_m, shadow, pk=st.run.pk[K], cap=cap,
-                                fm=fm, lpk=lpk, hf=hf, y1=y1, z=z)
-                        else:
-                            st.index.g_cand[m] = first_candidate(
-                                m, c, st, x, y, t, sd_m, shadow, pk=st.run.pk[K], cap=cap, fm=fm,
-                                lpk=lpk, hf=hf, y1=y1, z=z)
+                    free_mask = cluster_mask(free)
+                mode = 2  # the bounds tightened
+                pos = p_best
             else:
-                x = free_in[best] if by_mask else free_total
-                y = _late_width(best, by_mask, free, st.resv.slack_h, room0, need)
-                fm = best & f_bits if by_mask else f_bits
-                y1, z = _single_bound(best, by_mask, free, st.resv.slack_h, room0, need, y,
-                                      plat.rank_pick, single)
-                skipped |= z >= 0
-                st.index.g_cand[best] = first_candidate(best, st.index.g_cand[best] + 1, st, x, y, t,
-                                                  _sd_floor(fm, plat.speed, sd_min), shadow,
-                                                  pk=st.run.pk[K], cap=cap, fm=fm,
-                                                  lpk=st.resv.pks[K] + st.resv.hold_p[K], hf=hf,
-                                                  y1=y1, z=z)
+                mode = 0
     st.evi[E_HOLES] = holes
     st.evi[E_SSTART] = st.evi[E_STARTED]
     if 2 * holes > nq - hq:  # compact the whole queue (which clears the hole count)
         return dequeue_started(jobs, st, hq, hq)
     return dequeue_started(jobs, st, hq, nq)
+
+
+@helper
+def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room0, need, sd_min,
+               shadow, hf, hn, by_k1, single):
+    """Group ``m``'s first backfill candidate (a leaf, -1 when none) from ``leaf``, or, with
+    ``leaf < 0``, behind queue position ``position``, and whether the single-cluster test
+    (:func:`_single_bound`, on when ``single``) was on in this search.
+
+    The bounds of the index's cheap tests (:func:`~decoders._backfill_index.first_candidate`)
+    at this point of the scan: the free nodes of the group's cluster set, its
+    :func:`_late_width`, the clusters of its set with a free node (``f_bits``: those
+    of the federation) and their slowdown floor (:func:`_sd_floor` of ``sd_min``), the
+    power budgets (with ``hn``, the head's tasks, for the least-cost bounds: -1 uncapped)
+    and, with ``by_k1``, the allocation rule's first cluster among them, or, without a
+    cap, the bounds of the single-cluster test.
+    """
+    K = st.run.free.shape[0]
+    x = st.scan.free_in[m] if by_mask else free_total
+    y = _late_width(m, by_mask, st.run.free, st.resv.slack_h, room0, need)
+    fm = m & f_bits if by_mask else f_bits
+    sd = _sd_floor(fm, plat.speed, sd_min)
+    k1 = -1
+    fk1, pk1, b1 = np.int64(0), 0.0, np.inf
+    if by_k1:
+        for i in range(K):
+            k = plat.rank_pick[i]
+            if (fm >> k) & 1:
+                k1, fk1, pk1, b1 = k, st.run.free[k], st.run.pk[k], plat.budget[k]
+                break
+    y1, z = _single_bound(m, by_mask, st.run.free, st.resv.slack_h, room0, need, y,
+                          plat.rank_pick, single)
+    pk, cap, lpk = st.run.pk[K], plat.budget[K], st.resv.pks[K] + st.resv.hold_p[K]
+    if not group_may_pass(m, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1,
+                          fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
+        return -1, z >= 0
+    if leaf < 0:  # the position is looked up only when the group's root passes
+        leaf = first_after(m, position, st)
+    return search_group(m, leaf, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
+                        k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z), z >= 0
 
 
 @helper
@@ -479,6 +503,24 @@ def _head_floor(head, jobs, plat, st):
         rem -= n
         tot += n * node_increment(head, k, jobs, plat)
     return np.inf if rem > 0 else tot * FLOOR_MARGIN
+
+
+@helper
+def _cost_nodes(head, jobs, plat, st):
+    """The node counts of the index's least-cost bounds (:func:`~decoders._backfill_index.least_cost`).
+
+    ``c_free``: the free nodes now, where a job's allocation lies. ``c_resv``:
+    per cluster, at least what a job holding ``x`` nodes there and the head
+    beside it at the reservation take together: the head gets at most
+    ``free_s - hold - x`` (:func:`_head_power_after`) and the job at most
+    ``free``, so ``max(free_s - hold, free, 0)``. ``h_inc``: the head's
+    per-node increments. Both counts only fall while one scan starts jobs.
+    """
+    ix = st.index
+    for k in range(st.run.free.shape[0]):
+        ix.c_free[k] = st.run.free[k]
+        ix.c_resv[k] = max(max(st.resv.free_s[k] - st.resv.hold[k], st.run.free[k]), 0)
+        ix.h_inc[k] = node_increment(head, k, jobs, plat)
 
 
 @helper

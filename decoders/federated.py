@@ -341,7 +341,8 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
         if mode == 1:
             allowances(blacklist, jobs, plat, st)
             if is_capped(plat):
-                power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.index.p_floor)
+                power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j,
+                             st.index)
             st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
         t = 0.0
         while st.evi[E_STARTED] < J:

@@ -64,7 +64,7 @@ def init_easy(jobs, plat, st, out, order, blacklist):
     init(jobs, plat, st, out, order)
     allowances(blacklist, jobs, plat, st)
     if is_capped(plat):
-        power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.index.p_floor)
+        power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j, st.index)
     st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
     st.evi[E_INDEX] = 1
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ from decoders._backfill_index import (
     first_after,
     first_candidate,
     first_candidate_behind,
+    least_cost,
     power_floors,
     set_leaf,
 )
@@ -153,10 +156,12 @@ def test_the_late_width_bound_keeps_every_job_that_could_leave_the_head_room(see
 
 
 def naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x, y, t, sd_min,
-                       shadow, pk, cap, fm, lpk, hf):
+                       shadow, pk, cap, fm, lpk, hf, tops=None, k1=-1, fk1=0, pk1=0.0, b1=np.inf):
     """:func:`naive_first` with the power tests: the job's least floor over the clusters of
     ``fm`` must fit ``cap`` over ``pk`` now, and, if it may not end by the reservation, over
-    ``lpk`` with the head's floor ``hf``."""
+    ``lpk`` with the head's floor ``hf``; such a job that fits wholly on cluster ``k1``
+    (``tasks <= fk1``, a finite top there) with its top fitting now (over ``pk`` and over
+    ``pk1`` within ``b1``) must fit it with its floor on ``k1`` instead."""
     for p in range(after + 1, order.size):
         j = order[p]
         if not queued[j] or mask[j] != m:
@@ -164,8 +169,15 @@ def naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x,
         f = min([floors[j, k] for k in range(floors.shape[1]) if (fm >> k) & 1], default=np.inf)
         if tasks[j] > x or pk + f > cap:
             continue
-        if t + runtime[j] * sd_min <= shadow or (tasks[j] <= y and lpk + f + hf <= cap):
+        if t + runtime[j] * sd_min <= shadow:
             return j
+        if tasks[j] > y or lpk + f + hf > cap:
+            continue
+        if k1 >= 0 and tasks[j] <= fk1:
+            q = tops[j, k1]
+            if pk + q <= cap and pk1 + q <= b1 and lpk + floors[j, k1] + hf > cap:
+                continue
+        return j
     return None
 
 
@@ -174,10 +186,14 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
     power = rng.uniform(0.5, 1.5, J)
     pbusy, pidle = rng.choice([20.0, 50.0, 90.0], K), np.full(K, 10.0)
-    power_floors(tasks, power, pbusy, pidle, st.index.p_floor)
-    floors = np.array(st.index.p_floor)
-    assert np.allclose(floors, tasks[:, None] * np.maximum(power[:, None] * pbusy - pidle, 0),
-                       rtol=1e-8)
+    allow = rng.integers(0, 14, (J, K))
+    power_floors(tasks, power, pbusy, pidle, allow, st.index)
+    floors, tops = np.array(st.index.p_floor), np.array(st.index.p_top)
+    exact = tasks[:, None] * np.maximum(power[:, None] * pbusy - pidle, 0)
+    assert np.all(floors <= exact) and np.allclose(floors, exact, rtol=1e-8)
+    held = allow >= tasks[:, None]
+    assert np.all(tops[held] >= exact[held]) and np.allclose(tops[held], exact[held], rtol=1e-8)
+    assert np.all(np.isinf(tops[~held]))
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
     for _ in range(6):
@@ -191,16 +207,125 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
             t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
             pk, lpk, hf = (float(v) for v in rng.uniform(0, 600, 3))
             cap, fm = float(rng.choice([700.0, 1200.0, np.inf])), int(rng.integers(0, 1 << K))
+            k1, fk1, pk1, b1 = -1, 0, 0.0, np.inf
+            if rng.random() < 0.7:
+                k1, fk1 = int(rng.integers(0, K)), int(rng.integers(0, 14))
+                pk1, b1 = float(rng.uniform(0, 300)), float(rng.choice([400.0, 900.0, np.inf]))
             want = naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x,
-                                      y, t, sd, shadow, pk, cap, fm, lpk, hf)
+                                      y, t, sd, shadow, pk, cap, fm, lpk, hf, tops, k1, fk1, pk1,
+                                      b1)
             got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, pk,
-                                  cap, fm, lpk, hf)
+                                  cap, fm, lpk, hf, k1, fk1, pk1, b1)
             assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, pk, cap, fm, lpk,
-                                          hf) == got
+                                          hf, k1, fk1, pk1, b1) == got
             if want is None:
                 assert got == -1
             else:
                 assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
+
+
+def test_the_first_cluster_late_power_test_matches_a_scan_of_the_queue():
+    # Late jobs (a reservation at 1 s) with room for their width, so that the test on the
+    # allocation rule's first cluster decides: each query against the scan, and some
+    # queries where the test keeps a job out that the least floor lets in.
+    decided = 0
+    for seed in range(30):
+        decided += _first_cluster_queries(seed)
+    assert decided > 0
+
+
+def _first_cluster_queries(seed):
+    """Random queries of one random queue against the scan; returns how many the test on
+    the first cluster decided."""
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
+    power = rng.uniform(0.5, 1.5, J)
+    pbusy, pidle = rng.choice([20.0, 50.0, 90.0], K), np.full(K, 10.0)
+    allow = np.where(rng.random((J, K)) < 0.8, 14, rng.integers(0, 14, (J, K)))
+    power_floors(tasks, power, pbusy, pidle, allow, st.index)
+    floors, tops = np.array(st.index.p_floor), np.array(st.index.p_top)
+    build_index(order, st, True)
+    queued = rng.random(J) < 0.7
+    for j in np.flatnonzero(queued):
+        set_leaf(j, tasks[j], runtime[j], st, True)
+    decided = 0
+    for _ in range(60):
+        m = int(rng.integers(1, 1 << K))
+        if not np.any(mask[queued] == m):
+            continue
+        k1 = int(rng.choice(np.flatnonzero([(m >> k) & 1 for k in range(K)])))
+        fk1, pk1, b1 = int(rng.integers(4, 14)), float(rng.uniform(0, 300)), np.inf
+        pk, cap = float(rng.uniform(0, 400)), 1200.0
+        lpk, hf = float(rng.uniform(0, 700)), float(rng.uniform(0, 400))
+        args = (order, queued, mask, tasks, runtime, floors, m, -1, 13, 13, 0.0, 1.0, 1.0, pk,
+                cap, m, lpk, hf)
+        want = naive_first_capped(*args, tops, k1, fk1, pk1, b1)
+        decided += want != naive_first_capped(*args)
+        got = first_candidate(m, 0, st, 13, 13, 0.0, 1.0, 1.0, pk, cap, m, lpk, hf, k1, fk1,
+                              pk1, b1)
+        if want is None:
+            assert got == -1
+        else:
+            assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
+    return decided
+
+
+def _splits(n, caps):
+    """Every way of putting ``n`` tasks on clusters holding at most ``caps[k]`` each."""
+    for x in itertools.product(*(range(min(c, n) + 1) for c in caps)):
+        if sum(x) == n:
+            yield np.array(x)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_least_cost_is_below_every_allocation_of_a_job_and_the_head(seed):
+    # The index's least-cost bounds skip a job only when every allocation of it (now,
+    # and with the head's beside it at the reservation) overflows the budget, so they
+    # must never exceed the cheapest such allocation, found here by enumeration, for
+    # any job at least as wide and at least as power-hungry as the subtree's least.
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 4))
+    st = new_state(4, K)
+    ix = st.index
+    pbusy = rng.choice([20.0, 38.8, 70.0, 152.4, 292.2], K)
+    pidle = rng.choice([10.0, 30.0], K)
+    ix.pb[:], ix.pi[:] = pbusy, pidle
+    for _ in range(40):
+        n, hn = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        pf = float(rng.choice([0.1, 0.3, 0.5, 1.0, 1.5]))
+        n_j, p_j = n + int(rng.integers(0, 2)), pf * float(rng.choice([1.0, 1.0, 1.3]))
+        p_h = float(rng.uniform(0.1, 2.0))
+        inc_j = np.maximum(p_j * pbusy - pidle, 0.0)
+        ix.h_inc[:] = np.maximum(p_h * pbusy - pidle, 0.0)
+        free = rng.integers(0, 5, K)
+        fm = int(rng.integers(0, 1 << K))
+        allow = rng.integers(0, 6, K) * np.array([(fm >> k) & 1 for k in range(K)])
+        # Now: the job alone on its allowed free nodes.
+        ix.c_free[:] = free
+        now = [x @ inc_j for x in _splits(n_j, np.minimum(free, allow))]
+        got = least_cost(ix, n, pf, fm, ix.c_free, 0)
+        assert got <= min(now, default=np.inf)
+        # At the reservation: the head on what the job leaves of ``free_s - hold``.
+        a = rng.integers(-1, 7, K)
+        ix.c_resv[:] = np.maximum(np.maximum(a, free), 0)
+        both = [x @ inc_j + y @ ix.h_inc
+                for x in _splits(n_j, np.minimum(free, allow))
+                for y in _splits(hn, np.maximum(a - x, 0))]
+        got = least_cost(ix, n, pf, -1, ix.c_resv, hn)
+        assert got <= min(both, default=np.inf)
+
+
+def test_least_cost_takes_the_cheapest_nodes_first():
+    st = new_state(2, 3)
+    ix = st.index
+    ix.pb[:], ix.pi[:] = [100.0, 20.0, 50.0], 10.0
+    ix.h_inc[:] = [5.0, 40.0, 40.0]
+    nodes = np.array([4, 2, 9])
+    # 5 tasks of factor 1 on clusters 1 (2 x 10 W) and 2 (3 x 40 W).
+    assert least_cost(ix, 5, 1.0, -1, nodes, 0) == pytest.approx(140.0)
+    assert least_cost(ix, 5, 1.0, 0b011, nodes, 0) == pytest.approx(290.0)  # 3 at 90 W
+    assert least_cost(ix, 5, 1.0, 0b010, nodes, 0) == np.inf  # 2 nodes for 5 tasks
+    # With 3 head tasks: cluster 0 at the head's 5 W, then cluster 1 at 10 W.
+    assert least_cost(ix, 5, 1.0, -1, nodes, 3) == pytest.approx(4 * 5.0 + 2 * 10.0 + 2 * 40.0)
 
 
 @pytest.mark.parametrize("seed", range(40))
