@@ -505,8 +505,9 @@ def _walk_plain(tr_t, tr_r, tr_w, stack, off, size, leaf, x, y, t, sd_min, shado
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _walk(ix, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
           hn, y1, z):
-    """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves (not inlined: the
-    backfill loop calls it from three places, and one compiled copy keeps compiling cheap)."""
+    """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves, under a power
+    budget (not inlined: one compiled copy keeps compiling cheap; :func:`_walk_plain` is the
+    uncapped search, on the three arrays it reads)."""
     if leaf >= size:
         return -1
     stack = ix.dfs

@@ -508,6 +508,19 @@ def test_cap_runnable_marks_the_jobs_check_power_refuses():
     check_power(js.take(ok), tight)                         # what is left runs
 
 
+def _capped_easy_against_its_twin(js, fed, capped_fed, order, bl, rule):
+    """Capped EASY's schedule of ``(order, bl)``, checked against the twin's starts and
+    allocations."""
+    s = moga.evaluate(js, capped_fed, order, bl, model="at_start", backfill="easy", rule=rule)
+    start, finish, alloc, _ = naive_easy_federated(
+        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
+        fed.link, order, bl, rule, pidle=fed.power_idle, power=js.power,
+        cap=capped_fed.power_cap)
+    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(s.alloc, alloc)
+    return s
+
+
 @pytest.mark.parametrize("frac, rule, shuffled", [(0.85, "fastest", False), (0.55, "fastest", True),
                                                   (0.55, "greenest", False)])
 def test_capped_easy_on_a_long_batch_queue_equals_its_twin(frac, rule, shuffled):
@@ -523,13 +536,7 @@ def test_capped_easy_on_a_long_batch_queue_equals_its_twin(frac, rule, shuffled)
     if shuffled:
         order = rng.permutation(J)
         bl = np.where(rng.random((J, K)) < 0.3, rng.random((J, K)), 0.0)
-    s = moga.evaluate(js, capped_fed, order, bl, model="at_start", backfill="easy", rule=rule)
-    start, finish, alloc, _ = naive_easy_federated(
-        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
-        fed.link, order, bl, rule, pidle=fed.power_idle, power=js.power,
-        cap=capped_fed.power_cap)
-    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(s.alloc, alloc)
+    s = _capped_easy_against_its_twin(js, fed, capped_fed, order, bl, rule)
     _check_profile(s.start, s.finish, s.alloc, js, capped_fed)
 
 
@@ -548,10 +555,4 @@ def test_capped_easy_on_random_batch_queues_equals_its_twin(seed):
     order = rng.permutation(J) if seed % 2 else js.submit_order
     bl = np.where(rng.random((J, K)) < 0.3, rng.random((J, K)), 0.0) if seed % 2 else np.zeros((J, K))
     rule = "greenest" if seed % 3 == 2 else "fastest"
-    s = moga.evaluate(js, capped_fed, order, bl, model="at_start", backfill="easy", rule=rule)
-    start, finish, alloc, _ = naive_easy_federated(
-        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
-        fed.link, order, bl, rule, pidle=fed.power_idle, power=js.power,
-        cap=capped_fed.power_cap)
-    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(s.alloc, alloc)
+    _capped_easy_against_its_twin(js, fed, capped_fed, order, bl, rule)
