@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -253,3 +254,23 @@ def test_the_islands_benchmark_runs_in_quick_mode(tmp_path):
     text = (tmp_path / "islands.md").read_text()
     assert "## Equal total evaluations" in text and "Estimate, not a measurement" in text
     assert "| 64 |" in text
+
+
+def test_ctrl_c_while_waiting_on_dask_is_a_flag_once_an_epoch_is_in():
+    ctrl_c = isl._CtrlC()
+    ctrl_c.install()
+    try:
+        assert signal.getsignal(signal.SIGINT) == ctrl_c._handle
+        with pytest.raises(KeyboardInterrupt):  # no epoch in: nothing to keep
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.1)
+        ctrl_c.armed = True
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.1)
+        assert ctrl_c.hit
+        with pytest.raises(KeyboardInterrupt):  # a second Ctrl-C aborts
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.1)
+    finally:
+        ctrl_c.restore()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -401,6 +401,47 @@ def _identity(x):
     return x
 
 
+class _CtrlC:
+    """Ctrl-C as a flag while an island run waits on Dask.
+
+    Python raises KeyboardInterrupt wherever the main thread is when SIGINT
+    arrives, and one raised inside a finaliser (Dask releases its futures in
+    ``__del__``) is printed and dropped. While the run's waits are on Dask, the
+    first Ctrl-C after an epoch has finished only sets :attr:`hit`, which the
+    run reads where it reads ``interrupt``; before that, and on a second
+    Ctrl-C, it raises KeyboardInterrupt as usual. The handler is installed
+    only in the main thread, and only over Python's default one, so a
+    caller's own handler (the CLI's) stays in charge.
+    """
+
+    def __init__(self):
+        self.hit = False
+        self.armed = False
+        self._old = None
+
+    def _handle(self, signum, frame):
+        if self.hit or not self.armed:
+            raise KeyboardInterrupt
+        self.hit = True
+
+    def install(self):
+        """Put the handler in place (main thread, default handler only)."""
+        import signal
+        import threading
+
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self._old = signal.signal(signal.SIGINT, self._handle)
+
+    def restore(self):
+        """Put back the handler that :meth:`install` replaced."""
+        import signal
+
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+            self._old = None
+
+
 def run_islands(problem, reference, params, seed: int, *, islands, client=None, migration=None,
                 initial=None, time_limit=None, stagnation=None, stagnation_tol=1e-3,
                 interrupt=None, on_generation=None, progress=False):
@@ -451,6 +492,12 @@ def run_islands(problem, reference, params, seed: int, *, islands, client=None, 
                  initial=initial, reference=np.asarray(reference, dtype=float),
                  seed_F=None if seeded is None or not len(seeded) else seeded.F,
                  seed_X=None if seeded is None or not len(seeded) else seeded.X)
+    ctrl_c = _CtrlC()
+    if client is not None:
+        asked = interrupt
+
+        def interrupt():
+            return ctrl_c.hit or (asked is not None and asked())
     executor = (_Local(spec, interrupt) if client is None
                 else _Dask(client, spec, interrupt))
     states = [{"index": i, "seed": s}
@@ -461,6 +508,8 @@ def run_islands(problem, reference, params, seed: int, *, islands, client=None, 
     stopped_by = None
     gen = 0
     try:
+        if client is not None:
+            ctrl_c.install()
         while True:
             until = min(gen + migration.interval, params.n_gen)
             time_left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
@@ -478,6 +527,7 @@ def run_islands(problem, reference, params, seed: int, *, islands, client=None, 
             F, _ = _union(states, reference)
             hv = normalized_hypervolume(F, reference, HV_FACTOR)
             rows.append((gen, n_evals, hv, len(F), time.perf_counter() - t0))
+            ctrl_c.armed = True
             if progress:
                 print(f"islands: epoch {len(rows)}/{n_epochs}, generation {gen}/{params.n_gen}, "
                       f"{time.perf_counter() - t0:.0f} s: hv {hv:.4f} (islands "
@@ -503,6 +553,7 @@ def run_islands(problem, reference, params, seed: int, *, islands, client=None, 
             raise
         stopped_by = "interrupted"
     finally:
+        ctrl_c.restore()
         executor.close()
     wall = time.perf_counter() - t0
 
