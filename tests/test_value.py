@@ -128,6 +128,17 @@ def test_generator_is_seeded_and_documented_shares():
         evaluate_value(js, moga.Federation.preset())
 
 
+def test_values_keep_the_jobs_power_requested_times_and_flags():
+    js = moga.load_default().jobset(n_jobs=200, federation=moga.Federation.preset(),
+                                    power="lognormal", seed=3, batch=False)
+    assert np.any(js.power != 1.0) and np.any(js.requested != js.runtime)
+    a = attach_values(js, seed=1)
+    for f in ("id", "release", "tasks", "runtime", "sigma", "bw", "power", "requested",
+              "realtime", "killed"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(js, f), err_msg=f)
+    assert a.name == js.name and a.report["value_seed"] == 1
+
+
 def test_batch_equals_single():
     fed = moga.Federation.preset()
     js = attach_values(moga.load_default().jobset(n_jobs=80, federation=fed, batch=False))

@@ -18,7 +18,7 @@ cluster: ``trace.jobset(..., federation=int(fed.nodes.max()), wide="drop")``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -75,6 +75,6 @@ def attach_values(js: JobSet, seed: int = 0, classes=DEFAULT_CLASSES, final_frac
     hard = soft + rng.uniform(*hard_factor, J) * js.runtime
     report = dict(js.report, value_seed=seed,
                   value_classes=[(c.name, c.share, c.v_start) for c in classes])
-    return JobSet(id=js.id, release=js.release, tasks=js.tasks, runtime=js.runtime,
-                  sigma=js.sigma, bw=js.bw, name=js.name, report=report, v_start=v_start,
-                  v_final=v_final, soft=soft, hard=hard, priority=priority, killed=js.killed)
+    # Every other field (power factors, requested times, flags) is kept as it is.
+    return replace(js, report=report, v_start=v_start, v_final=v_final, soft=soft, hard=hard,
+                   priority=priority)
