@@ -88,6 +88,18 @@ def test_compare_table_and_csv(setup):
         compare(js, fed, algorithms=["SJF"])
 
 
+def test_compare_counts_the_jobs_killed_at_their_request():
+    js = moga.load_default().jobset(n_jobs=60, federation=moga.Federation.preset(),
+                                    batch=False).kill_at_request()
+    assert js.killed.any()
+    c = compare(js, moga.Federation.preset(), pop_size=8, n_gen=2, seed=1,
+                algorithms=["FCFS", "MOGA"])
+    fcfs = c.rows[0]
+    r = c.results["FCFS"]
+    assert fcfs["n_killed"] == int(r.schedule(r.knee()).killed.sum()) > 0
+    assert c.to_csv().splitlines()[0].endswith(",n_killed")
+
+
 def test_compare_cli(tmp_path, capsys):
     out = tmp_path / "c"
     assert main(["compare", "--n-jobs", "30", "--pop", "6", "--gen", "2", "--out", str(out),

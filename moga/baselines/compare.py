@@ -49,7 +49,8 @@ class Comparison:
     info: dict = field(default_factory=dict)
 
     COLUMNS = ("algorithm", "kind", "makespan_h", "energy_MWh", "flowtime_h",
-               "mean_bounded_slowdown", "n_coalloc", "front_size", "hv", "wall_time_s")
+               "mean_bounded_slowdown", "n_coalloc", "front_size", "hv", "wall_time_s",
+               "n_killed")
 
     def to_csv(self) -> str:
         """The table as CSV text."""
@@ -80,7 +81,8 @@ def _row(name, kind, s: Schedule, F, reference, wall):
             "energy_MWh": s.energy / 3.6e9, "flowtime_h": s.flowtime / 3600,
             "mean_bounded_slowdown": float(s.bounded_slowdown(600.0).mean()),
             "n_coalloc": int(s.n_coalloc), "front_size": int(len(F)),
-            "hv": normalized_hypervolume(F, reference, HV_FACTOR), "wall_time_s": float(wall)}
+            "hv": normalized_hypervolume(F, reference, HV_FACTOR), "wall_time_s": float(wall),
+            "n_killed": int(s.killed.sum())}
 
 
 def _warm_up(js, fed, model, names):
