@@ -64,7 +64,10 @@ def _jobset(quick: bool):
 
 
 def _warm():
-    """Compile (or load from the cache) both decoders on a small set: not the runs' cost."""
+    """Compile (or load from the cache) both decoders on a small set: not the runs' cost.
+
+    Called in a process of its own first (``--warm``), then in each run's process, which
+    then loads the kernels from Numba's cache."""
     import moga
 
     fed = moga.Federation.preset("default")
@@ -215,12 +218,16 @@ def main(argv=None):
                     help="reuse the runs whose part files an interrupted call left in --out")
     ap.add_argument("--one", choices=RUNS, help=argparse.SUPPRESS)
     ap.add_argument("--json", help=argparse.SUPPRESS)
+    ap.add_argument("--warm", action="store_true", help=argparse.SUPPRESS)
     add_options(ap, "60 jobs of the bundled month, the measured rule on a 2 CPU-s budget")
     args = ap.parse_args(argv)
     if args.budget is None:
         from moga.evolution.sizing import CPU_BUDGET
 
         args.budget = 2.0 if args.quick else CPU_BUDGET
+    if args.warm:
+        _warm()
+        return 0
     if args.one:
         atomic_write(Path(args.json), json.dumps(one(args.one, args.budget, args.limit,
                                                      args.quick, args.json + ".log")) + "\n")
@@ -234,6 +241,10 @@ def main(argv=None):
                                    True)
         return _write(out, runs, args)
     env = {**os.environ, "NUMBA_NUM_THREADS": "1"}
+    # Compile into Numba's cache in a process of its own: a compile's memory stays resident,
+    # and the runs' processes, which only load the kernels, would count it as theirs.
+    subprocess.run([sys.executable, str(HERE / "default_budget.py"), "--warm"], env=env,
+                   check=True)
 
     def start(kind, limit):
         part = out / f"default_budget-{kind}.part.json"
