@@ -139,7 +139,10 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         # Backfill: later queued jobs that fit now and do not delay the head's reservation.
         # A job's slowdown is at least min(1, 1 / fastest speed) (SP >= 1 / P_max, SC >= 1);
         # the margin keeps this lower bound below the slowdown computed in floats.
-        sd_min = _sd_min(plat.speed)
+        sd_min = 1.0
+        for k in range(K):
+            sd_min = min(sd_min, 1.0 / plat.speed[k])
+        sd_min *= 1.0 - 1e-9
         need = tasks[head]
         room0 = _room_bounds(st)
         allow_j, free_in = st.scan.allow_j, st.scan.free_in
@@ -357,20 +360,14 @@ def _room_bounds(st):
 
 
 @helper
-def _sd_min(speed):
-    """``min(1, 1 / fastest speed)`` less a margin: a floor of every job's slowdown."""
-    sd_min = 1.0
-    for k in range(speed.shape[0]):
-        sd_min = min(sd_min, 1.0 / speed[k])
-    return sd_min * (1.0 - 1e-9)
-
-
-@helper
 def sd_floors(plat, st):
     """:func:`_sd_floor` of every set of clusters into ``st.scan.sd_in`` (by mask, up to
     :data:`~decoders._federated_core.TABLE_K` clusters), once per platform: the backfill
     loop then reads a group's floor instead of computing it at every search."""
-    sd_min = _sd_min(plat.speed)
+    sd_min = 1.0  # as in start_easy
+    for k in range(plat.speed.shape[0]):
+        sd_min = min(sd_min, 1.0 / plat.speed[k])
+    sd_min *= 1.0 - 1e-9
     for fm in range(st.scan.sd_in.shape[0]):
         st.scan.sd_in[fm] = _sd_floor(fm, plat.speed, sd_min)
 
