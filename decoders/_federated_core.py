@@ -51,7 +51,8 @@ tuples built once per decode (they hold views, nothing is copied):
     the allowance opens, one bit each), filled once per decode by
     :func:`allowances`, and up to :data:`TABLE_K` clusters ``free_in``
     (``2**K``: the free nodes of each set of clusters, by mask, see
-    :func:`free_by_mask`).
+    :func:`free_by_mask`) and ``sd_in`` (``2**K``: each set's slowdown floor,
+    :func:`decoders.easy.sd_floors`).
 
     ``st.index`` (:data:`Index`): EASY's candidate index, whose fields
     ``g_*``, ``tr_*``, ``p_floor`` and ``dfs``
@@ -117,7 +118,7 @@ Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_f
 Running = namedtuple("Running", "fin sd ht hj cl coal free load allow pk xs rk free_h")
 Queue = namedtuple("Queue", "started wq by_release pos_of")
 Reservation = namedtuple("Reservation", "sh_t sh_j allow_h free_s hold slack_h pks hold_p pkh")
-Scan = namedtuple("Scan", "allow_j relaxed_j mask_j free_in")
+Scan = namedtuple("Scan", "allow_j relaxed_j mask_j free_in sd_in")
 Index = namedtuple("Index", "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r tr_w tr_p p_floor "
                              "tr_n tr_q p_top tr_m p_fac on pb pi c_free c_resv h_inc dfs")
 State = namedtuple("State", "run queue resv scan index evi evf")
@@ -173,7 +174,8 @@ def new_state(J, K):
                          pks=p[1], hold_p=p[2], pkh=p[3]),
         # EASY's backfill scan: the allowance table and the free nodes by cluster set
         scan=Scan(allow_j=np.empty((J, K), dtype=np.int64), relaxed_j=i[8], mask_j=i[9],
-                  free_in=np.zeros(1 << min(K, TABLE_K), dtype=np.int64)),
+                  free_in=np.zeros(1 << min(K, TABLE_K), dtype=np.int64),
+                  sd_in=np.zeros(1 << min(K, TABLE_K))),
         # EASY's candidate index (decoders._backfill_index)
         index=Index(g_leaf=i[10], g_off=g[0], g_toff=g[1], g_pos=i[11],
                     g_act=np.empty(G, dtype=np.int64), g_cand=np.empty(G, dtype=np.int64),

@@ -56,6 +56,11 @@ from ._federated_core import (
 from ._kernels import FINISH_RTOL, heap_pop, heap_push, helper, slowdown
 from ._queue import dequeue_started, enqueue, try_start
 
+#: Waiting jobs (the head included) up to which the backfill loop scans the queue in
+#: order, each job past the free-node test going to :func:`_backfill`, instead of
+#: searching the candidate index; the jobs started are the same either way.
+SCAN_MAX = 32
+
 
 @helper
 def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
@@ -75,7 +80,8 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     their fastest, a slowdown of at least ``min(1, 1 / fastest speed)``, or
     are narrow enough, :func:`_late_width`, to leave the head its nodes)
     are visited, and the bounds of these tests only tighten as jobs start,
-    so each group's next candidate is searched from where it stood. The
+    so each group's next candidate is searched from where it stood. A queue
+    of at most :data:`SCAN_MAX` jobs is scanned in order instead. The
     allowance comes from the table of :func:`allowances`, so the full test is
     a K-term sum, and a candidate that cannot end by the reservation is
     allocated only if :func:`_room_left` says some allocation could leave
@@ -167,41 +173,57 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         mode = 1
         pos = st.queue.pos_of[head]
         best = -1
+        # A short queue is scanned in order (the index's walks cost more than the scan).
+        scan = nq - hq <= SCAN_MAX
+        q = hq + 1
         while free_total > 0:
-            if mode != 0:
-                # The clusters with a free node (where a job could add its power now) and
-                # the head's least power at the reservation, at first and after a start.
-                f_bits = cluster_mask(free)
-                if capped:
-                    hf = _head_floor(head, jobs, plat, st)
-                    _cost_nodes(head, jobs, plat, st)
-            for a in range(n_act if mode != 0 else 1):
-                m = st.index.g_act[a] if mode != 0 else best
-                leaf = st.index.g_cand[m]
-                if mode == 1 or (mode == 2 and (by_k1 or (
-                        skipped and _took_first(m, by_mask, free, out.alloc[j], plat.rank_pick)))):
-                    leaf = -1
-                elif leaf < 0:
-                    continue  # the group had no candidate left
-                elif mode == 0:
-                    leaf += 1
-                c, tested = _candidate(m, leaf, pos, t, plat, st, by_mask, free_total, f_bits,
-                                       room0, need, sd_min, shadow=shadow, hf=hf, hn=hn,
-                                       by_k1=by_k1, single=single)
-                st.index.g_cand[m] = c
-                skipped |= tested
-            # The candidate first in queue order.
-            best = -1
-            p_best = order.shape[0]
-            for a in range(n_act):
-                m = st.index.g_act[a]
-                c = st.index.g_cand[m]
-                if c >= 0 and st.index.g_pos[st.index.g_off[m] + c] < p_best:
-                    p_best = st.index.g_pos[st.index.g_off[m] + c]
-                    best = m
-            if best < 0:
-                break
-            j = order[p_best]
+            if scan:
+                j = -1
+                while q < nq:
+                    c = wq[q]
+                    q += 1
+                    if st.queue.started[c] == 0 and (not by_mask
+                                                     or free_in[st.scan.mask_j[c]] >= tasks[c]):
+                        j = c
+                        break
+                if j < 0:
+                    break
+                p_best = st.queue.pos_of[j]
+            else:
+                if mode != 0:
+                    # The clusters with a free node (where a job could add its power now) and
+                    # the head's least power at the reservation, at first and after a start.
+                    f_bits = cluster_mask(free)
+                    if capped:
+                        hf = _head_floor(head, jobs, plat, st)
+                        _cost_nodes(head, jobs, plat, st)
+                for a in range(n_act if mode != 0 else 1):
+                    m = st.index.g_act[a] if mode != 0 else best
+                    leaf = st.index.g_cand[m]
+                    if mode == 1 or (mode == 2 and (by_k1 or (
+                            skipped and _took_first(m, by_mask, free, out.alloc[j], plat.rank_pick)))):
+                        leaf = -1
+                    elif leaf < 0:
+                        continue  # the group had no candidate left
+                    elif mode == 0:
+                        leaf += 1
+                    c, tested = _candidate(m, leaf, pos, t, plat, st, by_mask, free_total, f_bits,
+                                           room0, need, sd_min, shadow=shadow, hf=hf, hn=hn,
+                                           by_k1=by_k1, single=single)
+                    st.index.g_cand[m] = c
+                    skipped |= tested
+                # The candidate first in queue order.
+                best = -1
+                p_best = order.shape[0]
+                for a in range(n_act):
+                    m = st.index.g_act[a]
+                    c = st.index.g_cand[m]
+                    if c >= 0 and st.index.g_pos[st.index.g_off[m] + c] < p_best:
+                        p_best = st.index.g_pos[st.index.g_off[m] + c]
+                        best = m
+                if best < 0:
+                    break
+                j = order[p_best]
             started = _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min,
                                 room0, free_mask=free_mask, by_mask=by_mask, capped=capped,
                                 allow=allow_j[j])
@@ -244,7 +266,7 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
     x = st.scan.free_in[m] if by_mask else free_total
     y = _late_width(m, by_mask, st.run.free, st.resv.slack_h, room0, need)
     fm = m & f_bits if by_mask else f_bits
-    sd = _sd_floor(fm, plat.speed, sd_min)
+    sd = st.scan.sd_in[fm] if by_mask else _sd_floor(fm, plat.speed, sd_min)
     k1 = -1
     fk1, pk1, b1 = np.int64(0), 0.0, np.inf
     if by_k1:
@@ -335,6 +357,19 @@ def _room_bounds(st):
         room0 += min(a, st.resv.allow_h[k])
         st.resv.slack_h[k] = max(0, a - st.resv.allow_h[k])
     return room0
+
+
+@helper
+def sd_floors(plat, st):
+    """:func:`_sd_floor` of every set of clusters into ``st.scan.sd_in`` (by mask, up to
+    :data:`~decoders._federated_core.TABLE_K` clusters), once per platform: the backfill
+    loop then reads a group's floor instead of computing it at every search."""
+    sd_min = 1.0  # as in start_easy
+    for k in range(plat.speed.shape[0]):
+        sd_min = min(sd_min, 1.0 / plat.speed[k])
+    sd_min *= 1.0 - 1e-9
+    for fm in range(st.scan.sd_in.shape[0]):
+        st.scan.sd_in[fm] = _sd_floor(fm, plat.speed, sd_min)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)

@@ -119,7 +119,7 @@ from ._validate import (
     readonly,
     runnable_under_cap,
 )
-from .easy import start_easy
+from .easy import sd_floors, start_easy
 
 __all__ = ["CapInfeasibleError", "MODELS", "BACKFILL", "RULES", "FederatedDecode", "BatchDecode",
            "BatchDecoder", "Dispatch", "Loop", "decode", "decode_arrays", "decode_batch",
@@ -334,6 +334,8 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
     plan = plans_on_estimates(jobs)
     if mode != 0 and hi > lo:
         arrival_order(jobs, st)
+        if mode == 1 and plat.nodes.shape[0] <= TABLE_K:
+            sd_floors(plat, st)
     for p in range(lo, hi):
         order, blacklist = orders[p], blacklists[p]
         reset_loop(jobs, plat, st, out, order, mode != 0)

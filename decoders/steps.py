@@ -46,7 +46,7 @@ from ._federated_core import (
 )
 from ._kernels import FINISH_RTOL
 from ._queue import arrival_order, enqueue, reset_loop
-from .easy import start_easy
+from .easy import sd_floors, start_easy
 from .federated import setup_online, start_listed
 
 
@@ -65,6 +65,8 @@ def init_easy(jobs, plat, st, out, order, blacklist):
     allowances(blacklist, jobs, plat, st)
     if is_capped(plat):
         power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j, st.index)
+    if plat.nodes.shape[0] <= TABLE_K:
+        sd_floors(plat, st)
     st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
     st.evi[E_INDEX] = 1
 
