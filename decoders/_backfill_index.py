@@ -143,6 +143,7 @@ def build_index(order, st, by_mask):
         st.index.tr_t[i] = EMPTY
         for b in range(R_BUCKETS):
             st.index.tr_r[i, b] = np.inf
+            st.index.tr_g[i, b] = np.inf
         st.index.tr_w[i] = 0
         if powered:
             st.index.tr_n[i] = 0
@@ -210,6 +211,7 @@ def _pull(st, off, node):
     ix.tr_t[off + node] = min(ix.tr_t[a], ix.tr_t[a + 1])
     for b in range(R_BUCKETS):
         ix.tr_r[off + node, b] = min(ix.tr_r[a, b], ix.tr_r[a + 1, b])
+        ix.tr_g[off + node, b] = min(ix.tr_g[a, b], ix.tr_g[a + 1, b])
     ix.tr_w[off + node] = max(ix.tr_w[a], ix.tr_w[a + 1])
     if ix.on[0] != 0:
         ix.tr_n[off + node] = max(ix.tr_n[a], ix.tr_n[a + 1])
@@ -220,14 +222,18 @@ def _pull(st, off, node):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _put(st, node, j, tasks, runtime, by_mask):
-    """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``) or nothing
+def _put(st, node, j, tasks, runtime, by_mask, comp):
+    """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``, ``comp``) or nothing
     (``EMPTY``, ``inf``); the power fields only while the index keeps them. Its run time
-    goes into each width bucket of ``tr_r`` that holds ``tasks``."""
+    goes into each width bucket of ``tr_r`` that holds ``tasks``, and its computation time
+    (:func:`comp_time`) into the same buckets of ``tr_g``."""
     ix = st.index
     ix.tr_t[node] = tasks
+    g = np.float32(np.inf) if tasks == EMPTY else comp_time(comp)
     for b in range(R_BUCKETS):
-        ix.tr_r[node, b] = runtime if b == R_BUCKETS - 1 or tasks <= (1 << b) else np.inf
+        held = b == R_BUCKETS - 1 or tasks <= (1 << b)
+        ix.tr_r[node, b] = runtime if held else np.inf
+        ix.tr_g[node, b] = g if held else np.float32(np.inf)
     ix.tr_w[node] = single_width(j, tasks, st, by_mask)
     if ix.on[0] != 0:
         empty = tasks == EMPTY
@@ -239,13 +245,25 @@ def _put(st, node, j, tasks, runtime, by_mask):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def set_leaf(j, tasks, runtime, st, by_mask):
-    """Job ``j`` joins (``tasks``, ``runtime``) or leaves (``EMPTY``, ``inf``) its group's tree."""
+def comp_time(comp):
+    """A job's computation time ``runtime x (1 - sigma)`` as ``tr_g`` keeps it: in float32,
+    scaled down first by more than float32's rounding, so never above the value given
+    (the speed-tier test stays a lower bound)."""
+    return np.float32(min(comp * (1.0 - 1e-6), 3.0e38))
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def set_leaf(j, tasks, runtime, st, by_mask, comp=0.0):
+    """Job ``j`` joins (``tasks``, ``runtime``) or leaves (``EMPTY``, ``inf``) its group's tree.
+
+    ``comp``: its computation time, ``runtime x (1 - sigma)`` (:func:`comp_time`); the
+    default 0 keeps the speed-tier test to the run time alone (a lower bound whatever
+    ``sigma``)."""
     m = group_of(j, st, by_mask)
     off = st.index.g_toff[m]
     size = (st.index.g_toff[m + 1] - off) // 2
     node = size + st.index.g_leaf[j]
-    _put(st, off + node, j, tasks, runtime, by_mask)
+    _put(st, off + node, j, tasks, runtime, by_mask, comp)
     node //= 2
     while node >= 1:
         _pull(st, off, node)
@@ -253,8 +271,9 @@ def set_leaf(j, tasks, runtime, st, by_mask):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
-    """Jobs ``by_release[first:last]`` (arrivals) join their groups' trees.
+def add_jobs(first, last, by_release, tasks, runtime, sigma, st, by_mask):
+    """Jobs ``by_release[first:last]`` (arrivals) join their groups' trees (``sigma``: the
+    jobs' communication shares, for their computation times).
 
     One :func:`set_leaf` each, a walk to the root; a batch of more than an
     eighth of the jobs (a batch job-set's arrival at time 0) sets its leaves
@@ -264,14 +283,14 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
     if 8 * (last - first) <= J:
         for i in range(first, last):
             j = by_release[i]
-            set_leaf(j, tasks[j], runtime[j], st, by_mask)
+            set_leaf(j, tasks[j], runtime[j], st, by_mask, runtime[j] * (1.0 - sigma[j]))
         return
     for i in range(first, last):
         j = by_release[i]
         m = group_of(j, st, by_mask)
         off = st.index.g_toff[m]
         leaf = off + (st.index.g_toff[m + 1] - off) // 2 + st.index.g_leaf[j]
-        _put(st, leaf, j, tasks[j], runtime[j], by_mask)
+        _put(st, leaf, j, tasks[j], runtime[j], by_mask, runtime[j] * (1.0 - sigma[j]))
     for m in range(st.index.g_cand.shape[0]):
         off = st.index.g_toff[m]
         for node in range((st.index.g_toff[m + 1] - off) // 2 - 1, 0, -1):
@@ -404,7 +423,7 @@ def _floor(tr_p, node, fm):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0,
-                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1):
+                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1, nt=0):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
     A job passes when ``tasks <= x``, either ``tasks <= y`` or
@@ -431,20 +450,22 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     ``lpk`` plus the cheapest nodes of ``c_resv`` for its tasks and the
     head's together. A job that cannot end by the reservation and whose
     single width (:func:`single_width`) is at most ``z`` must moreover be at
-    most ``y1`` wide (``z = -1`` turns this test off). An empty leaf never
-    passes.
+    most ``y1`` wide (``z = -1`` turns this test off). Without a cap and with
+    ``nt > 0``, "cannot end by the reservation" is the speed-tier test of
+    ``st.index.tiers`` (:func:`_tier_late`) instead of ``t + runtime x sd_min
+    > shadow``. An empty leaf never passes.
     """
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
                           k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
         return -1
     return search_group(m, leaf, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
-                        hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
+                        hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nt=nt)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf,
                            fm=-1, lpk=0.0, hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1,
-                           y1=EMPTY, z=-1):
+                           y1=EMPTY, z=-1, nt=0):
     """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
     ``position``; the position is looked up only when the group's root passes."""
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
@@ -452,32 +473,36 @@ def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap
         return -1
     return search_group(m, first_after(m, position, st), st, x, y, t, sd_min, shadow, pk=pk,
                         cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn,
-                        y1=y1, z=z)
+                        y1=y1, z=z, nt=nt)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
-                 hn, y1=EMPTY, z=-1):
+                 hn, y1=EMPTY, z=-1, nt=0):
     """The walk of group ``m``'s tree from ``leaf``: :func:`_walk` under a cap, else
-    :func:`_walk_plain`, which passes only the widths, run times and single widths."""
+    :func:`_walk_plain`, which passes only the widths, run times, computation times, single
+    widths and the ``nt`` speed tiers."""
     ix = st.index
     off = ix.g_toff[m]
     size = (ix.g_toff[m + 1] - off) // 2
     if cap < np.inf:
         return _walk(ix, off, size, leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap,
                      fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
-    return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_w, ix.dfs, off, size, leaf, x, y, t,
-                       sd_min=sd_min, shadow=shadow, y1=y1, z=z)
+    return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_g, ix.tr_w, ix.tiers, ix.dfs, off, size, leaf, x,
+                       y, t, sd_min=sd_min, shadow=shadow, y1=y1, z=z, nt=nt)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _walk_plain(tr_t, tr_r, tr_w, stack, off, size, leaf, x, y, t, sd_min, shadow, y1, z):
-    """:func:`_walk` without a power budget (``cap`` infinite): the width, run-time and
-    single-cluster tests only, on the arrays they read (a call passes every array it is
-    given)."""
+def _walk_plain(tr_t, tr_r, tr_g, tr_w, tiers, stack, off, size, leaf, x, y, t, sd_min, shadow,
+                y1, z, nt):
+    """:func:`_walk` without a power budget (``cap`` infinite): the width, run-time (or, with
+    ``nt > 0``, speed-tier: :func:`_tier_late`) and single-cluster tests only, on the arrays
+    they read (a call passes every array it is given)."""
     if leaf >= size:
         return -1
     b = _bucket(x)
+    for i in range(nt):
+        tiers[1, i] = _bucket(np.int64(min(tiers[0, i], x)))
     lo = leaf + size
     hi = 2 * size
     while lo < hi:
@@ -488,9 +513,15 @@ def _walk_plain(tr_t, tr_r, tr_w, stack, off, size, leaf, x, y, t, sd_min, shado
                 n -= 1
                 node = stack[n]
                 w = tr_t[off + node]
-                if w > x or (t + tr_r[off + node, b] * sd_min > shadow
-                             and (w > y or (w > y1 and tr_w[off + node] <= z))):
-                    continue  # no job below passes
+                if w > x:
+                    continue  # too wide for the free nodes
+                if w > y or (w > y1 and tr_w[off + node] <= z):
+                    # Every job below would take the head's room: it must end by the reservation.
+                    if nt > 0:
+                        if _tier_late(tr_r, tr_g, tiers, nt, off + node, w, t, shadow):
+                            continue
+                    elif t + tr_r[off + node, b] * sd_min > shadow:
+                        continue  # no job below passes
                 if node >= size:
                     return node - size
                 stack[n] = 2 * node + 1
@@ -500,6 +531,26 @@ def _walk_plain(tr_t, tr_r, tr_w, stack, off, size, leaf, x, y, t, sd_min, shado
         lo //= 2
         hi //= 2
     return -1
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _tier_late(tr_r, tr_g, tiers, nt, node, w, t, shadow):
+    """Whether no job below ``node`` (least width ``w``) can end by the reservation, by the
+    speed tiers of ``tiers`` (rows: free nodes ``F_i``, the ``tr_r`` column of ``min(F_i, x)``,
+    and the coefficients ``cr_i``, ``cq_i``; :func:`decoders.easy._speed_tiers`).
+
+    A job of ``n`` tasks in tier ``i`` (``F_{i-1} < n <= F_i``) ends no earlier than ``t +
+    cr_i x runtime + cq_i x comp`` (``comp``: its computation time, :func:`comp_time`), and
+    the subtree's least run time and computation time among the jobs of the tier's width
+    bucket bound that from below, tier by tier from the first that may hold ``w`` tasks.
+    """
+    for i in range(nt):
+        if tiers[0, i] < w:
+            continue  # no job below is this narrow
+        b = np.int64(tiers[1, i])
+        if t + (tr_r[node, b] * tiers[2, i] + tr_g[node, b] * tiers[3, i]) <= shadow:
+            return False
+    return True
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

@@ -89,7 +89,8 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     by_mask = K <= TABLE_K
     arrived = st.evi[E_CURSOR]
     enqueue(t, jobs, st)
-    add_jobs(arrived, st.evi[E_CURSOR], st.queue.by_release, tasks, jobs.est, st, by_mask)
+    add_jobs(arrived, st.evi[E_CURSOR], st.queue.by_release, tasks, jobs.est, jobs.sigma, st,
+             by_mask)
     wq = st.queue.wq[st.evi[E_QH]:]
     nq = st.evi[E_NQ]
     holes = st.evi[E_HOLES]
@@ -245,6 +246,8 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
     y = _late_width(m, by_mask, st.run.free, st.resv.slack_h, room0, need)
     fm = m & f_bits if by_mask else f_bits
     sd = _sd_floor(fm, plat.speed, sd_min)
+    nt = _speed_tiers(fm, st.run.free, plat.speed, plat.rank_pick, x, single and by_mask,
+                      st.index.tiers)
     k1 = -1
     fk1, pk1, b1 = np.int64(0), 0.0, np.inf
     if by_k1:
@@ -262,7 +265,7 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
     if leaf < 0:  # the position is looked up only when the group's root passes
         leaf = first_after(m, position, st)
     return search_group(m, leaf, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
-                        k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z), z >= 0
+                        k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nt=nt), z >= 0
 
 
 @helper
@@ -363,6 +366,60 @@ def _sd_floor(fm, speed, sd_min):
     if smax == 0.0:
         return sd_min
     return max(sd_min, min(1.0, 1.0 / smax) * (1.0 - 1e-9))
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _speed_tiers(fm, free, speed, rank, x, ordered, tiers):
+    """The speed tiers of a group whose clusters with a free node are the bit set ``fm``,
+    into ``tiers`` (rows 0, 2 and 3; the walk fills row 1); returns their count (0: none).
+
+    A job's slowdown ``(1 - sigma) / s + sigma x SC`` (``SC >= 1``, ``s`` the slowest
+    speed it is placed on) is at least ``(1 - sigma) / S + sigma`` for any ``S >= s``: at
+    least ``cr / S`` and ``1 + (1 - sigma)(1 / S - 1)``, so its planned run ends no earlier
+    than ``t + cr x runtime + cq x comp`` with ``cr = min(1, 1 / S)``, ``cq = max(0, 1 / S
+    - 1)`` and ``comp = runtime x (1 - sigma)`` (both scaled by ``sd_min``'s margin): unlike
+    ``min(1, 1 / S)``, this knows that a job without communication runs slower than its
+    run time on a cluster of speed below 1. ``S`` is the fastest speed of ``fm`` (one tier
+    of ``F_0 = x`` nodes) or, when ``ordered`` (no cap, the plain greedy pick in the order
+    ``rank``, a group of one cluster set: its jobs are allowed on every cluster of
+    ``fm``), per tier: the greedy pick takes a job's nodes cluster by cluster in that
+    order, so a job of ``n`` tasks, ``F_{i-1} < n <= F_i`` (``F_i``: the free nodes of
+    ``fm``'s first ``i + 1`` clusters in the order), places its last task on the tier's
+    cluster ``i`` or later (its allowance may hold fewer), and ``S_i`` is the fastest speed
+    of those. The tiers stop at the first with ``F_i >= x`` (wider jobs fail the width
+    test). As jobs start, ``F_i`` falls and ``fm`` loses clusters, so each job's tier
+    speed only falls and its bound only rises, as the index requires.
+    """
+    n = 0
+    if ordered:
+        cum = 0
+        for i in range(rank.shape[0]):
+            k = rank[i]
+            if (fm >> k) & 1 and free[k] > 0:
+                cum += free[k]
+                tiers[0, n] = cum
+                tiers[2, n] = speed[k]
+                n += 1
+        for i in range(n - 2, -1, -1):
+            tiers[2, i] = max(tiers[2, i], tiers[2, i + 1])
+    else:
+        smax = 0.0
+        for k in range(speed.shape[0]):
+            if k > 62 or (fm >> k) & 1:
+                smax = max(smax, speed[k])
+        if smax > 0.0:
+            tiers[0, 0] = x
+            tiers[2, 0] = smax
+            n = 1
+    nt = 0
+    for i in range(n):
+        s = tiers[2, i]
+        tiers[2, i] = min(1.0, 1.0 / s) * (1.0 - 1e-9)
+        tiers[3, i] = max(0.0, 1.0 / s - 1.0) * (1.0 - 1e-9)
+        nt += 1
+        if tiers[0, i] >= x:
+            break
+    return nt
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
