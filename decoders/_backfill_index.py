@@ -423,7 +423,8 @@ def _floor(tr_p, node, fm):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0,
-                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1, nt=0):
+                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1, nt=0,
+                    tw=False):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
     A job passes when ``tasks <= x``, either ``tasks <= y`` or
@@ -459,13 +460,13 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
                           k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
         return -1
     return search_group(m, leaf, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
-                        hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nt=nt)
+                        hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nt=nt, tw=tw)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf,
                            fm=-1, lpk=0.0, hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1,
-                           y1=EMPTY, z=-1, nt=0):
+                           y1=EMPTY, z=-1, nt=0, tw=False):
     """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
     ``position``; the position is looked up only when the group's root passes."""
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
@@ -473,12 +474,12 @@ def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap
         return -1
     return search_group(m, first_after(m, position, st), st, x, y, t, sd_min, shadow, pk=pk,
                         cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn,
-                        y1=y1, z=z, nt=nt)
+                        y1=y1, z=z, nt=nt, tw=tw)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
-                 hn, y1=EMPTY, z=-1, nt=0):
+                 hn, y1=EMPTY, z=-1, nt=0, tw=False):
     """The walk of group ``m``'s tree from ``leaf``: :func:`_walk` under a cap, else
     :func:`_walk_plain`, which passes only the widths, run times, computation times, single
     widths and the ``nt`` speed tiers."""
@@ -489,12 +490,12 @@ def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1,
         return _walk(ix, off, size, leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap,
                      fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
     return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_g, ix.tr_w, ix.tiers, ix.dfs, off, size, leaf, x,
-                       y, t, sd_min=sd_min, shadow=shadow, y1=y1, z=z, nt=nt)
+                       y, t, sd_min=sd_min, shadow=shadow, y1=y1, z=z, nt=nt, tw=tw)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _walk_plain(tr_t, tr_r, tr_g, tr_w, tiers, stack, off, size, leaf, x, y, t, sd_min, shadow,
-                y1, z, nt):
+                y1, z, nt, tw):
     """:func:`_walk` without a power budget (``cap`` infinite): the width, run-time (or, with
     ``nt > 0``, speed-tier: :func:`_tier_late`) and single-cluster tests only, on the arrays
     they read (a call passes every array it is given)."""
@@ -515,7 +516,12 @@ def _walk_plain(tr_t, tr_r, tr_g, tr_w, tiers, stack, off, size, leaf, x, y, t, 
                 w = tr_t[off + node]
                 if w > x:
                     continue  # too wide for the free nodes
-                if w > y or (w > y1 and tr_w[off + node] <= z):
+                if tw and tr_w[off + node] < EMPTY:
+                    # Every job below has its single width: the tiers' late widths apply.
+                    if _tier_skip(tr_r, tr_g, tiers, nt, off + node, w, tr_w[off + node], t,
+                                  shadow):
+                        continue
+                elif w > y or (w > y1 and tr_w[off + node] <= z):
                     # Every job below would take the head's room: it must end by the reservation.
                     if nt > 0:
                         if _tier_late(tr_r, tr_g, tiers, nt, off + node, w, t, shadow):
@@ -547,6 +553,29 @@ def _tier_late(tr_r, tr_g, tiers, nt, node, w, t, shadow):
     for i in range(nt):
         if tiers[0, i] < w:
             continue  # no job below is this narrow
+        b = np.int64(tiers[1, i])
+        if t + (tr_r[node, b] * tiers[2, i] + tr_g[node, b] * tiers[3, i]) <= shadow:
+            return False
+    return True
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _tier_skip(tr_r, tr_g, tiers, nt, node, w, sw, t, shadow):
+    """Whether every job below ``node`` (widths ``w .. sw``, each its single width) cannot
+    end by the reservation and is wider than its tier's late width (``tiers`` row 4,
+    :func:`decoders.easy._speed_tiers`), tier by tier, as :func:`_tier_late` tests the first.
+    """
+    lo_f = 0.0
+    for i in range(nt):
+        hi_f = tiers[0, i]
+        lo = max(np.float64(w), lo_f + 1.0)
+        lo_f = hi_f
+        if lo > hi_f:
+            continue  # no job below is in this tier
+        if lo > sw:
+            break  # nor in the next
+        if lo <= tiers[4, i]:
+            return False  # one may be narrow enough to leave the head room
         b = np.int64(tiers[1, i])
         if t + (tr_r[node, b] * tiers[2, i] + tr_g[node, b] * tiers[3, i]) <= shadow:
             return False

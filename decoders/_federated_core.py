@@ -186,7 +186,7 @@ def new_state(J, K):
                     on=np.zeros(1, dtype=np.int64), pb=np.zeros(K), pi=np.zeros(K),
                     c_free=np.zeros(K, dtype=np.int64), c_resv=np.zeros(K, dtype=np.int64),
                     h_inc=np.zeros(K), dfs=np.empty(2 * 64 + 8, dtype=np.int64),
-                    tr_g=np.empty((n_tree, R_BUCKETS), dtype=np.float32), tiers=np.zeros((4, K))),
+                    tr_g=np.empty((n_tree, R_BUCKETS), dtype=np.float32), tiers=np.zeros((5, K))),
         # the loop's scalars (E_* indices) and its float scalars
         evi=np.zeros(18, dtype=np.int64), evf=np.full(2, np.inf),
     )
