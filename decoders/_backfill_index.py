@@ -11,6 +11,13 @@ with bounds that only tighten while one scan runs:
   nodes beyond :data:`~decoders._federated_core.TABLE_K` clusters);
 * it must end by the reservation at its fastest (``t + runtime * sd_min <=
   shadow``) or be narrow enough to leave the head room (``tasks <= Y``);
+  without a cap, "at its fastest" is per speed tier
+  (:func:`decoders.easy._speed_tiers`): a job ends no earlier than ``t + cr x
+  runtime + cq x comp`` (``comp``: its computation time, ``runtime x (1 -
+  sigma)``), with the coefficients of the speed of the fastest cluster the
+  greedy pick may complete it on, given its tasks (:func:`_tier_late`), and,
+  with the plain greedy pick, a late job of its single width must be at most
+  its tier's late width (:func:`_tier_skip`);
 * under a power cap, the least power it can add must fit the federation's
   budget over the running jobs' increments (``pk + floor <= cap``), its floor
   being its tasks times its per-node increment on the cheapest cluster that
@@ -51,9 +58,10 @@ with bounds that only tighten while one scan runs:
 
 The queued jobs are therefore grouped by cluster set (one group beyond
 ``TABLE_K`` clusters), each group in queue order, and each group keeps a
-segment tree of the minimum width, the minimum run time of the jobs of at
-most ``2**b`` tasks for a few ``b`` (:data:`R_BUCKETS`) and of all, the
-maximum single width and, per cluster, the minimum power floor over its
+segment tree of the minimum width, the minimum run time and computation
+time of the jobs of at most ``2**b`` tasks for a few ``b`` (:data:`R_BUCKETS`)
+and of all, the maximum single width, the minimum width of the jobs without
+one and, per cluster, the minimum power floor over its
 queued jobs, and, for the late power tests, the maximum width, per cluster
 the maximum top, and the least power factor. The run-time buckets keep a
 subtree of narrow late jobs and short jobs too wide for ``X`` from looking as
@@ -67,16 +75,18 @@ have skipped, in the same order, so the schedules are the same.
 Layout, in :data:`~decoders._federated_core.State` (``st.index``): ``g_leaf`` (J: a job's
 leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
-group's tree starts in ``tr_t``/``tr_r``/``tr_w``/``tr_p``; a tree of ``S``
-leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` has a column per
-width bucket, ``tr_p`` one per cluster),
+group's tree starts in ``tr_t``/``tr_r``/``tr_g``/``tr_w``/``tr_u``/``tr_p``; a
+tree of ``S`` leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` and
+``tr_g`` (float32, :func:`comp_time`) have a column per width bucket,
+``tr_p`` one per cluster), ``tiers`` (5 x K: the speed tiers of the group
+searched, :func:`decoders.easy._speed_tiers`),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
 :func:`power_floors` sets it), ``tr_n`` and ``tr_q`` (the maximum width and,
 a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
 each cluster, infinite until :func:`power_floors` sets it, and where the
 allowance cannot hold the job), ``tr_m`` and ``p_fac`` (the least power
 factor, and each job's), ``on`` (1,: 1 once :func:`power_floors` ran; until
-then the trees keep only widths, single widths and run times, so an uncapped decode pays
+then the trees keep only widths, single widths, run and computation times, so an uncapped decode pays
 nothing for the power fields), ``pb``/``pi`` (K: the clusters' busy and
 idle power), ``c_free``, ``c_resv`` and ``h_inc`` (K: the node counts and the
 head's increments of :func:`least_cost`, set by the backfill loop at each
@@ -145,6 +155,7 @@ def build_index(order, st, by_mask):
             st.index.tr_r[i, b] = np.inf
             st.index.tr_g[i, b] = np.inf
         st.index.tr_w[i] = 0
+        st.index.tr_u[i] = EMPTY
         if powered:
             st.index.tr_n[i] = 0
             st.index.tr_m[i] = np.inf
@@ -213,6 +224,7 @@ def _pull(st, off, node):
         ix.tr_r[off + node, b] = min(ix.tr_r[a, b], ix.tr_r[a + 1, b])
         ix.tr_g[off + node, b] = min(ix.tr_g[a, b], ix.tr_g[a + 1, b])
     ix.tr_w[off + node] = max(ix.tr_w[a], ix.tr_w[a + 1])
+    ix.tr_u[off + node] = min(ix.tr_u[a], ix.tr_u[a + 1])
     if ix.on[0] != 0:
         ix.tr_n[off + node] = max(ix.tr_n[a], ix.tr_n[a + 1])
         ix.tr_m[off + node] = min(ix.tr_m[a], ix.tr_m[a + 1])
@@ -235,6 +247,7 @@ def _put(st, node, j, tasks, runtime, by_mask, comp):
         ix.tr_r[node, b] = runtime if held else np.inf
         ix.tr_g[node, b] = g if held else np.float32(np.inf)
     ix.tr_w[node] = single_width(j, tasks, st, by_mask)
+    ix.tr_u[node] = tasks if ix.tr_w[node] == EMPTY else EMPTY
     if ix.on[0] != 0:
         empty = tasks == EMPTY
         ix.tr_n[node] = 0 if empty else tasks
@@ -489,13 +502,13 @@ def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1,
     if cap < np.inf:
         return _walk(ix, off, size, leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap,
                      fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
-    return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_g, ix.tr_w, ix.tiers, ix.dfs, off, size, leaf, x,
-                       y, t, sd_min=sd_min, shadow=shadow, y1=y1, z=z, nt=nt, tw=tw)
+    return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_g, ix.tr_w, ix.tr_u, ix.tiers, ix.dfs, off, size,
+                       leaf, x, y, t, sd_min=sd_min, shadow=shadow, y1=y1, z=z, nt=nt, tw=tw)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _walk_plain(tr_t, tr_r, tr_g, tr_w, tiers, stack, off, size, leaf, x, y, t, sd_min, shadow,
-                y1, z, nt, tw):
+def _walk_plain(tr_t, tr_r, tr_g, tr_w, tr_u, tiers, stack, off, size, leaf, x, y, t, sd_min,
+                shadow, y1, z, nt, tw):
     """:func:`_walk` without a power budget (``cap`` infinite): the width, run-time (or, with
     ``nt > 0``, speed-tier: :func:`_tier_late`) and single-cluster tests only, on the arrays
     they read (a call passes every array it is given)."""
@@ -516,10 +529,17 @@ def _walk_plain(tr_t, tr_r, tr_g, tr_w, tiers, stack, off, size, leaf, x, y, t, 
                 w = tr_t[off + node]
                 if w > x:
                     continue  # too wide for the free nodes
-                if tw and tr_w[off + node] < EMPTY:
-                    # Every job below has its single width: the tiers' late widths apply.
-                    if _tier_skip(tr_r, tr_g, tiers, nt, off + node, w, tr_w[off + node], t,
-                                  shadow):
+                if tw:
+                    # The tiers' late widths apply to the jobs of their single width (at most
+                    # tr_w when all are, at most x in a mixed subtree, none in another leaf),
+                    # the late width y to the others (of least width tr_u).
+                    u = tr_u[off + node]
+                    sw = tr_w[off + node]
+                    if sw == EMPTY:
+                        sw = 0 if node >= size else x
+                    if (u > y and (u == EMPTY or _tier_late(tr_r, tr_g, tiers, nt, off + node, u,
+                                                            t, shadow))
+                            and _tier_skip(tr_r, tr_g, tiers, nt, off + node, w, sw, t, shadow)):
                         continue
                 elif w > y or (w > y1 and tr_w[off + node] <= z):
                     # Every job below would take the head's room: it must end by the reservation.

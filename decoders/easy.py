@@ -73,7 +73,8 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     in queue order: only the jobs that pass the cheap tests (their allowed
     clusters hold their tasks now, and they can end by the reservation at
     their fastest, a slowdown of at least ``min(1, 1 / fastest speed)``, or
-    are narrow enough, :func:`_late_width`, to leave the head its nodes)
+    per speed tier, :func:`_speed_tiers`, or are narrow enough,
+    :func:`_late_width` or a tier's late width, to leave the head its nodes)
     are visited, and the bounds of these tests only tighten as jobs start,
     so each group's next candidate is searched from where it stood. The
     allowance comes from the table of :func:`allowances`, so the full test is
@@ -239,7 +240,8 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
     of the federation) and their slowdown floor (:func:`_sd_floor` of ``sd_min``), the
     power budgets (with ``hn``, the head's tasks, for the least-cost bounds: -1 uncapped)
     and, with ``by_k1``, the allocation rule's first cluster among them, or, without a
-    cap, the bounds of the single-cluster test.
+    cap, the bounds of the single-cluster test; the speed tiers (:func:`_speed_tiers`)
+    for the uncapped walk, whose tier late widths, when on, count as such a test too.
     """
     K = st.run.free.shape[0]
     x = st.scan.free_in[m] if by_mask else free_total
