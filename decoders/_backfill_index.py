@@ -11,6 +11,13 @@ with bounds that only tighten while one scan runs:
   nodes beyond :data:`~decoders._federated_core.TABLE_K` clusters);
 * it must end by the reservation at its fastest (``t + runtime * sd_min <=
   shadow``) or be narrow enough to leave the head room (``tasks <= Y``);
+  without a cap, "at its fastest" is per speed tier
+  (:func:`decoders.easy._speed_tiers`): a job ends no earlier than ``t + cr x
+  runtime + cq x comp`` (``comp``: its computation time, ``runtime x (1 -
+  sigma)``), with the coefficients of the speed of the fastest cluster the
+  greedy pick may complete it on, given its tasks (:func:`_tier_late`), and,
+  with the plain greedy pick, a late job of its single width must be at most
+  its tier's late width (:func:`_tier_skip`);
 * under a power cap, the least power it can add must fit the federation's
   budget over the running jobs' increments (``pk + floor <= cap``), its floor
   being its tasks times its per-node increment on the cheapest cluster that
@@ -51,9 +58,10 @@ with bounds that only tighten while one scan runs:
 
 The queued jobs are therefore grouped by cluster set (one group beyond
 ``TABLE_K`` clusters), each group in queue order, and each group keeps a
-segment tree of the minimum width, the minimum run time of the jobs of at
-most ``2**b`` tasks for a few ``b`` (:data:`R_BUCKETS`) and of all, the
-maximum single width and, per cluster, the minimum power floor over its
+segment tree of the minimum width, the minimum run time and computation
+time of the jobs of at most ``2**b`` tasks for a few ``b`` (:data:`R_BUCKETS`)
+and of all, the maximum single width, the minimum width of the jobs without
+one and, per cluster, the minimum power floor over its
 queued jobs, and, for the late power tests, the maximum width, per cluster
 the maximum top, and the least power factor. The run-time buckets keep a
 subtree of narrow late jobs and short jobs too wide for ``X`` from looking as
@@ -67,16 +75,18 @@ have skipped, in the same order, so the schedules are the same.
 Layout, in :data:`~decoders._federated_core.State` (``st.index``): ``g_leaf`` (J: a job's
 leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
-group's tree starts in ``tr_t``/``tr_r``/``tr_w``/``tr_p``; a tree of ``S``
-leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` has a column per
-width bucket, ``tr_p`` one per cluster),
+group's tree starts in ``tr_t``/``tr_r``/``tr_g``/``tr_w``/``tr_u``/``tr_p``; a
+tree of ``S`` leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` and
+``tr_g`` (float32, :func:`comp_time`) have a column per width bucket,
+``tr_p`` one per cluster), ``tiers`` (5 x K: the speed tiers of the group
+searched, :func:`decoders.easy._speed_tiers`),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
 :func:`power_floors` sets it), ``tr_n`` and ``tr_q`` (the maximum width and,
 a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
 each cluster, infinite until :func:`power_floors` sets it, and where the
 allowance cannot hold the job), ``tr_m`` and ``p_fac`` (the least power
 factor, and each job's), ``on`` (1,: 1 once :func:`power_floors` ran; until
-then the trees keep only widths, single widths and run times, so an uncapped decode pays
+then the trees keep only widths, single widths, run and computation times, so an uncapped decode pays
 nothing for the power fields), ``pb``/``pi`` (K: the clusters' busy and
 idle power), ``c_free``, ``c_resv`` and ``h_inc`` (K: the node counts and the
 head's increments of :func:`least_cost`, set by the backfill loop at each
@@ -143,7 +153,9 @@ def build_index(order, st, by_mask):
         st.index.tr_t[i] = EMPTY
         for b in range(R_BUCKETS):
             st.index.tr_r[i, b] = np.inf
+            st.index.tr_g[i, b] = np.inf
         st.index.tr_w[i] = 0
+        st.index.tr_u[i] = EMPTY
         if powered:
             st.index.tr_n[i] = 0
             st.index.tr_m[i] = np.inf
@@ -210,7 +222,9 @@ def _pull(st, off, node):
     ix.tr_t[off + node] = min(ix.tr_t[a], ix.tr_t[a + 1])
     for b in range(R_BUCKETS):
         ix.tr_r[off + node, b] = min(ix.tr_r[a, b], ix.tr_r[a + 1, b])
+        ix.tr_g[off + node, b] = min(ix.tr_g[a, b], ix.tr_g[a + 1, b])
     ix.tr_w[off + node] = max(ix.tr_w[a], ix.tr_w[a + 1])
+    ix.tr_u[off + node] = min(ix.tr_u[a], ix.tr_u[a + 1])
     if ix.on[0] != 0:
         ix.tr_n[off + node] = max(ix.tr_n[a], ix.tr_n[a + 1])
         ix.tr_m[off + node] = min(ix.tr_m[a], ix.tr_m[a + 1])
@@ -220,15 +234,20 @@ def _pull(st, off, node):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _put(st, node, j, tasks, runtime, by_mask):
-    """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``) or nothing
+def _put(st, node, j, tasks, runtime, by_mask, comp):
+    """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``, ``comp``) or nothing
     (``EMPTY``, ``inf``); the power fields only while the index keeps them. Its run time
-    goes into each width bucket of ``tr_r`` that holds ``tasks``."""
+    goes into each width bucket of ``tr_r`` that holds ``tasks``, and its computation time
+    (:func:`comp_time`) into the same buckets of ``tr_g``."""
     ix = st.index
     ix.tr_t[node] = tasks
+    g = np.float32(np.inf) if tasks == EMPTY else comp_time(comp)
     for b in range(R_BUCKETS):
-        ix.tr_r[node, b] = runtime if b == R_BUCKETS - 1 or tasks <= (1 << b) else np.inf
+        held = b == R_BUCKETS - 1 or tasks <= (1 << b)
+        ix.tr_r[node, b] = runtime if held else np.inf
+        ix.tr_g[node, b] = g if held else np.float32(np.inf)
     ix.tr_w[node] = single_width(j, tasks, st, by_mask)
+    ix.tr_u[node] = tasks if ix.tr_w[node] == EMPTY else EMPTY
     if ix.on[0] != 0:
         empty = tasks == EMPTY
         ix.tr_n[node] = 0 if empty else tasks
@@ -239,13 +258,25 @@ def _put(st, node, j, tasks, runtime, by_mask):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def set_leaf(j, tasks, runtime, st, by_mask):
-    """Job ``j`` joins (``tasks``, ``runtime``) or leaves (``EMPTY``, ``inf``) its group's tree."""
+def comp_time(comp):
+    """A job's computation time ``runtime x (1 - sigma)`` as ``tr_g`` keeps it: in float32,
+    scaled down first by more than float32's rounding, so never above the value given
+    (the speed-tier test stays a lower bound)."""
+    return np.float32(min(comp * (1.0 - 1e-6), 3.0e38))
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def set_leaf(j, tasks, runtime, st, by_mask, comp=0.0):
+    """Job ``j`` joins (``tasks``, ``runtime``) or leaves (``EMPTY``, ``inf``) its group's tree.
+
+    ``comp``: its computation time, ``runtime x (1 - sigma)`` (:func:`comp_time`); the
+    default 0 keeps the speed-tier test to the run time alone (a lower bound whatever
+    ``sigma``)."""
     m = group_of(j, st, by_mask)
     off = st.index.g_toff[m]
     size = (st.index.g_toff[m + 1] - off) // 2
     node = size + st.index.g_leaf[j]
-    _put(st, off + node, j, tasks, runtime, by_mask)
+    _put(st, off + node, j, tasks, runtime, by_mask, comp)
     node //= 2
     while node >= 1:
         _pull(st, off, node)
@@ -253,8 +284,9 @@ def set_leaf(j, tasks, runtime, st, by_mask):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
-    """Jobs ``by_release[first:last]`` (arrivals) join their groups' trees.
+def add_jobs(first, last, by_release, tasks, runtime, sigma, st, by_mask):
+    """Jobs ``by_release[first:last]`` (arrivals) join their groups' trees (``sigma``: the
+    jobs' communication shares, for their computation times).
 
     One :func:`set_leaf` each, a walk to the root; a batch of more than an
     eighth of the jobs (a batch job-set's arrival at time 0) sets its leaves
@@ -264,14 +296,14 @@ def add_jobs(first, last, by_release, tasks, runtime, st, by_mask):
     if 8 * (last - first) <= J:
         for i in range(first, last):
             j = by_release[i]
-            set_leaf(j, tasks[j], runtime[j], st, by_mask)
+            set_leaf(j, tasks[j], runtime[j], st, by_mask, runtime[j] * (1.0 - sigma[j]))
         return
     for i in range(first, last):
         j = by_release[i]
         m = group_of(j, st, by_mask)
         off = st.index.g_toff[m]
         leaf = off + (st.index.g_toff[m + 1] - off) // 2 + st.index.g_leaf[j]
-        _put(st, leaf, j, tasks[j], runtime[j], by_mask)
+        _put(st, leaf, j, tasks[j], runtime[j], by_mask, runtime[j] * (1.0 - sigma[j]))
     for m in range(st.index.g_cand.shape[0]):
         off = st.index.g_toff[m]
         for node in range((st.index.g_toff[m + 1] - off) // 2 - 1, 0, -1):
@@ -404,7 +436,8 @@ def _floor(tr_p, node, fm):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0,
-                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1):
+                    hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1, nt=0,
+                    tw=False):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
     A job passes when ``tasks <= x``, either ``tasks <= y`` or
@@ -431,20 +464,22 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     ``lpk`` plus the cheapest nodes of ``c_resv`` for its tasks and the
     head's together. A job that cannot end by the reservation and whose
     single width (:func:`single_width`) is at most ``z`` must moreover be at
-    most ``y1`` wide (``z = -1`` turns this test off). An empty leaf never
-    passes.
+    most ``y1`` wide (``z = -1`` turns this test off). Without a cap and with
+    ``nt > 0``, "cannot end by the reservation" is the speed-tier test of
+    ``st.index.tiers`` (:func:`_tier_late`) instead of ``t + runtime x sd_min
+    > shadow``. An empty leaf never passes.
     """
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
                           k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
         return -1
     return search_group(m, leaf, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
-                        hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
+                        hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nt=nt, tw=tw)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf,
                            fm=-1, lpk=0.0, hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1,
-                           y1=EMPTY, z=-1):
+                           y1=EMPTY, z=-1, nt=0, tw=False):
     """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
     ``position``; the position is looked up only when the group's root passes."""
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
@@ -452,32 +487,36 @@ def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap
         return -1
     return search_group(m, first_after(m, position, st), st, x, y, t, sd_min, shadow, pk=pk,
                         cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn,
-                        y1=y1, z=z)
+                        y1=y1, z=z, nt=nt, tw=tw)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
-                 hn, y1=EMPTY, z=-1):
+                 hn, y1=EMPTY, z=-1, nt=0, tw=False):
     """The walk of group ``m``'s tree from ``leaf``: :func:`_walk` under a cap, else
-    :func:`_walk_plain`, which passes only the widths, run times and single widths."""
+    :func:`_walk_plain`, which passes only the widths, run times, computation times, single
+    widths and the ``nt`` speed tiers."""
     ix = st.index
     off = ix.g_toff[m]
     size = (ix.g_toff[m + 1] - off) // 2
     if cap < np.inf:
         return _walk(ix, off, size, leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap,
                      fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
-    return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_w, ix.dfs, off, size, leaf, x, y, t,
-                       sd_min=sd_min, shadow=shadow, y1=y1, z=z)
+    return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_g, ix.tr_w, ix.tr_u, ix.tiers, ix.dfs, off, size,
+                       leaf, x, y, t, sd_min=sd_min, shadow=shadow, y1=y1, z=z, nt=nt, tw=tw)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _walk_plain(tr_t, tr_r, tr_w, stack, off, size, leaf, x, y, t, sd_min, shadow, y1, z):
-    """:func:`_walk` without a power budget (``cap`` infinite): the width, run-time and
-    single-cluster tests only, on the arrays they read (a call passes every array it is
-    given)."""
+def _walk_plain(tr_t, tr_r, tr_g, tr_w, tr_u, tiers, stack, off, size, leaf, x, y, t, sd_min,
+                shadow, y1, z, nt, tw):
+    """:func:`_walk` without a power budget (``cap`` infinite): the width, run-time (or, with
+    ``nt > 0``, speed-tier: :func:`_tier_late`) and single-cluster tests only, on the arrays
+    they read (a call passes every array it is given)."""
     if leaf >= size:
         return -1
     b = _bucket(x)
+    for i in range(nt):
+        tiers[1, i] = _bucket(np.int64(min(tiers[0, i], x)))
     lo = leaf + size
     hi = 2 * size
     while lo < hi:
@@ -488,9 +527,27 @@ def _walk_plain(tr_t, tr_r, tr_w, stack, off, size, leaf, x, y, t, sd_min, shado
                 n -= 1
                 node = stack[n]
                 w = tr_t[off + node]
-                if w > x or (t + tr_r[off + node, b] * sd_min > shadow
-                             and (w > y or (w > y1 and tr_w[off + node] <= z))):
-                    continue  # no job below passes
+                if w > x:
+                    continue  # too wide for the free nodes
+                if tw:
+                    # The tiers' late widths apply to the jobs of their single width (at most
+                    # tr_w when all are, at most x in a mixed subtree, none in another leaf),
+                    # the late width y to the others (of least width tr_u).
+                    u = tr_u[off + node]
+                    sw = tr_w[off + node]
+                    if sw == EMPTY:
+                        sw = 0 if node >= size else x
+                    if (u > y and (u == EMPTY or _tier_late(tr_r, tr_g, tiers, nt, off + node, u,
+                                                            t, shadow))
+                            and _tier_skip(tr_r, tr_g, tiers, nt, off + node, w, sw, t, shadow)):
+                        continue
+                elif w > y or (w > y1 and tr_w[off + node] <= z):
+                    # Every job below would take the head's room: it must end by the reservation.
+                    if nt > 0:
+                        if _tier_late(tr_r, tr_g, tiers, nt, off + node, w, t, shadow):
+                            continue
+                    elif t + tr_r[off + node, b] * sd_min > shadow:
+                        continue  # no job below passes
                 if node >= size:
                     return node - size
                 stack[n] = 2 * node + 1
@@ -500,6 +557,49 @@ def _walk_plain(tr_t, tr_r, tr_w, stack, off, size, leaf, x, y, t, sd_min, shado
         lo //= 2
         hi //= 2
     return -1
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _tier_late(tr_r, tr_g, tiers, nt, node, w, t, shadow):
+    """Whether no job below ``node`` (least width ``w``) can end by the reservation, by the
+    speed tiers of ``tiers`` (rows: free nodes ``F_i``, the ``tr_r`` column of ``min(F_i, x)``,
+    and the coefficients ``cr_i``, ``cq_i``; :func:`decoders.easy._speed_tiers`).
+
+    A job of ``n`` tasks in tier ``i`` (``F_{i-1} < n <= F_i``) ends no earlier than ``t +
+    cr_i x runtime + cq_i x comp`` (``comp``: its computation time, :func:`comp_time`), and
+    the subtree's least run time and computation time among the jobs of the tier's width
+    bucket bound that from below, tier by tier from the first that may hold ``w`` tasks.
+    """
+    for i in range(nt):
+        if tiers[0, i] < w:
+            continue  # no job below is this narrow
+        b = np.int64(tiers[1, i])
+        if t + (tr_r[node, b] * tiers[2, i] + tr_g[node, b] * tiers[3, i]) <= shadow:
+            return False
+    return True
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _tier_skip(tr_r, tr_g, tiers, nt, node, w, sw, t, shadow):
+    """Whether every job below ``node`` (widths ``w .. sw``, each its single width) cannot
+    end by the reservation and is wider than its tier's late width (``tiers`` row 4,
+    :func:`decoders.easy._speed_tiers`), tier by tier, as :func:`_tier_late` tests the first.
+    """
+    lo_f = 0.0
+    for i in range(nt):
+        hi_f = tiers[0, i]
+        lo = max(np.float64(w), lo_f + 1.0)
+        lo_f = hi_f
+        if lo > hi_f:
+            continue  # no job below is in this tier
+        if lo > sw:
+            break  # nor in the next
+        if lo <= tiers[4, i]:
+            return False  # one may be narrow enough to leave the head room
+        b = np.int64(tiers[1, i])
+        if t + (tr_r[node, b] * tiers[2, i] + tr_g[node, b] * tiers[3, i]) <= shadow:
+            return False
+    return True
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

@@ -55,7 +55,7 @@ tuples built once per decode (they hold views, nothing is copied):
     :func:`decoders.easy.sd_floors`).
 
     ``st.index`` (:data:`Index`): EASY's candidate index, whose fields
-    ``g_*``, ``tr_*``, ``p_floor`` and ``dfs``
+    ``g_*``, ``tr_*``, ``p_floor``, ``tiers`` and ``dfs``
     :mod:`decoders._backfill_index` describes.
 
     ``st.evi`` and ``st.evf``: the loop's scalars (below).
@@ -120,7 +120,8 @@ Queue = namedtuple("Queue", "started wq by_release pos_of")
 Reservation = namedtuple("Reservation", "sh_t sh_j allow_h free_s hold slack_h pks hold_p pkh")
 Scan = namedtuple("Scan", "allow_j relaxed_j mask_j free_in sd_in")
 Index = namedtuple("Index", "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r tr_w tr_p p_floor "
-                             "tr_n tr_q p_top tr_m p_fac on pb pi c_free c_resv h_inc dfs")
+                             "tr_n tr_q p_top tr_m p_fac on pb pi c_free c_resv h_inc dfs tr_g "
+                             "tiers tr_u")
 State = namedtuple("State", "run queue resv scan index evi evf")
 Out = namedtuple("Out", "start finish alloc reserve")
 
@@ -186,7 +187,9 @@ def new_state(J, K):
                     p_top=np.full((J, K), np.inf), tr_m=np.empty(n_tree), p_fac=np.zeros(J),
                     on=np.zeros(1, dtype=np.int64), pb=np.zeros(K), pi=np.zeros(K),
                     c_free=np.zeros(K, dtype=np.int64), c_resv=np.zeros(K, dtype=np.int64),
-                    h_inc=np.zeros(K), dfs=np.empty(2 * 64 + 8, dtype=np.int64)),
+                    h_inc=np.zeros(K), dfs=np.empty(2 * 64 + 8, dtype=np.int64),
+                    tr_g=np.empty((n_tree, R_BUCKETS), dtype=np.float32), tiers=np.zeros((5, K)),
+                    tr_u=np.empty(n_tree, dtype=np.int64)),
         # the loop's scalars (E_* indices) and its float scalars
         evi=np.zeros(18, dtype=np.int64), evf=np.full(2, np.inf),
     )

@@ -78,7 +78,8 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     in queue order: only the jobs that pass the cheap tests (their allowed
     clusters hold their tasks now, and they can end by the reservation at
     their fastest, a slowdown of at least ``min(1, 1 / fastest speed)``, or
-    are narrow enough, :func:`_late_width`, to leave the head its nodes)
+    per speed tier, :func:`_speed_tiers`, or are narrow enough,
+    :func:`_late_width` or a tier's late width, to leave the head its nodes)
     are visited, and the bounds of these tests only tighten as jobs start,
     so each group's next candidate is searched from where it stood. A queue
     of at most :data:`SCAN_MAX` jobs is scanned in order instead. The
@@ -95,7 +96,8 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     by_mask = K <= TABLE_K
     arrived = st.evi[E_CURSOR]
     enqueue(t, jobs, st)
-    add_jobs(arrived, st.evi[E_CURSOR], st.queue.by_release, tasks, jobs.est, st, by_mask)
+    add_jobs(arrived, st.evi[E_CURSOR], st.queue.by_release, tasks, jobs.est, jobs.sigma, st,
+             by_mask)
     wq = st.queue.wq[st.evi[E_QH]:]
     nq = st.evi[E_NQ]
     holes = st.evi[E_HOLES]
@@ -201,7 +203,7 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                     m = st.index.g_act[a] if mode != 0 else best
                     leaf = st.index.g_cand[m]
                     if mode == 1 or (mode == 2 and (by_k1 or (
-                            skipped and _took_first(m, by_mask, free, out.alloc[j], plat.rank_pick)))):
+                        skipped and _took_from(m, by_mask, free, out.alloc[j], plat.rank_pick)))):
                         leaf = -1
                     elif leaf < 0:
                         continue  # the group had no candidate left
@@ -260,13 +262,16 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
     of the federation) and their slowdown floor (:func:`_sd_floor` of ``sd_min``), the
     power budgets (with ``hn``, the head's tasks, for the least-cost bounds: -1 uncapped)
     and, with ``by_k1``, the allocation rule's first cluster among them, or, without a
-    cap, the bounds of the single-cluster test.
+    cap, the bounds of the single-cluster test; the speed tiers (:func:`_speed_tiers`)
+    for the uncapped walk, whose tier late widths, when on, count as such a test too.
     """
     K = st.run.free.shape[0]
     x = st.scan.free_in[m] if by_mask else free_total
     y = _late_width(m, by_mask, st.run.free, st.resv.slack_h, room0, need)
     fm = m & f_bits if by_mask else f_bits
     sd = st.scan.sd_in[fm] if by_mask else _sd_floor(fm, plat.speed, sd_min)
+    nt, tw = _speed_tiers(fm, st.run.free, plat.speed, plat.rank_pick, x, single and by_mask,
+                          st.index.tiers, st.resv.slack_h, room0, need, y)
     k1 = -1
     fk1, pk1, b1 = np.int64(0), 0.0, np.inf
     if by_k1:
@@ -280,11 +285,12 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
     pk, cap, lpk = st.run.pk[K], plat.budget[K], st.resv.pks[K] + st.resv.hold_p[K]
     if not group_may_pass(m, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1,
                           fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
-        return -1, z >= 0
+        return -1, z >= 0 or tw
     if leaf < 0:  # the position is looked up only when the group's root passes
         leaf = first_after(m, position, st)
     return search_group(m, leaf, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
-                        k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z), z >= 0
+                        k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nt=nt,
+                        tw=tw), z >= 0 or tw
 
 
 @helper
@@ -401,6 +407,89 @@ def _sd_floor(fm, speed, sd_min):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _speed_tiers(fm, free, speed, rank, x, ordered, tiers, slack_h, room0, need, y):
+    """The speed tiers of a group whose clusters with a free node are the bit set ``fm``,
+    into ``tiers`` (rows 0, 2, 3 and 4; the walk fills row 1); returns their count (0: none)
+    and whether a tier's late width is below the group's ``y`` (:func:`_late_width`).
+
+    A job's slowdown ``(1 - sigma) / s + sigma x SC`` (``SC >= 1``, ``s`` the slowest
+    speed it is placed on) is at least ``(1 - sigma) / S + sigma`` for any ``S >= s``: at
+    least ``cr / S`` and ``1 + (1 - sigma)(1 / S - 1)``, so its planned run ends no earlier
+    than ``t + cr x runtime + cq x comp`` with ``cr = min(1, 1 / S)``, ``cq = max(0, 1 / S
+    - 1)`` and ``comp = runtime x (1 - sigma)`` (both scaled by ``sd_min``'s margin): unlike
+    ``min(1, 1 / S)``, this knows that a job without communication runs slower than its
+    run time on a cluster of speed below 1. ``S`` is the fastest speed of ``fm`` (one tier
+    of ``F_0 = x`` nodes) or, when ``ordered`` (no cap, the plain greedy pick in the order
+    ``rank``, a group of one cluster set: its jobs are allowed on every cluster of
+    ``fm``), per tier: the greedy pick takes a job's nodes cluster by cluster in that
+    order, so a job of ``n`` tasks, ``F_{i-1} < n <= F_i`` (``F_i``: the free nodes of
+    ``fm``'s first ``i + 1`` clusters in the order), places its last task on the tier's
+    cluster ``i`` or later (its allowance may hold fewer), and ``S_i`` is the fastest speed
+    of those. The tiers stop at the first with ``F_i >= x`` (wider jobs fail the width
+    test). As jobs start, ``F_i`` falls and ``fm`` loses clusters, so each job's tier
+    speed only falls and its bound only rises, as the index requires.
+
+    Row 4, when ``ordered``: each tier's late width ``y_i``. A job of the tier whose
+    single width (:func:`~decoders._backfill_index.single_width`) is its tasks is allowed
+    them on every cluster, so the pick fills every cluster of ``fm`` up to the tier's
+    cluster (or, in tier 0, places it alone on the first: no shifts); its slowest speed is
+    then the least speed ``s_i`` of those clusters, and the shifts move tasks only to
+    clusters of speed at least ``s_i``. By :func:`_room_left`'s identity it leaves the head
+    room only if ``n <= y_i = room0 - need + sum min(free[k], slack_h[k])`` over the
+    clusters ``k`` of ``fm`` of speed at least ``s_i`` (tier 0: the first cluster alone).
+    Unlike the rest, ``y_i`` may rise as jobs start (a job's tier cluster moves to a slower
+    one), so once such a width was in use in a scan, a start that takes nodes of a group's
+    clusters makes the group search again (:func:`_took_from`); without such a start it only
+    falls (``hold`` only grows).
+    """
+    n = 0
+    tw = False
+    if ordered:
+        cum = 0
+        smin = np.inf
+        for i in range(rank.shape[0]):
+            k = rank[i]
+            if (fm >> k) & 1 and free[k] > 0:
+                cum += free[k]
+                smin = min(smin, speed[k])
+                tiers[0, n] = cum
+                tiers[2, n] = speed[k]
+                if n == 0:
+                    tiers[4, n] = room0 - need + min(free[k], slack_h[k])
+                else:
+                    yi = room0 - need
+                    for c in range(speed.shape[0]):
+                        if (fm >> c) & 1 and free[c] > 0 and speed[c] >= smin:
+                            yi += min(free[c], slack_h[c])
+                    tiers[4, n] = yi
+                if room0 < need:
+                    tiers[4, n] = -1
+                tw |= tiers[4, n] < y
+                n += 1
+        for i in range(n - 2, -1, -1):
+            tiers[2, i] = max(tiers[2, i], tiers[2, i + 1])
+    else:
+        smax = 0.0
+        for k in range(speed.shape[0]):
+            if k > 62 or (fm >> k) & 1:
+                smax = max(smax, speed[k])
+        if smax > 0.0:
+            tiers[0, 0] = x
+            tiers[2, 0] = smax
+            tiers[4, 0] = y
+            n = 1
+    nt = 0
+    for i in range(n):
+        s = tiers[2, i]
+        tiers[2, i] = min(1.0, 1.0 / s) * (1.0 - 1e-9)
+        tiers[3, i] = max(0.0, 1.0 / s - 1.0) * (1.0 - 1e-9)
+        nt += 1
+        if tiers[0, i] >= x:
+            break
+    return nt, tw
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _late_width(m, by_mask, free, slack_h, room0, need):
     """The widest job of candidate group ``m`` that may run past the reservation.
 
@@ -480,6 +569,20 @@ def _took_first(m, by_mask, free, alloc_j, rank):
         k = rank[i]
         if free[k] + alloc_j[k] > 0 and (not by_mask or (m >> k) & 1):
             return alloc_j[k] > 0
+    return False
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _took_from(m, by_mask, free, alloc_j, rank):
+    """Whether a job just started (allocation ``alloc_j``) took nodes that group ``m``'s
+    non-monotone tests read: any of its clusters when ``by_mask`` (the tier late widths of
+    :func:`_speed_tiers` and the first cluster of :func:`_single_bound`), else the first
+    cluster (:func:`_took_first`)."""
+    if not by_mask:
+        return _took_first(m, by_mask, free, alloc_j, rank)
+    for k in range(alloc_j.shape[0]):
+        if (m >> k) & 1 and alloc_j[k] > 0:
+            return True
     return False
 
 

@@ -77,8 +77,8 @@ def begin(t, model, jobs, plat, st, out):
     arrived = st.evi[E_CURSOR]
     enqueue(t, jobs, st)
     if st.evi[E_INDEX] != 0:
-        add_jobs(arrived, st.evi[E_CURSOR], st.queue.by_release, jobs.tasks, jobs.est, st,
-                 plat.nodes.shape[0] <= TABLE_K)
+        add_jobs(arrived, st.evi[E_CURSOR], st.queue.by_release, jobs.tasks, jobs.est, jobs.sigma,
+                 st, plat.nodes.shape[0] <= TABLE_K)
     return t
 
 
@@ -165,7 +165,8 @@ def requeue(jobs, plat, st, r):
     st.evi[E_HOLES] = 0
     st.queue.started[r] = 0
     if st.evi[E_INDEX] != 0:
-        set_leaf(r, jobs.tasks[r], jobs.est[r], st, plat.nodes.shape[0] <= TABLE_K)
+        set_leaf(r, jobs.tasks[r], jobs.est[r], st, plat.nodes.shape[0] <= TABLE_K,
+                 jobs.est[r] * (1.0 - jobs.sigma[r]))
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

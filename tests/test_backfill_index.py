@@ -368,3 +368,74 @@ def test_the_single_cluster_test_matches_a_scan_of_the_queue(seed):
                 assert got == -1
             else:
                 assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed):
+    # Tier i holds the jobs of F[i-1] < tasks <= F[i]; a job of tier i that cannot end by the
+    # reservation there (t + cr_i x runtime + cq_i x comp > shadow) is skipped when wider
+    # than the late width y (or the single-cluster test's y1), or, with the tier late
+    # widths on (tw) and its single width its tasks, wider than y_i.
+    from decoders._backfill_index import comp_time, single_width
+
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
+    st.scan.allow_j[:] = rng.integers(0, 14, (J, K)) * ((mask[:, None] >> np.arange(K)) & 1)
+    sw = np.array([single_width.py_func(j, tasks[j], st, True) for j in range(J)])
+    sigma = np.where(rng.random(J) < 0.5, rng.uniform(0.0, 1.0, J), 0.0)
+    comp = runtime * (1.0 - sigma)
+    g = np.array([comp_time.py_func(c) for c in comp], dtype=np.float64)
+    build_index(order, st, True)
+    queued = np.zeros(J, dtype=bool)
+    for _ in range(6):
+        for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
+            if queued[j] and rng.random() < 0.3:
+                queued[j] = False
+                set_leaf(j, EMPTY, np.inf, st, True)
+            elif not queued[j]:
+                queued[j] = True
+                set_leaf(j, tasks[j], runtime[j], st, True, comp[j])
+        for _ in range(20):
+            m = int(rng.integers(0, 1 << K))
+            if not np.any(mask == m):
+                continue
+            n = int(rng.integers(1, K + 1))
+            f = np.cumsum(rng.integers(1, 6, n)).astype(float)
+            x = int(rng.integers(0, f[-1] + 1))
+            nt = int(np.searchsorted(f, x)) + 1  # up to the first tier that holds x tasks
+            speed = np.sort(rng.choice([0.5, 0.8, 1.0, 1.3, 1.6], nt))[::-1]
+            tiers = st.index.tiers
+            tiers[:] = 0.0
+            tiers[0, :nt] = f[:nt]
+            tiers[2, :nt] = np.minimum(1.0, 1.0 / speed) * (1.0 - 1e-9)
+            tiers[3, :nt] = np.maximum(0.0, 1.0 / speed - 1.0) * (1.0 - 1e-9)
+            y = int(rng.integers(-1, 14))
+            tiers[4, :nt] = np.minimum(rng.integers(-1, 14, nt), y)
+            tw = bool(rng.random() < 0.7)
+            y1, z = int(rng.integers(0, 10)), int(rng.integers(-1, 14))
+            if tw:  # as the backfill loop makes them: tier 0 is the first cluster's
+                y1, z = max(y1, int(tiers[4, 0])), min(z, int(f[0]))
+            t, shadow = float(rng.integers(0, 50)), 60.0
+            after = int(rng.integers(-1, J))
+            want = None
+            for p in range(after + 1, J):
+                j = order[p]
+                if not queued[j] or mask[j] != m or tasks[j] > x:
+                    continue
+                i = int(np.searchsorted(f, tasks[j]))  # its tier
+                late = t + (runtime[j] * tiers[2, i] + g[j] * tiers[3, i]) > shadow
+                if tw and sw[j] < EMPTY:
+                    skip = late and tasks[j] > tiers[4, i]
+                else:
+                    skip = late and (tasks[j] > y or (tasks[j] > y1 and sw[j] <= z))
+                if not skip:
+                    want = j
+                    break
+            sd = tiers[2, 0]  # the group's floor: the first tier's, the fastest speed's
+            got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, y1=y1,
+                                  z=z, nt=nt, tw=tw)
+            assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, y1=y1, z=z, nt=nt,
+                                          tw=tw) == got
+            if want is None:
+                assert got == -1
+            else:
+                assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want

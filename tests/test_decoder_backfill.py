@@ -291,6 +291,47 @@ def test_free_by_mask_sums_the_free_nodes_of_each_cluster_set(free):
 
 
 
+@pytest.mark.parametrize("seed", range(150))
+def test_easy_speed_tiers_equal_the_twin(seed):
+    # Queues behind a wide head on clusters of speeds below and above 1, jobs without
+    # communication (slower than their run time on a slow cluster) and spread jobs with it:
+    # EASY's index keeps out the jobs that cannot end by the reservation at the speed of
+    # the cluster where the greedy pick completes them (speed tiers, with the jobs'
+    # computation times), and, with blacklists that leave the head slack, those wider
+    # than the late width of their tier (the clusters the pick and its shifts may use).
+    # The twin tests every queued job, so a skipped job that the exact test would start
+    # shows as a different schedule.
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(2, 5))
+    nodes = rng.integers(3, 12, K)
+    J = int(rng.integers(30, 70))
+    wide = rng.random(J) < 0.25
+    tasks = np.where(wide, rng.integers(nodes.max(), nodes.sum() + 1, J),
+                     rng.integers(1, nodes.max() + 3, J))
+    runtime = rng.integers(1, 30, J).astype(float)
+    release = np.where(rng.random(J) < 0.7, 0.0, rng.integers(0, 40, J).astype(float))
+    bl = np.zeros((J, K))
+    if seed % 2:
+        bl = np.where(rng.random((J, K)) < 0.4, rng.choice([0.25, 0.5, 0.75, 1.0], (J, K)), 0.0)
+    sigma = np.where((tasks > 1) & (rng.random(J) < 0.6), rng.uniform(0.0, 1.0, J), 0.0)
+    bw = np.where(sigma > 0, rng.choice([5.0, 400.0]), 0.0)
+    js = moga.JobSet.from_arrays(release, tasks, runtime, sigma=sigma, bw=bw)
+    fed = moga.Federation(names=[f"c{k}" for k in range(K)], nodes=nodes,
+                          speed=rng.choice([0.5, 0.8, 1.0, 1.3, 1.6], K),
+                          power_busy=rng.choice([60.0, 110.0, 260.0], K),
+                          power_idle=np.full(K, 10.0), link=np.full(K, 1000.0))
+    order = rng.permutation(J)
+    rule = ("fastest", "fastest", "greenest", "consolidate")[seed % 4]
+    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
+    start, finish, alloc, reservation = naive_easy_federated(
+        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
+        fed.link, order, bl, rule)
+    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(s.alloc, alloc)
+    expected = np.array([np.nan if r is None else r for r in reservation])
+    np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
+
+
 @pytest.mark.parametrize("seed", range(200))
 def test_easy_late_refusals_on_the_first_cluster_equal_the_twin(seed):
     # Queues of narrow jobs behind wide ones on clusters of distinct speeds, with blacklists
