@@ -323,6 +323,13 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
                 q = ix.tr_q[node, k1]
                 if pk + q <= cap and pk1 + q <= b1 and lpk + tr_p[node, k1] + hf > cap:
                     return False
+                if (ix.on[1] != 0 and pk + tr_p[node, k1] > cap and ix.tr_w[node] < EMPTY
+                        and lpk + _fallback_cost(ix.pb, ix.pi, ix.h_inc, ix.p_ord, ix.c_free,
+                                                 ix.c_head, ix.h_allow, w, ix.tr_m[node],
+                                                 fm, hn) > cap):
+                    # Every job below falls back to its least-power allocation, which
+                    # takes the head's cheapest nodes first.
+                    return False
             if hn > 0 and lpk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], -1,
                                          ix.c_resv, hn) > cap:
                 return False  # it and the head cannot both have cheap enough nodes then
@@ -385,6 +392,82 @@ def _least_cost(pb, pi, h_inc, n, pf, fm, nodes, hn):
         if best < 0:
             return np.inf
         take = min(rem, nodes[best])
+        tot += take * bc
+        rem -= take
+        last_c = bc
+        last_k = best
+    return tot * FLOOR_MARGIN
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def fallback_cost(ix, n, pf, fm, hn):
+    """:func:`_fallback_cost` on the index ``ix``'s node counts (``c_free``, ``c_head``,
+    ``h_allow``), the head's increments ``h_inc`` and the cluster order ``p_ord``."""
+    return _fallback_cost(ix.pb, ix.pi, ix.h_inc, ix.p_ord, ix.c_free, ix.c_head, ix.h_allow, n,
+                          pf, fm, hn)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
+def _fallback_cost(pb, pi, h_inc, p_ord, c_free, c_head, h_allow, n, pf, fm, hn):
+    """A floor of the power a job of ``n`` or more tasks and power factor ``pf`` or more
+    adds with its least-power allocation now, plus the least power the ``hn`` tasks of the
+    head add at the reservation beside it, times :data:`FLOOR_MARGIN`; 0 (no bound) when
+    the clusters' increments at ``pf`` are not all positive, infinite when the job, or then
+    the head, cannot be placed.
+
+    Valid when the clusters' idle powers are equal, ``p_ord[0]`` orders their busy powers
+    strictly (``p_ord[1]``: each cluster's place in that order), no cluster has a budget
+    of its own and each job's allowance holds its tasks on every cluster of its group
+    (:func:`~decoders.easy._cost_nodes` sets ``on[1]`` for the first three): every such
+    job orders the clusters by increment as ``p_ord[0]`` does, so its least-power
+    allocation fills the free nodes ``c_free`` of the clusters of the bit set ``fm`` in
+    that order, a superset of the nodes the ``n``-task job of factor ``pf`` takes, each
+    costing it no less. Beside an allocation ``x`` the head has at most ``min(max(c_head -
+    x, 0), h_allow)`` nodes of each cluster (``c_head``: the nodes free at the reservation
+    less those promised past it; ``h_allow``: its allowance), and its least power on
+    fewer nodes is no less: its cheapest nodes by its per-node increments ``h_inc`` (ties
+    by index), as :func:`~decoders._federated_core.least_power` takes them.
+    """
+    K = pb.shape[0]
+    for k in range(K):
+        if pf * pb[k] - pi[k] <= 0.0:
+            return 0.0
+    rem = n
+    tot = 0.0
+    cut = K  # the place in p_ord[0] of the last cluster the job takes nodes of
+    last = 0  # its nodes there
+    for i in range(K):
+        k = p_ord[0, i]
+        if rem == 0:
+            break
+        if not (k > 62 or (fm >> k) & 1):
+            continue
+        take = min(rem, c_free[k])
+        if take > 0:
+            tot += take * (pf * pb[k] - pi[k])
+            rem -= take
+            cut = i
+            last = take
+    if rem > 0:
+        return np.inf
+    rem = hn
+    last_c = -1.0
+    last_k = -1
+    while rem > 0:
+        best = -1
+        bc = np.inf
+        for k in range(K):
+            c = h_inc[k]
+            if (c > last_c or (c == last_c and k > last_k)) and c < bc:
+                best = k
+                bc = c
+        if best < 0:
+            return np.inf
+        i = p_ord[1, best]
+        x = 0
+        if best > 62 or (fm >> best) & 1:
+            x = c_free[best] if i < cut else (last if i == cut else 0)
+        take = min(rem, min(max(c_head[best] - x, 0), h_allow[best]))
         tot += take * bc
         rem -= take
         last_c = bc

@@ -517,10 +517,35 @@ def _cost_nodes(head, jobs, plat, st):
     per-node increments. Both counts only fall while one scan starts jobs.
     """
     ix = st.index
-    for k in range(st.run.free.shape[0]):
+    K = st.run.free.shape[0]
+    for k in range(K):
         ix.c_free[k] = st.run.free[k]
         ix.c_resv[k] = max(max(st.resv.free_s[k] - st.resv.hold[k], st.run.free[k]), 0)
         ix.h_inc[k] = node_increment(head, k, jobs, plat)
+        ix.c_head[k] = st.resv.free_s[k] - st.resv.hold[k]
+        ix.h_allow[k] = st.resv.allow_h[k]
+    # The clusters by busy power (ties by index): every job orders them so by increment
+    # when the idle powers are equal, the busy powers far enough apart that a product
+    # with a factor keeps them apart, and the factor gives every cluster an increment.
+    ok = 1
+    for i in range(K):
+        ix.p_ord[0, i] = i
+        if plat.budget[i] < np.inf or plat.pidle[i] != plat.pidle[0]:
+            ok = 0
+    for i in range(1, K):  # insertion sort: K is small
+        c = ix.p_ord[0, i]
+        m = i
+        while m > 0 and plat.pbusy[ix.p_ord[0, m - 1]] > plat.pbusy[c]:
+            ix.p_ord[0, m] = ix.p_ord[0, m - 1]
+            m -= 1
+        ix.p_ord[0, m] = c
+    for i in range(K):
+        ix.p_ord[1, ix.p_ord[0, i]] = i
+        if i > 0:
+            a, b = plat.pbusy[ix.p_ord[0, i - 1]], plat.pbusy[ix.p_ord[0, i]]
+            if b != a and b <= a * (1.0 + 1e-12):
+                ok = 0
+    ix.on[1] = ok
 
 
 @helper
