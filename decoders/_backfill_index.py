@@ -306,9 +306,6 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
         p = _floor(tr_p, node, fm)
         if pk + p > cap:
             return False
-        if hn >= 0 and pk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], fm, ix.c_free,
-                                        0) > cap:
-            return False  # not even its cheapest free nodes fit now
     if t + ix.tr_r[node, _bucket(x)] * sd_min > shadow:  # running past the reservation
         if w > y:
             return False
@@ -333,6 +330,9 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
             if hn > 0 and lpk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], -1,
                                          ix.c_resv, hn) > cap:
                 return False  # it and the head cannot both have cheap enough nodes then
+    if cap < np.inf and hn >= 0 and pk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], fm,
+                                                     ix.c_free, 0) > cap:
+        return False  # not even its cheapest free nodes fit now
     return True
 
 

@@ -119,7 +119,8 @@ Queue = namedtuple("Queue", "started wq by_release pos_of")
 Reservation = namedtuple("Reservation", "sh_t sh_j allow_h free_s hold slack_h pks hold_p pkh")
 Scan = namedtuple("Scan", "allow_j relaxed_j mask_j free_in")
 Index = namedtuple("Index", "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r tr_w tr_p p_floor "
-                             "tr_n tr_q p_top tr_m p_fac on pb pi c_free c_resv h_inc c_head h_allow p_ord dfs")
+                             "tr_n tr_q p_top tr_m p_fac on pb pi c_free c_resv h_inc c_head h_allow "
+                             "p_ord dfs")
 State = namedtuple("State", "run queue resv scan index evi evf")
 Out = namedtuple("Out", "start finish alloc reserve")
 

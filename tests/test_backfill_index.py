@@ -10,10 +10,10 @@ import pytest
 from decoders._backfill_index import (
     EMPTY,
     build_index,
+    fallback_cost,
     first_after,
     first_candidate,
     first_candidate_behind,
-    fallback_cost,
     least_cost,
     power_floors,
     set_leaf,
