@@ -41,6 +41,16 @@ with bounds that only tighten while one scan runs:
   lesser of the two increments: a job that takes the head's cheap nodes
   pushes the head onto dearer ones, which the separate floors miss. Both
   only tighten as jobs start;
+* under a power cap, for a late subtree whose jobs all fit wholly on ``k1``
+  but whose least top there does not fit the budget now, with an allowance
+  holding each job on every cluster of its group (its single width), equal
+  idle powers and no per-cluster budget: every job falls back to its
+  least-power allocation, which fills the free nodes in the one cluster
+  order by busy power, so the subtree's least width and factor give a
+  floor of that allocation's power plus the head's least power beside it
+  at the reservation (:func:`fallback_cost`). It is exact for the least
+  job, where the lesser-increment bound lets the head ride on the job's
+  cheap nodes;
 * without a cap and with the plain greedy pick, a job that cannot end by the
   reservation and that its group's first cluster in the pick order with a
   free node (``k1``) holds whole (``tasks <= free[k1]``, and ``tasks`` at
@@ -75,12 +85,15 @@ width bucket, ``tr_p`` one per cluster),
 a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
 each cluster, infinite until :func:`power_floors` sets it, and where the
 allowance cannot hold the job), ``tr_m`` and ``p_fac`` (the least power
-factor, and each job's), ``on`` (1,: 1 once :func:`power_floors` ran; until
+factor, and each job's), ``on`` (2,: ``on[0]`` is 1 once :func:`power_floors` ran; until
 then the trees keep only widths, single widths and run times, so an uncapped decode pays
 nothing for the power fields), ``pb``/``pi`` (K: the clusters' busy and
 idle power), ``c_free``, ``c_resv`` and ``h_inc`` (K: the node counts and the
 head's increments of :func:`least_cost`, set by the backfill loop at each
-scan, :func:`~decoders.easy._cost_nodes`), ``g_act`` (the non-empty groups,
+scan, :func:`~decoders.easy._cost_nodes`, which also sets ``c_head``, the nodes
+free at the reservation less those promised past it, ``h_allow``, the head's
+allowance, ``p_ord``, the clusters by busy power and each one's place in that
+order, and ``on[1]``, 1 when :func:`fallback_cost` holds), ``g_act`` (the non-empty groups,
 their count in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf,
 -1 when none) and ``dfs`` (the walk's stack).
 """
@@ -512,7 +525,10 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     width and power factor: a job must fit ``pk`` plus its cheapest free nodes
     in ``fm``, and, with ``hn > 0`` (the head's tasks), a late job must fit
     ``lpk`` plus the cheapest nodes of ``c_resv`` for its tasks and the
-    head's together. A job that cannot end by the reservation and whose
+    head's together; with ``k1 >= 0`` and ``on[1]``, a late subtree whose jobs fit
+    wholly on ``k1`` (their single widths finite) but none of whose floors there fits
+    now must fit ``lpk`` plus :func:`fallback_cost`. A job that cannot end by the
+    reservation and whose
     single width (:func:`single_width`) is at most ``z`` must moreover be at
     most ``y1`` wide (``z = -1`` turns this test off). An empty leaf never
     passes.

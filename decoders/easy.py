@@ -515,6 +515,9 @@ def _cost_nodes(head, jobs, plat, st):
     ``free_s - hold - x`` (:func:`_head_power_after`) and the job at most
     ``free``, so ``max(free_s - hold, free, 0)``. ``h_inc``: the head's
     per-node increments. Both counts only fall while one scan starts jobs.
+    For :func:`~decoders._backfill_index.fallback_cost`: ``c_head`` (``free_s -
+    hold``), ``h_allow`` (the head's allowance), ``p_ord`` (the clusters by busy
+    power, ties by index, and each one's place in that order) and ``on[1]``.
     """
     ix = st.index
     K = st.run.free.shape[0]
