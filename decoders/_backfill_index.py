@@ -331,12 +331,16 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
                 # Every job below fits wholly on k1; when every top fits now, each
                 # adds its top there, at least the floor column k1.
                 q = ix.tr_q[node, k1]
-                if pk + q <= cap and pk1 + q <= b1 and lpk + tr_p[node, k1] + hf > cap:
-                    return False
+                if pk + q <= cap and pk1 + q <= b1 and (
+                        lpk + tr_p[node, k1] + hf > cap
+                        or hn > 0 and lpk + tr_p[node, k1] + _fallback_cost(
+                            ix.pb, ix.pi, ix.h_inc, ix.p_ord, ix.c_free, ix.c_head, ix.h_allow,
+                            w, 0.0, fm, hn, k1) > cap):
+                    return False  # or the head's least power beside its least width there
                 if (ix.on[1] != 0 and pk + tr_p[node, k1] > cap and ix.tr_w[node] < EMPTY
                         and lpk + _fallback_cost(ix.pb, ix.pi, ix.h_inc, ix.p_ord, ix.c_free,
                                                  ix.c_head, ix.h_allow, w, ix.tr_m[node],
-                                                 fm, hn) > cap):
+                                                 fm, hn, -1) > cap):
                     # Every job below falls back to its least-power allocation, which
                     # takes the head's cheapest nodes first.
                     return False
@@ -413,15 +417,15 @@ def _least_cost(pb, pi, h_inc, n, pf, fm, nodes, hn):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def fallback_cost(ix, n, pf, fm, hn):
+def fallback_cost(ix, n, pf, fm, hn, k1=-1):
     """:func:`_fallback_cost` on the index ``ix``'s node counts (``c_free``, ``c_head``,
     ``h_allow``), the head's increments ``h_inc`` and the cluster order ``p_ord``."""
     return _fallback_cost(ix.pb, ix.pi, ix.h_inc, ix.p_ord, ix.c_free, ix.c_head, ix.h_allow, n,
-                          pf, fm, hn)
+                          pf, fm, hn, k1)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
-def _fallback_cost(pb, pi, h_inc, p_ord, c_free, c_head, h_allow, n, pf, fm, hn):
+def _fallback_cost(pb, pi, h_inc, p_ord, c_free, c_head, h_allow, n, pf, fm, hn, k1=-1):
     """A floor of the power a job of ``n`` or more tasks and power factor ``pf`` or more
     adds with its least-power allocation now, plus the least power the ``hn`` tasks of the
     head add at the reservation beside it, times :data:`FLOOR_MARGIN`; 0 (no bound) when
@@ -440,29 +444,36 @@ def _fallback_cost(pb, pi, h_inc, p_ord, c_free, c_head, h_allow, n, pf, fm, hn)
     less those promised past it; ``h_allow``: its allowance), and its least power on
     fewer nodes is no less: its cheapest nodes by its per-node increments ``h_inc`` (ties
     by index), as :func:`~decoders._federated_core.least_power` takes them.
+
+    With ``k1 >= 0``, the job's allocation is instead its ``n`` or more tasks on
+    cluster ``k1`` alone (the pick of a job that fits there wholly, when its top fits
+    the budgets now), and only the head's least power beside ``n`` tasks there is
+    returned: it needs none of the conditions above (the head's own budgets only
+    make it dearer).
     """
     K = pb.shape[0]
-    for k in range(K):
-        if pf * pb[k] - pi[k] <= 0.0:
-            return 0.0
-    rem = n
     tot = 0.0
     cut = K  # the place in p_ord[0] of the last cluster the job takes nodes of
     last = 0  # its nodes there
-    for i in range(K):
-        k = p_ord[0, i]
-        if rem == 0:
-            break
-        if not (k > 62 or (fm >> k) & 1):
-            continue
-        take = min(rem, c_free[k])
-        if take > 0:
-            tot += take * (pf * pb[k] - pi[k])
-            rem -= take
-            cut = i
-            last = take
-    if rem > 0:
-        return np.inf
+    if k1 < 0:
+        for k in range(K):
+            if pf * pb[k] - pi[k] <= 0.0:
+                return 0.0
+        rem = n
+        for i in range(K):
+            k = p_ord[0, i]
+            if rem == 0:
+                break
+            if not (k > 62 or (fm >> k) & 1):
+                continue
+            take = min(rem, c_free[k])
+            if take > 0:
+                tot += take * (pf * pb[k] - pi[k])
+                rem -= take
+                cut = i
+                last = take
+        if rem > 0:
+            return np.inf
     rem = hn
     last_c = -1.0
     last_k = -1
@@ -478,7 +489,9 @@ def _fallback_cost(pb, pi, h_inc, p_ord, c_free, c_head, h_allow, n, pf, fm, hn)
             return np.inf
         i = p_ord[1, best]
         x = 0
-        if best > 62 or (fm >> best) & 1:
+        if k1 >= 0:
+            x = n if best == k1 else 0
+        elif best > 62 or (fm >> best) & 1:
             x = c_free[best] if i < cut else (last if i == cut else 0)
         take = min(rem, min(max(c_head[best] - x, 0), h_allow[best]))
         tot += take * bc

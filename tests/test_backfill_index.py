@@ -329,7 +329,8 @@ def test_fallback_cost_is_below_the_least_power_allocations_of_a_job_and_the_hea
     # only when its least-power allocation and the head's beside it overflow the budget:
     # it must not exceed that sum for any job at least as wide and as power-hungry as
     # the subtree's least (equal idle powers, busy powers apart, no per-cluster budget,
-    # allowances that hold the job), and equal it for the least job itself.
+    # allowances that hold the job), and equal it for the least job itself. With k1, the
+    # head's least power beside a job whose tasks all lie on k1.
     rng = np.random.default_rng(seed)
     K = int(rng.integers(1, 5))
     st = new_state(4, K)
@@ -349,6 +350,17 @@ def test_fallback_cost_is_below_the_least_power_allocations_of_a_job_and_the_hea
         ix.c_head[:] = rng.integers(-1, 8, K)
         ix.h_allow[:] = rng.integers(0, 8, K)
         fm = int(rng.integers(0, 1 << K))
+        # A job whose pick puts its tasks on one cluster k1: the head's least power beside.
+        k1 = int(rng.integers(0, K))
+        x = np.zeros(K, dtype=np.int64)
+        x[k1] = n_j
+        y = _greedy(hn, np.lexsort((np.arange(K), ix.h_inc)),
+                    np.minimum(np.maximum(ix.c_head - x, 0), ix.h_allow))
+        want = np.inf if y is None else y @ ix.h_inc
+        got = fallback_cost(ix, n, pf, fm, hn, k1)
+        assert got <= want
+        if n_j == n:
+            assert got == pytest.approx(want * (1.0 - 1e-9), rel=1e-12)
         got = fallback_cost(ix, n, pf, fm, hn)
         if np.any(pf * pbusy - pidle <= 0.0):
             assert got == 0.0
