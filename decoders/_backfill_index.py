@@ -302,7 +302,13 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
     under a cap little power is left), and the test is one look-up where a
     walk climbs the tree.
     """
-    return _may_pass(st.index, st.index.g_toff[m] + 1, x, y, t, sd_min, shadow, pk=pk, cap=cap,
+    ix = st.index
+    node = ix.g_toff[m] + 1
+    if cap == np.inf:  # the width and run-time tests alone, as in _walk_plain
+        w = ix.tr_t[node]
+        return not (w > x or (t + ix.tr_r[node, _bucket(x)] * sd_min > shadow
+                              and (w > y or (w > y1 and ix.tr_w[node] <= z))))
+    return _may_pass(ix, node, x, y, t, sd_min, shadow, pk=pk, cap=cap,
                      fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
 
 
