@@ -48,6 +48,16 @@ with bounds that only tighten while one scan runs:
   lesser of the two increments: a job that takes the head's cheap nodes
   pushes the head onto dearer ones, which the separate floors miss. Both
   only tighten as jobs start;
+* under a power cap, for a late subtree whose jobs all fit wholly on ``k1``
+  but whose least top there does not fit the budget now, with an allowance
+  holding each job on every cluster of its group (its single width), equal
+  idle powers and no per-cluster budget: every job falls back to its
+  least-power allocation, which fills the free nodes in the one cluster
+  order by busy power, so the subtree's least width and factor give a
+  floor of that allocation's power plus the head's least power beside it
+  at the reservation (:func:`fallback_cost`). It is exact for the least
+  job, where the lesser-increment bound lets the head ride on the job's
+  cheap nodes;
 * without a cap and with the plain greedy pick, a job that cannot end by the
   reservation and that its group's first cluster in the pick order with a
   free node (``k1``) holds whole (``tasks <= free[k1]``, and ``tasks`` at
@@ -85,12 +95,15 @@ searched, :func:`decoders.easy._speed_tiers`),
 a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
 each cluster, infinite until :func:`power_floors` sets it, and where the
 allowance cannot hold the job), ``tr_m`` and ``p_fac`` (the least power
-factor, and each job's), ``on`` (1,: 1 once :func:`power_floors` ran; until
-then the trees keep only widths, single widths, run and computation times, so an uncapped decode pays
-nothing for the power fields), ``pb``/``pi`` (K: the clusters' busy and
+factor, and each job's), ``on`` (2,: ``on[0]`` is 1 once :func:`power_floors` ran; until
+then the trees keep only widths, single widths, run and computation times, so an
+uncapped decode pays nothing for the power fields), ``pb``/``pi`` (K: the clusters' busy and
 idle power), ``c_free``, ``c_resv`` and ``h_inc`` (K: the node counts and the
 head's increments of :func:`least_cost`, set by the backfill loop at each
-scan, :func:`~decoders.easy._cost_nodes`), ``g_act`` (the non-empty groups,
+scan, :func:`~decoders.easy._cost_nodes`, which also sets ``c_head``, the nodes
+free at the reservation less those promised past it, ``h_allow``, the head's
+allowance, ``p_ord``, the clusters by busy power and each one's place in that
+order, and ``on[1]``, 1 when :func:`fallback_cost` holds), ``g_act`` (the non-empty groups,
 their count in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf,
 -1 when none) and ``dfs`` (the walk's stack).
 """
@@ -321,7 +334,13 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
     under a cap little power is left), and the test is one look-up where a
     walk climbs the tree.
     """
-    return _may_pass(st.index, st.index.g_toff[m] + 1, x, y, t, sd_min, shadow, pk=pk, cap=cap,
+    ix = st.index
+    node = ix.g_toff[m] + 1
+    if cap == np.inf:  # the width and run-time tests alone, as in _walk_plain
+        w = ix.tr_t[node]
+        return not (w > x or (t + ix.tr_r[node, _bucket(x)] * sd_min > shadow
+                              and (w > y or (w > y1 and ix.tr_w[node] <= z))))
+    return _may_pass(ix, node, x, y, t, sd_min, shadow, pk=pk, cap=cap,
                      fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
 
 
@@ -338,9 +357,6 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
         p = _floor(tr_p, node, fm)
         if pk + p > cap:
             return False
-        if hn >= 0 and pk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], fm, ix.c_free,
-                                        0) > cap:
-            return False  # not even its cheapest free nodes fit now
     if t + ix.tr_r[node, _bucket(x)] * sd_min > shadow:  # running past the reservation
         if w > y:
             return False
@@ -353,11 +369,25 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
                 # Every job below fits wholly on k1; when every top fits now, each
                 # adds its top there, at least the floor column k1.
                 q = ix.tr_q[node, k1]
-                if pk + q <= cap and pk1 + q <= b1 and lpk + tr_p[node, k1] + hf > cap:
+                if pk + q <= cap and pk1 + q <= b1 and (
+                        lpk + tr_p[node, k1] + hf > cap
+                        or hn > 0 and lpk + tr_p[node, k1] + _fallback_cost(
+                            ix.pb, ix.pi, ix.h_inc, ix.p_ord, ix.c_free, ix.c_head, ix.h_allow,
+                            w, 0.0, fm, hn, k1) > cap):
+                    return False  # or the head's least power beside its least width there
+                if (ix.on[1] != 0 and pk + tr_p[node, k1] > cap and ix.tr_w[node] < EMPTY
+                        and lpk + _fallback_cost(ix.pb, ix.pi, ix.h_inc, ix.p_ord, ix.c_free,
+                                                 ix.c_head, ix.h_allow, w, ix.tr_m[node],
+                                                 fm, hn, -1) > cap):
+                    # Every job below falls back to its least-power allocation, which
+                    # takes the head's cheapest nodes first.
                     return False
             if hn > 0 and lpk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], -1,
                                          ix.c_resv, hn) > cap:
                 return False  # it and the head cannot both have cheap enough nodes then
+    if cap < np.inf and hn >= 0 and pk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], fm,
+                                                     ix.c_free, 0) > cap:
+        return False  # not even its cheapest free nodes fit now
     return True
 
 
@@ -425,6 +455,91 @@ def _least_cost(pb, pi, h_inc, n, pf, fm, nodes, hn):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def fallback_cost(ix, n, pf, fm, hn, k1=-1):
+    """:func:`_fallback_cost` on the index ``ix``'s node counts (``c_free``, ``c_head``,
+    ``h_allow``), the head's increments ``h_inc`` and the cluster order ``p_ord``."""
+    return _fallback_cost(ix.pb, ix.pi, ix.h_inc, ix.p_ord, ix.c_free, ix.c_head, ix.h_allow, n,
+                          pf, fm, hn, k1)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
+def _fallback_cost(pb, pi, h_inc, p_ord, c_free, c_head, h_allow, n, pf, fm, hn, k1=-1):
+    """A floor of the power a job of ``n`` or more tasks and power factor ``pf`` or more
+    adds with its least-power allocation now, plus the least power the ``hn`` tasks of the
+    head add at the reservation beside it, times :data:`FLOOR_MARGIN`; 0 (no bound) when
+    the clusters' increments at ``pf`` are not all positive, infinite when the job, or then
+    the head, cannot be placed.
+
+    Valid when the clusters' idle powers are equal, ``p_ord[0]`` orders their busy powers
+    strictly (``p_ord[1]``: each cluster's place in that order), no cluster has a budget
+    of its own and each job's allowance holds its tasks on every cluster of its group
+    (:func:`~decoders.easy._cost_nodes` sets ``on[1]`` for the first three): every such
+    job orders the clusters by increment as ``p_ord[0]`` does, so its least-power
+    allocation fills the free nodes ``c_free`` of the clusters of the bit set ``fm`` in
+    that order, a superset of the nodes the ``n``-task job of factor ``pf`` takes, each
+    costing it no less. Beside an allocation ``x`` the head has at most ``min(max(c_head -
+    x, 0), h_allow)`` nodes of each cluster (``c_head``: the nodes free at the reservation
+    less those promised past it; ``h_allow``: its allowance), and its least power on
+    fewer nodes is no less: its cheapest nodes by its per-node increments ``h_inc`` (ties
+    by index), as :func:`~decoders._federated_core.least_power` takes them.
+
+    With ``k1 >= 0``, the job's allocation is instead its ``n`` or more tasks on
+    cluster ``k1`` alone (the pick of a job that fits there wholly, when its top fits
+    the budgets now), and only the head's least power beside ``n`` tasks there is
+    returned: it needs none of the conditions above (the head's own budgets only
+    make it dearer).
+    """
+    K = pb.shape[0]
+    tot = 0.0
+    cut = K  # the place in p_ord[0] of the last cluster the job takes nodes of
+    last = 0  # its nodes there
+    if k1 < 0:
+        for k in range(K):
+            if pf * pb[k] - pi[k] <= 0.0:
+                return 0.0
+        rem = n
+        for i in range(K):
+            k = p_ord[0, i]
+            if rem == 0:
+                break
+            if not (k > 62 or (fm >> k) & 1):
+                continue
+            take = min(rem, c_free[k])
+            if take > 0:
+                tot += take * (pf * pb[k] - pi[k])
+                rem -= take
+                cut = i
+                last = take
+        if rem > 0:
+            return np.inf
+    rem = hn
+    last_c = -1.0
+    last_k = -1
+    while rem > 0:
+        best = -1
+        bc = np.inf
+        for k in range(K):
+            c = h_inc[k]
+            if (c > last_c or (c == last_c and k > last_k)) and c < bc:
+                best = k
+                bc = c
+        if best < 0:
+            return np.inf
+        i = p_ord[1, best]
+        x = 0
+        if k1 >= 0:
+            x = n if best == k1 else 0
+        elif best > 62 or (fm >> best) & 1:
+            x = c_free[best] if i < cut else (last if i == cut else 0)
+        take = min(rem, min(max(c_head[best] - x, 0), h_allow[best]))
+        tot += take * bc
+        rem -= take
+        last_c = bc
+        last_k = best
+    return tot * FLOOR_MARGIN
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _floor(tr_p, node, fm):
     """The least power floor at ``node`` over the clusters of the bit set ``fm``."""
     least = np.inf
@@ -462,7 +577,10 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     width and power factor: a job must fit ``pk`` plus its cheapest free nodes
     in ``fm``, and, with ``hn > 0`` (the head's tasks), a late job must fit
     ``lpk`` plus the cheapest nodes of ``c_resv`` for its tasks and the
-    head's together. A job that cannot end by the reservation and whose
+    head's together; with ``k1 >= 0`` and ``on[1]``, a late subtree whose jobs fit
+    wholly on ``k1`` (their single widths finite) but none of whose floors there fits
+    now must fit ``lpk`` plus :func:`fallback_cost`. A job that cannot end by the
+    reservation and whose
     single width (:func:`single_width`) is at most ``z`` must moreover be at
     most ``y1`` wide (``z = -1`` turns this test off). Without a cap and with
     ``nt > 0``, "cannot end by the reservation" is the speed-tier test of

@@ -120,8 +120,8 @@ Queue = namedtuple("Queue", "started wq by_release pos_of")
 Reservation = namedtuple("Reservation", "sh_t sh_j allow_h free_s hold slack_h pks hold_p pkh")
 Scan = namedtuple("Scan", "allow_j relaxed_j mask_j free_in sd_in")
 Index = namedtuple("Index", "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r tr_w tr_p p_floor "
-                             "tr_n tr_q p_top tr_m p_fac on pb pi c_free c_resv h_inc dfs tr_g "
-                             "tiers tr_u")
+                             "tr_n tr_q p_top tr_m p_fac on pb pi c_free c_resv h_inc c_head h_allow "
+                             "p_ord dfs tr_g tiers tr_u")
 State = namedtuple("State", "run queue resv scan index evi evf")
 Out = namedtuple("Out", "start finish alloc reserve")
 
@@ -185,9 +185,11 @@ def new_state(J, K):
                     p_floor=np.zeros((J, K)),
                     tr_n=np.empty(n_tree, dtype=np.int64), tr_q=np.empty((n_tree, K)),
                     p_top=np.full((J, K), np.inf), tr_m=np.empty(n_tree), p_fac=np.zeros(J),
-                    on=np.zeros(1, dtype=np.int64), pb=np.zeros(K), pi=np.zeros(K),
+                    on=np.zeros(2, dtype=np.int64), pb=np.zeros(K), pi=np.zeros(K),
                     c_free=np.zeros(K, dtype=np.int64), c_resv=np.zeros(K, dtype=np.int64),
-                    h_inc=np.zeros(K), dfs=np.empty(2 * 64 + 8, dtype=np.int64),
+                    h_inc=np.zeros(K), c_head=np.zeros(K, dtype=np.int64),
+                    h_allow=np.zeros(K, dtype=np.int64), p_ord=np.zeros((2, K), dtype=np.int64),
+                    dfs=np.empty(2 * 64 + 8, dtype=np.int64),
                     tr_g=np.empty((n_tree, R_BUCKETS), dtype=np.float32), tiers=np.zeros((5, K)),
                     tr_u=np.empty(n_tree, dtype=np.int64)),
         # the loop's scalars (E_* indices) and its float scalars

@@ -645,20 +645,59 @@ def _head_floor(head, jobs, plat, st):
 
 @helper
 def _cost_nodes(head, jobs, plat, st):
-    """The node counts of the index's least-cost bounds (:func:`~decoders._backfill_index.least_cost`).
+    """The node counts of the index's least-cost bounds, once per scan under a cap
+    (:func:`_index_counts`, compiled apart: it is no part of an uncapped decode)."""
+    ix = st.index
+    _index_counts(jobs.power[head], plat.pbusy, plat.pidle, plat.budget, st.run.free,
+                  st.resv.free_s, st.resv.hold, st.resv.allow_h, ix.c_free, ix.c_resv, ix.h_inc,
+                  ix.c_head, ix.h_allow, ix.p_ord, ix.on)
+
+
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
+def _index_counts(ph, pbusy, pidle, budget, free, free_s, hold, allow_h, c_free, c_resv, h_inc,
+                  c_head, h_allow, p_ord, on):
+    """The node counts and head's increments of the index's least-cost bounds
+    (:func:`~decoders._backfill_index.least_cost`, :func:`~decoders._backfill_index.fallback_cost`).
 
     ``c_free``: the free nodes now, where a job's allocation lies. ``c_resv``:
     per cluster, at least what a job holding ``x`` nodes there and the head
     beside it at the reservation take together: the head gets at most
     ``free_s - hold - x`` (:func:`_head_power_after`) and the job at most
     ``free``, so ``max(free_s - hold, free, 0)``. ``h_inc``: the head's
-    per-node increments. Both counts only fall while one scan starts jobs.
+    per-node increments (its power factor ``ph``). Both counts only fall while
+    one scan starts jobs. ``c_head`` (``free_s - hold``), ``h_allow`` (the
+    head's allowance ``allow_h``), ``p_ord`` (the clusters by busy power, ties
+    by index, and each one's place in that order) and ``on[1]`` (1 when the
+    idle powers are equal, no cluster has a budget of its own and the busy
+    powers are far enough apart that a product with a factor keeps their
+    order) serve :func:`~decoders._backfill_index.fallback_cost`.
     """
-    ix = st.index
-    for k in range(st.run.free.shape[0]):
-        ix.c_free[k] = st.run.free[k]
-        ix.c_resv[k] = max(max(st.resv.free_s[k] - st.resv.hold[k], st.run.free[k]), 0)
-        ix.h_inc[k] = node_increment(head, k, jobs, plat)
+    K = free.shape[0]
+    for k in range(K):
+        c_free[k] = free[k]
+        c_resv[k] = max(max(free_s[k] - hold[k], free[k]), 0)
+        h_inc[k] = max(ph * pbusy[k] - pidle[k], 0.0)
+        c_head[k] = free_s[k] - hold[k]
+        h_allow[k] = allow_h[k]
+    ok = 1
+    for i in range(K):
+        p_ord[0, i] = i
+        if budget[i] < np.inf or pidle[i] != pidle[0]:
+            ok = 0
+    for i in range(1, K):  # insertion sort: K is small
+        c = p_ord[0, i]
+        m = i
+        while m > 0 and pbusy[p_ord[0, m - 1]] > pbusy[c]:
+            p_ord[0, m] = p_ord[0, m - 1]
+            m -= 1
+        p_ord[0, m] = c
+    for i in range(K):
+        p_ord[1, p_ord[0, i]] = i
+        if i > 0:
+            a, b = pbusy[p_ord[0, i - 1]], pbusy[p_ord[0, i]]
+            if b != a and b <= a * (1.0 + 1e-12):
+                ok = 0
+    on[1] = ok
 
 
 @helper

@@ -10,6 +10,7 @@ import pytest
 from decoders._backfill_index import (
     EMPTY,
     build_index,
+    fallback_cost,
     first_after,
     first_candidate,
     first_candidate_behind,
@@ -312,6 +313,72 @@ def test_least_cost_is_below_every_allocation_of_a_job_and_the_head(seed):
                 for y in _splits(hn, np.maximum(a - x, 0))]
         got = least_cost(ix, n, pf, -1, ix.c_resv, hn)
         assert got <= min(both, default=np.inf)
+
+
+def _greedy(n, order, nodes):
+    """``n`` tasks on ``nodes`` filled in the cluster order ``order`` (None: they do not fit)."""
+    x = np.zeros(len(nodes), dtype=np.int64)
+    for k in order:
+        x[k] = min(n - x.sum(), nodes[k])
+    return x if x.sum() == n else None
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_fallback_cost_is_below_the_least_power_allocations_of_a_job_and_the_head(seed):
+    # The index's fall-back bound skips a late job whose pick does not fit the power now
+    # only when its least-power allocation and the head's beside it overflow the budget:
+    # it must not exceed that sum for any job at least as wide and as power-hungry as
+    # the subtree's least (equal idle powers, busy powers apart, no per-cluster budget,
+    # allowances that hold the job), and equal it for the least job itself. With k1, the
+    # head's least power beside a job whose tasks all lie on k1.
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 5))
+    st = new_state(4, K)
+    ix = st.index
+    pbusy = rng.choice([20.0, 38.8, 70.0, 152.4, 292.2], K, replace=False)
+    pidle = np.full(K, float(rng.choice([0.0, 10.0, 30.0])))
+    ix.pb[:], ix.pi[:] = pbusy, pidle
+    ix.p_ord[0] = np.argsort(pbusy, kind="stable")
+    ix.p_ord[1, ix.p_ord[0]] = np.arange(K)
+    for _ in range(40):
+        n, hn = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+        pf = float(rng.choice([0.1, 0.3, 0.5, 1.0, 1.5]))
+        n_j, p_j = n + int(rng.integers(0, 3)), pf * float(rng.choice([1.0, 1.0, 1.3, 2.0]))
+        p_h = float(rng.uniform(0.1, 2.0))
+        ix.h_inc[:] = np.maximum(p_h * pbusy - pidle, 0.0)
+        ix.c_free[:] = rng.integers(0, 5, K)
+        ix.c_head[:] = rng.integers(-1, 8, K)
+        ix.h_allow[:] = rng.integers(0, 8, K)
+        fm = int(rng.integers(0, 1 << K))
+        # A job whose pick puts its tasks on one cluster k1: the head's least power beside.
+        k1 = int(rng.integers(0, K))
+        x = np.zeros(K, dtype=np.int64)
+        x[k1] = n_j
+        y = _greedy(hn, np.lexsort((np.arange(K), ix.h_inc)),
+                    np.minimum(np.maximum(ix.c_head - x, 0), ix.h_allow))
+        want = np.inf if y is None else y @ ix.h_inc
+        got = fallback_cost(ix, n, pf, fm, hn, k1)
+        assert got <= want
+        if n_j == n:
+            assert got == pytest.approx(want * (1.0 - 1e-9), rel=1e-12)
+        got = fallback_cost(ix, n, pf, fm, hn)
+        if np.any(pf * pbusy - pidle <= 0.0):
+            assert got == 0.0
+            continue
+        # The slow twin: the job's least-power allocation (clusters by its increment,
+        # ties by index, on its group's free nodes), then the head's on what is left.
+        inc_j = np.maximum(p_j * pbusy - pidle, 0.0)
+        in_fm = np.array([(fm >> k) & 1 for k in range(K)])
+        x = _greedy(n_j, np.lexsort((np.arange(K), inc_j)), ix.c_free * in_fm)
+        if x is None:
+            want = np.inf
+        else:
+            left = np.minimum(np.maximum(ix.c_head - x, 0), ix.h_allow)
+            y = _greedy(hn, np.lexsort((np.arange(K), ix.h_inc)), left)
+            want = np.inf if y is None else x @ inc_j + y @ ix.h_inc
+        assert got <= want
+        if (n_j, p_j) == (n, pf):
+            assert got == pytest.approx(want * (1.0 - 1e-9), rel=1e-12)
 
 
 def test_least_cost_takes_the_cheapest_nodes_first():
