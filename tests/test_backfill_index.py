@@ -277,6 +277,13 @@ def _splits(n, caps):
             yield np.array(x)
 
 
+def _priced_index(pbusy, pidle):
+    """A fresh index (4 jobs) over clusters of these busy and idle powers."""
+    ix = new_state(4, len(pbusy)).index
+    ix.pb[:], ix.pi[:] = pbusy, pidle
+    return ix
+
+
 @pytest.mark.parametrize("seed", range(60))
 def test_least_cost_is_below_every_allocation_of_a_job_and_the_head(seed):
     # The index's least-cost bounds skip a job only when every allocation of it (now,
@@ -285,11 +292,9 @@ def test_least_cost_is_below_every_allocation_of_a_job_and_the_head(seed):
     # any job at least as wide and at least as power-hungry as the subtree's least.
     rng = np.random.default_rng(seed)
     K = int(rng.integers(1, 4))
-    st = new_state(4, K)
-    ix = st.index
     pbusy = rng.choice([20.0, 38.8, 70.0, 152.4, 292.2], K)
     pidle = rng.choice([10.0, 30.0], K)
-    ix.pb[:], ix.pi[:] = pbusy, pidle
+    ix = _priced_index(pbusy, pidle)
     for _ in range(40):
         n, hn = int(rng.integers(1, 5)), int(rng.integers(1, 5))
         pf = float(rng.choice([0.1, 0.3, 0.5, 1.0, 1.5]))
@@ -333,11 +338,9 @@ def test_fallback_cost_is_below_the_least_power_allocations_of_a_job_and_the_hea
     # head's least power beside a job whose tasks all lie on k1.
     rng = np.random.default_rng(seed)
     K = int(rng.integers(1, 5))
-    st = new_state(4, K)
-    ix = st.index
     pbusy = rng.choice([20.0, 38.8, 70.0, 152.4, 292.2], K, replace=False)
     pidle = np.full(K, float(rng.choice([0.0, 10.0, 30.0])))
-    ix.pb[:], ix.pi[:] = pbusy, pidle
+    ix = _priced_index(pbusy, pidle)
     ix.p_ord[0] = np.argsort(pbusy, kind="stable")
     ix.p_ord[1, ix.p_ord[0]] = np.arange(K)
     for _ in range(40):

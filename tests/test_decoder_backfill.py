@@ -154,6 +154,21 @@ def test_option_errors(default_fed):
         moga.evaluate(js, default_fed, rule="cheapest")
 
 
+def _easy_equals_its_twin(js, fed, order, bl, rule, estimates="exact"):
+    """EASY's schedule of ``(order, bl)`` equals the plain-Python twin's, start for start."""
+    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule,
+                      estimates=estimates)
+    start, finish, alloc, reservation = naive_easy_federated(
+        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
+        fed.link, order, bl, rule,
+        **({"requested": js.requested} if estimates == "requested" else {}))
+    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(s.finish, finish, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(s.alloc, alloc)
+    expected = np.array([np.nan if r is None else r for r in reservation])
+    np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
+
+
 # 9-11 clusters too: the backfill scan's first test reads a table of free nodes by
 # cluster set up to TABLE_K (8) clusters and a bit mask beyond. Arrivals over time and
 # long queues: a blocked head keeps its reservation over many events, and arrivals ahead
@@ -165,15 +180,7 @@ def test_option_errors(default_fed):
        rule=st.sampled_from(["fastest", "greenest", "consolidate"]))
 def test_federated_easy_equals_its_plain_python_twin(inst, rule):
     js, fed, order, bl = inst
-    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
-    start, finish, alloc, reservation = naive_easy_federated(
-        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
-        fed.link, order, bl, rule)
-    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(s.finish, finish, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(s.alloc, alloc)
-    expected = np.array([np.nan if r is None else r for r in reservation])
-    np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
+    _easy_equals_its_twin(js, fed, order, bl, rule)
 
 
 @given(inst=st.one_of(instances(max_jobs=12, release=True), instances(max_jobs=12)),
@@ -186,16 +193,7 @@ def test_easy_planning_on_requested_times_equals_its_twin(inst, rule, seed):
     rng = np.random.default_rng(seed)
     factor = np.where(rng.random(len(js)) < 0.3, 1.0, rng.uniform(0.5, 4.0, len(js)))
     js = dataclasses.replace(js, requested=js.runtime * factor)
-    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule,
-                      estimates="requested")
-    start, finish, alloc, reservation = naive_easy_federated(
-        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
-        fed.link, order, bl, rule, requested=js.requested)
-    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(s.finish, finish, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(s.alloc, alloc)
-    expected = np.array([np.nan if r is None else r for r in reservation])
-    np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
+    _easy_equals_its_twin(js, fed, order, bl, rule, estimates="requested")
 
 
 def test_requested_times_change_easy_only_through_its_plan(default_fed):
@@ -322,14 +320,7 @@ def test_easy_speed_tiers_equal_the_twin(seed):
                           power_idle=np.full(K, 10.0), link=np.full(K, 1000.0))
     order = rng.permutation(J)
     rule = ("fastest", "fastest", "greenest", "consolidate")[seed % 4]
-    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
-    start, finish, alloc, reservation = naive_easy_federated(
-        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
-        fed.link, order, bl, rule)
-    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(s.alloc, alloc)
-    expected = np.array([np.nan if r is None else r for r in reservation])
-    np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
+    _easy_equals_its_twin(js, fed, order, bl, rule)
 
 
 @pytest.mark.parametrize("seed", range(200))
@@ -362,11 +353,4 @@ def test_easy_late_refusals_on_the_first_cluster_equal_the_twin(seed):
                           power_idle=np.full(K, 10.0), link=np.full(K, 1000.0))
     order = rng.permutation(J)
     rule = "greenest" if seed % 5 == 4 else "fastest"
-    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
-    start, finish, alloc, reservation = naive_easy_federated(
-        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
-        fed.link, order, bl, rule)
-    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(s.alloc, alloc)
-    expected = np.array([np.nan if r is None else r for r in reservation])
-    np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
+    _easy_equals_its_twin(js, fed, order, bl, rule)
