@@ -48,8 +48,9 @@ def _random_queue(seed):
     return rng, J, K, st, order, mask, tasks, runtime
 
 
-def _join_and_leave(rng, queued, tasks, runtime, st):
-    """Some jobs join the index's queue, some leave it; ``queued`` follows."""
+def _join_and_leave(rng, queued, tasks, runtime, st, comp=None):
+    """Some jobs join the index's queue (with computation times ``comp``, if given), some
+    leave it; ``queued`` follows."""
     J = len(queued)
     for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
         if queued[j] and rng.random() < 0.3:
@@ -57,7 +58,10 @@ def _join_and_leave(rng, queued, tasks, runtime, st):
             set_leaf(j, EMPTY, np.inf, st, True)
         elif not queued[j]:
             queued[j] = True
-            set_leaf(j, tasks[j], runtime[j], st, True)
+            if comp is None:
+                set_leaf(j, tasks[j], runtime[j], st, True)
+            else:
+                set_leaf(j, tasks[j], runtime[j], st, True, comp[j])
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -457,13 +461,7 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed):
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
     for _ in range(6):
-        for j in rng.choice(J, size=int(rng.integers(0, J + 1)), replace=False):
-            if queued[j] and rng.random() < 0.3:
-                queued[j] = False
-                set_leaf(j, EMPTY, np.inf, st, True)
-            elif not queued[j]:
-                queued[j] = True
-                set_leaf(j, tasks[j], runtime[j], st, True, comp[j])
+        _join_and_leave(rng, queued, tasks, runtime, st, comp)
         for _ in range(20):
             m = int(rng.integers(0, 1 << K))
             if not np.any(mask == m):
