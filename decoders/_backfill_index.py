@@ -621,7 +621,8 @@ def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1,
         return _walk(ix, off, size, leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap,
                      fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
     return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_g, ix.tr_w, ix.tr_u, ix.tiers, ix.dfs, off, size,
-                       leaf, x, y, t, sd_min=sd_min, shadow=shadow, y1=y1, z=z, nt=nt, tw=tw)
+                       leaf=leaf, x=x, y=y, t=t, sd_min=sd_min, shadow=shadow, y1=y1, z=z, nt=nt,
+                       tw=tw)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)

@@ -649,8 +649,9 @@ def _cost_nodes(head, jobs, plat, st):
     (:func:`_index_counts`, compiled apart: it is no part of an uncapped decode)."""
     ix = st.index
     _index_counts(jobs.power[head], plat.pbusy, plat.pidle, plat.budget, st.run.free,
-                  st.resv.free_s, st.resv.hold, st.resv.allow_h, ix.c_free, ix.c_resv, ix.h_inc,
-                  ix.c_head, ix.h_allow, ix.p_ord, ix.on)
+                  st.resv.free_s, st.resv.hold, st.resv.allow_h, c_free=ix.c_free,
+                  c_resv=ix.c_resv, h_inc=ix.h_inc, c_head=ix.c_head, h_allow=ix.h_allow,
+                  p_ord=ix.p_ord, on=ix.on)
 
 
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)

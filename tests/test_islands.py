@@ -226,8 +226,17 @@ def test_dask_front_with_2_workers_equals_the_local_one_even_if_one_dies(setup, 
     assert pids[victim] not in client.run(os.getpid).values()
 
 
+@pytest.fixture
+def default_sigint():
+    """Python's own Ctrl-C handler for the test: a process started in the background by a
+    shell without job control inherits SIGINT ignored, and Python then installs none."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 @pytest.mark.dask
-def test_dask_ctrl_c_keeps_the_front(setup, cluster):
+def test_dask_ctrl_c_keeps_the_front(setup, cluster, default_sigint):
     c, client = cluster
 
     def hook(n_gen, n_evals, hv):
@@ -256,7 +265,7 @@ def test_the_islands_benchmark_runs_in_quick_mode(tmp_path):
     assert "| 64 |" in text
 
 
-def test_ctrl_c_while_waiting_on_dask_is_a_flag_once_an_epoch_is_in():
+def test_ctrl_c_while_waiting_on_dask_is_a_flag_once_an_epoch_is_in(default_sigint):
     ctrl_c = isl._CtrlC()
     ctrl_c.install()
     try:
