@@ -168,8 +168,8 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         # afresh behind queue position ``pos`` (mode 1: the head's at first), every
         # group on from its candidate or, under the first-cluster test (which a start
         # may loosen), afresh behind ``pos`` (mode 2: after a start, the started job's
-        # position; without a cap, only the groups whose first cluster the start took
-        # nodes of, once the single-cluster test was on: _took_first), or only group
+        # position; without a cap, only the groups whose clusters the start took nodes
+        # of, once the single-cluster or tier test was on: _took_from), or only group
         # ``best`` past its refused candidate (mode 0). One call site keeps one
         # inlined copy of the search.
         mode = 1
