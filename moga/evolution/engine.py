@@ -60,7 +60,7 @@ def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, 
         ``off_*`` are the chromosomes decoded in it (the initial population at
         generation 1).
     n_max_iterations : int
-        Rounds of mating allowed to replace duplicate children (pymoo's 100).
+        Mating attempts allowed to replace duplicate children (pymoo's 100).
     improve : callable, optional
         Applied to the mutated children (see :class:`~moga.evolution.mating.ArrayMating`).
     extra : callable, optional

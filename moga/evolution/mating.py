@@ -154,7 +154,7 @@ class ArrayMating(InfillCriterion):
     crossover : ScheduleCrossover (or any two-parent, two-child pymoo Crossover)
     mutation : pymoo Mutation
     n_max_iterations : int
-        Rounds of mating allowed to replace children that duplicate a
+        Mating attempts allowed to replace children that duplicate a
         chromosome already present (as in pymoo).
     improve : callable, optional
         ``improve(problem, C, random_state)`` returns the mutated children

@@ -171,7 +171,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         the population, generations or search are given.
 
     The run ends at whichever comes first: ``n_gen``, the time limit, stagnation,
-    an interrupt, or (as in pymoo) 100 rounds of mating without a child unlike the
+    an interrupt, or (as in pymoo) 100 mating attempts in a row without a child unlike the
     population's chromosomes; ``info["stopped_by"]`` says which (``"generations"``,
     ``"time limit"``, ``"stagnation"``, ``"interrupted"``, ``"no new child"``).
 
