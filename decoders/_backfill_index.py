@@ -726,7 +726,7 @@ def _walk(ix, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1
           hn, y1, z):
     """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves, under a power
     budget (not inlined: one compiled copy keeps compiling cheap; :func:`_walk_plain` is the
-    uncapped search, on the three arrays it reads)."""
+    uncapped search, on the arrays it reads)."""
     if leaf >= size:
         return -1
     stack = ix.dfs

@@ -48,6 +48,17 @@ def _random_queue(seed):
     return rng, J, K, st, order, mask, tasks, runtime
 
 
+def _queries(rng, K, mask, queued, tasks, runtime, st, comp=None, every=False):
+    """Six times some jobs join and leave the index (:func:`_join_and_leave`), then twenty
+    cluster sets to query are drawn: yielded when some job has that set (or ``every``)."""
+    for _ in range(6):
+        _join_and_leave(rng, queued, tasks, runtime, st, comp)
+        for _ in range(20):
+            m = int(rng.integers(0, 1 << K))
+            if every or np.any(mask == m):
+                yield m
+
+
 def _join_and_leave(rng, queued, tasks, runtime, st, comp=None):
     """Some jobs join the index's queue (with computation times ``comp``, if given), some
     leave it; ``queued`` follows."""
@@ -70,26 +81,23 @@ def test_first_candidate_matches_a_scan_of_the_queue(seed):
     n_act = build_index(order, st, True)
     assert sorted(st.index.g_act[:n_act]) == sorted(set(mask.tolist()))
     queued = np.zeros(J, dtype=bool)
-    for _ in range(6):
-        _join_and_leave(rng, queued, tasks, runtime, st)
-        for _ in range(20):
-            m = int(rng.integers(0, 1 << K))
-            after = int(rng.integers(-1, J))
-            x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
-            t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
-            want = naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd, shadow)
-            n_m = int(np.count_nonzero(mask == m))
-            if n_m == 0:
-                assert want is None
-                continue
-            leaf = first_after(m, after, st)
-            got = first_candidate(m, leaf, st, x, y, t, sd, shadow)
-            assert first_candidate_behind(m, after, st, x, y, t, sd, shadow) == got
-            if want is None:
-                assert got == -1
-            else:
-                assert got >= 0
-                assert order[st.index.g_pos[st.index.g_off[m] + got]] == want
+    for m in _queries(rng, K, mask, queued, tasks, runtime, st, every=True):
+        after = int(rng.integers(-1, J))
+        x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
+        t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
+        want = naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd, shadow)
+        n_m = int(np.count_nonzero(mask == m))
+        if n_m == 0:
+            assert want is None
+            continue
+        leaf = first_after(m, after, st)
+        got = first_candidate(m, leaf, st, x, y, t, sd, shadow)
+        assert first_candidate_behind(m, after, st, x, y, t, sd, shadow) == got
+        if want is None:
+            assert got == -1
+        else:
+            assert got >= 0
+            assert order[st.index.g_pos[st.index.g_off[m] + got]] == want
 
 
 def test_one_group_beyond_the_table():
@@ -201,32 +209,27 @@ def test_first_candidate_under_a_cap_matches_a_scan_of_the_queue(seed):
     assert np.all(np.isinf(tops[~held]))
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
-    for _ in range(6):
-        _join_and_leave(rng, queued, tasks, runtime, st)
-        for _ in range(20):
-            m = int(rng.integers(0, 1 << K))
-            if not np.any(mask == m):
-                continue
-            after = int(rng.integers(-1, J))
-            x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
-            t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
-            pk, lpk, hf = (float(v) for v in rng.uniform(0, 600, 3))
-            cap, fm = float(rng.choice([700.0, 1200.0, np.inf])), int(rng.integers(0, 1 << K))
-            k1, fk1, pk1, b1 = -1, 0, 0.0, np.inf
-            if rng.random() < 0.7:
-                k1, fk1 = int(rng.integers(0, K)), int(rng.integers(0, 14))
-                pk1, b1 = float(rng.uniform(0, 300)), float(rng.choice([400.0, 900.0, np.inf]))
-            want = naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x,
-                                      y, t, sd, shadow, pk, cap, fm, lpk, hf, tops, k1, fk1, pk1,
-                                      b1)
-            got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, pk,
-                                  cap, fm, lpk, hf, k1, fk1, pk1, b1)
-            assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, pk, cap, fm, lpk,
-                                          hf, k1, fk1, pk1, b1) == got
-            if want is None:
-                assert got == -1
-            else:
-                assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
+    for m in _queries(rng, K, mask, queued, tasks, runtime, st):
+        after = int(rng.integers(-1, J))
+        x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
+        t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
+        pk, lpk, hf = (float(v) for v in rng.uniform(0, 600, 3))
+        cap, fm = float(rng.choice([700.0, 1200.0, np.inf])), int(rng.integers(0, 1 << K))
+        k1, fk1, pk1, b1 = -1, 0, 0.0, np.inf
+        if rng.random() < 0.7:
+            k1, fk1 = int(rng.integers(0, K)), int(rng.integers(0, 14))
+            pk1, b1 = float(rng.uniform(0, 300)), float(rng.choice([400.0, 900.0, np.inf]))
+        want = naive_first_capped(order, queued, mask, tasks, runtime, floors, m, after, x,
+                                  y, t, sd, shadow, pk, cap, fm, lpk, hf, tops, k1, fk1, pk1,
+                                  b1)
+        got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, pk,
+                              cap, fm, lpk, hf, k1, fk1, pk1, b1)
+        assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, pk, cap, fm, lpk,
+                                      hf, k1, fk1, pk1, b1) == got
+        if want is None:
+            assert got == -1
+        else:
+            assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
 
 
 def test_the_first_cluster_late_power_test_matches_a_scan_of_the_queue():
@@ -416,32 +419,27 @@ def test_the_single_cluster_test_matches_a_scan_of_the_queue(seed):
     assert [single_width.py_func(j, tasks[j], st, True) for j in range(J)] == sw.tolist()
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
-    for _ in range(6):
-        _join_and_leave(rng, queued, tasks, runtime, st)
-        for _ in range(20):
-            m = int(rng.integers(0, 1 << K))
-            if not np.any(mask == m):
+    for m in _queries(rng, K, mask, queued, tasks, runtime, st):
+        after = int(rng.integers(-1, J))
+        x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
+        y1, z = int(rng.integers(0, 10)), int(rng.integers(-1, 14))
+        t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
+        want = None
+        for p in range(after + 1, J):
+            j = order[p]
+            if not queued[j] or mask[j] != m or tasks[j] > x:
                 continue
-            after = int(rng.integers(-1, J))
-            x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
-            y1, z = int(rng.integers(0, 10)), int(rng.integers(-1, 14))
-            t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
-            want = None
-            for p in range(after + 1, J):
-                j = order[p]
-                if not queued[j] or mask[j] != m or tasks[j] > x:
-                    continue
-                if t + runtime[j] * sd <= shadow or (tasks[j] <= y
-                                                     and not (tasks[j] > y1 and sw[j] <= z)):
-                    want = j
-                    break
-            got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, y1=y1,
-                                  z=z)
-            assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, y1=y1, z=z) == got
-            if want is None:
-                assert got == -1
-            else:
-                assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
+            if t + runtime[j] * sd <= shadow or (tasks[j] <= y
+                                                 and not (tasks[j] > y1 and sw[j] <= z)):
+                want = j
+                break
+        got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, y1=y1,
+                              z=z)
+        assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, y1=y1, z=z) == got
+        if want is None:
+            assert got == -1
+        else:
+            assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -460,50 +458,45 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed):
     g = np.array([comp_time.py_func(c) for c in comp], dtype=np.float64)
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
-    for _ in range(6):
-        _join_and_leave(rng, queued, tasks, runtime, st, comp)
-        for _ in range(20):
-            m = int(rng.integers(0, 1 << K))
-            if not np.any(mask == m):
+    for m in _queries(rng, K, mask, queued, tasks, runtime, st, comp=comp):
+        n = int(rng.integers(1, K + 1))
+        f = np.cumsum(rng.integers(1, 6, n)).astype(float)
+        x = int(rng.integers(0, f[-1] + 1))
+        nt = int(np.searchsorted(f, x)) + 1  # up to the first tier that holds x tasks
+        speed = np.sort(rng.choice([0.5, 0.8, 1.0, 1.3, 1.6], nt))[::-1]
+        tiers = st.index.tiers
+        tiers[:] = 0.0
+        tiers[0, :nt] = f[:nt]
+        tiers[2, :nt] = np.minimum(1.0, 1.0 / speed) * (1.0 - 1e-9)
+        tiers[3, :nt] = np.maximum(0.0, 1.0 / speed - 1.0) * (1.0 - 1e-9)
+        y = int(rng.integers(-1, 14))
+        tiers[4, :nt] = np.minimum(rng.integers(-1, 14, nt), y)
+        tw = bool(rng.random() < 0.7)
+        y1, z = int(rng.integers(0, 10)), int(rng.integers(-1, 14))
+        if tw:  # as the backfill loop makes them: tier 0 is the first cluster's
+            y1, z = max(y1, int(tiers[4, 0])), min(z, int(f[0]))
+        t, shadow = float(rng.integers(0, 50)), 60.0
+        after = int(rng.integers(-1, J))
+        want = None
+        for p in range(after + 1, J):
+            j = order[p]
+            if not queued[j] or mask[j] != m or tasks[j] > x:
                 continue
-            n = int(rng.integers(1, K + 1))
-            f = np.cumsum(rng.integers(1, 6, n)).astype(float)
-            x = int(rng.integers(0, f[-1] + 1))
-            nt = int(np.searchsorted(f, x)) + 1  # up to the first tier that holds x tasks
-            speed = np.sort(rng.choice([0.5, 0.8, 1.0, 1.3, 1.6], nt))[::-1]
-            tiers = st.index.tiers
-            tiers[:] = 0.0
-            tiers[0, :nt] = f[:nt]
-            tiers[2, :nt] = np.minimum(1.0, 1.0 / speed) * (1.0 - 1e-9)
-            tiers[3, :nt] = np.maximum(0.0, 1.0 / speed - 1.0) * (1.0 - 1e-9)
-            y = int(rng.integers(-1, 14))
-            tiers[4, :nt] = np.minimum(rng.integers(-1, 14, nt), y)
-            tw = bool(rng.random() < 0.7)
-            y1, z = int(rng.integers(0, 10)), int(rng.integers(-1, 14))
-            if tw:  # as the backfill loop makes them: tier 0 is the first cluster's
-                y1, z = max(y1, int(tiers[4, 0])), min(z, int(f[0]))
-            t, shadow = float(rng.integers(0, 50)), 60.0
-            after = int(rng.integers(-1, J))
-            want = None
-            for p in range(after + 1, J):
-                j = order[p]
-                if not queued[j] or mask[j] != m or tasks[j] > x:
-                    continue
-                i = int(np.searchsorted(f, tasks[j]))  # its tier
-                late = t + (runtime[j] * tiers[2, i] + g[j] * tiers[3, i]) > shadow
-                if tw and sw[j] < EMPTY:
-                    skip = late and tasks[j] > tiers[4, i]
-                else:
-                    skip = late and (tasks[j] > y or (tasks[j] > y1 and sw[j] <= z))
-                if not skip:
-                    want = j
-                    break
-            sd = tiers[2, 0]  # the group's floor: the first tier's, the fastest speed's
-            got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, y1=y1,
-                                  z=z, nt=nt, tw=tw)
-            assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, y1=y1, z=z, nt=nt,
-                                          tw=tw) == got
-            if want is None:
-                assert got == -1
+            i = int(np.searchsorted(f, tasks[j]))  # its tier
+            late = t + (runtime[j] * tiers[2, i] + g[j] * tiers[3, i]) > shadow
+            if tw and sw[j] < EMPTY:
+                skip = late and tasks[j] > tiers[4, i]
             else:
-                assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
+                skip = late and (tasks[j] > y or (tasks[j] > y1 and sw[j] <= z))
+            if not skip:
+                want = j
+                break
+        sd = tiers[2, 0]  # the group's floor: the first tier's, the fastest speed's
+        got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, y1=y1,
+                              z=z, nt=nt, tw=tw)
+        assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, y1=y1, z=z, nt=nt,
+                                      tw=tw) == got
+        if want is None:
+            assert got == -1
+        else:
+            assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
