@@ -21,6 +21,7 @@ from ._backfill_index import (
     EMPTY,
     FLOOR_MARGIN,
     add_jobs,
+    fallback_tiers,
     first_after,
     group_may_pass,
     search_group,
@@ -280,17 +281,19 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
             if (fm >> k) & 1:
                 k1, fk1, pk1, b1 = k, st.run.free[k], st.run.pk[k], plat.budget[k]
                 break
+    nl = fallback_tiers(st.index, fm, st.run.free, plat.speed, x) if (
+        k1 >= 0 and st.index.on[1] != 0) else 0
     y1, z = _single_bound(m, by_mask, st.run.free, st.resv.slack_h, room0, need, y,
                           plat.rank_pick, single)
     pk, cap, lpk = st.run.pk[K], plat.budget[K], st.resv.pks[K] + st.resv.hold_p[K]
     if not group_may_pass(m, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1,
-                          fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
+                          fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nl=nl):
         return -1, z >= 0 or tw
     if leaf < 0:  # the position is looked up only when the group's root passes
         leaf = first_after(m, position, st)
     return search_group(m, leaf, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
                         k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nt=nt,
-                        tw=tw), z >= 0 or tw
+                        tw=tw, nl=nl), z >= 0 or tw
 
 
 @helper
