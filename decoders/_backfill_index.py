@@ -58,6 +58,14 @@ with bounds that only tighten while one scan runs:
   at the reservation (:func:`fallback_cost`). It is exact for the least
   job, where the lesser-increment bound lets the head ride on the job's
   cheap nodes;
+* under a power cap, with that same cluster order (equal idle powers and no
+  per-cluster budget), a subtree whose jobs all fit wholly on ``k1`` but
+  whose least floor there does not fit now, each job of positive increments,
+  falls back to least-power allocations, which run no faster than the
+  cheapest clusters that hold them (:func:`fallback_tiers`): "can end by
+  the reservation" is then the speed-tier test of those tiers instead of
+  the fastest speed, so the late tests above apply to the jobs that the
+  cap sends to slow nodes;
 * without a cap and with the plain greedy pick, a job that cannot end by the
   reservation and that its group's first cluster in the pick order with a
   free node (``k1``) holds whole (``tasks <= free[k1]``, and ``tasks`` at
@@ -88,8 +96,9 @@ leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 group's tree starts in ``tr_t``/``tr_r``/``tr_g``/``tr_w``/``tr_u``/``tr_p``; a
 tree of ``S`` leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` and
 ``tr_g`` (float32, :func:`comp_time`) have a column per width bucket,
-``tr_p`` one per cluster), ``tiers`` (5 x K: the speed tiers of the group
-searched, :func:`decoders.easy._speed_tiers`),
+``tr_p`` one per cluster), ``tiers`` (10 x K: the speed tiers of the group
+searched, :func:`decoders.easy._speed_tiers`, rows 0 to 4, and its fall-back
+tiers under a cap, :func:`fallback_tiers`, rows 5 to 8),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
 :func:`power_floors` sets it), ``tr_n`` and ``tr_q`` (the maximum width and,
 a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
@@ -632,7 +641,10 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     ``lpk`` plus the cheapest nodes of ``c_resv`` for its tasks and the
     head's together; with ``k1 >= 0`` and ``on[1]``, a late subtree whose jobs fit
     wholly on ``k1`` (their single widths finite) but none of whose floors there fits
-    now must fit ``lpk`` plus :func:`fallback_cost`. A job that cannot end by the
+    now must fit ``lpk`` plus :func:`fallback_cost`; with ``nl > 0`` (and ``on[1]``), a job
+    that fits wholly on ``k1`` but whose floor there does not fit now, its increments
+    positive, cannot end by the reservation when the ``nl`` fall-back tiers of rows 5 to
+    8 of ``st.index.tiers`` (:func:`fallback_tiers`) say so. A job that cannot end by the
     reservation and whose
     single width (:func:`single_width`) is at most ``z`` must moreover be at
     most ``y1`` wide (``z = -1`` turns this test off). Without a cap and with

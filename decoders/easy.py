@@ -262,9 +262,11 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
     :func:`_late_width`, the clusters of its set with a free node (``f_bits``: those
     of the federation) and their slowdown floor (:func:`_sd_floor` of ``sd_min``), the
     power budgets (with ``hn``, the head's tasks, for the least-cost bounds: -1 uncapped)
-    and, with ``by_k1``, the allocation rule's first cluster among them, or, without a
-    cap, the bounds of the single-cluster test; the speed tiers (:func:`_speed_tiers`)
-    for the uncapped walk, whose tier late widths, when on, count as such a test too.
+    and, with ``by_k1``, the allocation rule's first cluster among them (and, when the
+    least-power allocations share one cluster order, the group's fall-back tiers:
+    :func:`~decoders._backfill_index.fallback_tiers`), or, without a cap, the bounds of
+    the single-cluster test; the speed tiers (:func:`_speed_tiers`) for the uncapped
+    walk, whose tier late widths, when on, count as such a test too.
     """
     K = st.run.free.shape[0]
     x = st.scan.free_in[m] if by_mask else free_total
