@@ -35,7 +35,8 @@ submit-order in-order decodes in the in-order search, a generation's own
 bookkeeping included (:func:`member_cost`). The factors are measured on
 evolved populations of several job-sets (``benchmarks/size_rule.py``); a
 member's cost against the submit order's differs from one job-set to
-another, so the estimate of a run can be off by about half either way.
+another, so a run's CPU can differ from its estimate by up to a factor of
+about two either way (``results/size_rule.md``).
 
 Above :data:`SMALL_JOBS` the choice therefore depends on the machine's
 speed: the run's result reports it (:class:`DefaultChoice`, ``info["default"]``
