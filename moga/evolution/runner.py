@@ -93,12 +93,12 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         :meth:`GAParams.resolved`). With these two and ``GAParams.easy_search``
         all left at None (the in-order decoder, no islands) the search,
         population and generations are picked by the job-set's size: up to
-        5,000 jobs the EASY search at 50 x 240; above, from one timed decode of
-        the submit order with each decoder, the EASY search at 50 x 240 if
-        its estimate fits ``cpu_budget``, else the in-order search at
-        population 100 with the generations the budget buys
-        (:mod:`moga.evolution.sizing`); ``info["default"]`` says what was
-        picked and why.
+        5,000 jobs the EASY search at 50 x 240; above, from timed decodes of
+        the submit order with each decoder, the EASY search at population 50
+        with as many of 240 generations as ``cpu_budget`` buys, if that is at
+        least 40, else the in-order search at population 100 with the
+        generations the budget buys (:mod:`moga.evolution.sizing`);
+        ``info["default"]`` says what was picked and why.
     seed : int
         Seed of every random draw: the same seed gives a bit-identical result.
     model : {"fluid", "at_start"}
