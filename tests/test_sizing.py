@@ -148,9 +148,46 @@ def test_an_easy_search_cut_to_the_budget_reaches_the_run(setup, fixed_costs):
     np.testing.assert_array_equal(res.F, again.F)
 
 
+def test_a_sized_run_stops_before_a_generation_would_pass_its_cpu_budget(setup, fixed_costs,
+                                                                          monkeypatch):
+    """The run's CPU clock (faked: one second per reading, so a generation costs one second)
+    stops a run the rule sized before its budget, whatever the estimate said; the result
+    says so, and the generations run repeat it bit for bit."""
+    from types import SimpleNamespace
+
+    from moga.evolution import runner
+
+    js, fed = setup
+    te, ti = fixed_costs
+    budget = sizing.estimate(True, te, ti, EASY_BUDGET[0], 100, None) * 1.0001
+    assert budget > sizing.MIN_EASY_GEN + 1
+    clock = iter(range(1, 10**6))
+    monkeypatch.setattr(runner, "time", SimpleNamespace(process_time=lambda: float(next(clock)),
+                                                        perf_counter=runner.time.perf_counter))
+    res = moga.run(js, fed, seed=2, cpu_budget=budget)
+    d, ran = res.info["default"], int(res.history["n_gen"][-1])
+    assert d["rule"] == "measured" and d["n_gen"] == 100
+    assert res.info["stopped_by"] == "cpu budget"
+    # Read at the call's start and after each generation: n generations have used n
+    # seconds, and the run stops when one more would pass the budget.
+    assert ran <= budget < ran + 1
+    monkeypatch.undo()
+    again = moga.run(js, fed, seed=2, pop_size=d["pop_size"], n_gen=ran,
+                     params={"easy_search": True, "seed_candidates": d["seed_candidates"]})
+    np.testing.assert_array_equal(res.F, again.F)
+    # Never below the rule's floor (a budget the floor's run overshoots, see below).
+    assert sizing.least_generations(sizing.DefaultChoice(
+        "measured", "easy search", 50, 100, None, 100, 30)) == sizing.MIN_EASY_GEN
+    assert sizing.least_generations(sizing.DefaultChoice(
+        "measured", "in-order search", 100, 5, None, 100, 30)) == 5
+    # Runs the caller sized are never held to the budget.
+    assert moga.run(js, fed, seed=2, pop_size=10, n_gen=3, cpu_budget=1e-6
+                    ).info["stopped_by"] == "generations"
+
+
 def test_the_choice_reaches_the_run_and_run_json(setup, measured, tmp_path, capsys):
     js, fed = setup
-    res = moga.run(js, fed, seed=1, cpu_budget=1e-6)
+    res = moga.run(js, fed, seed=1, cpu_budget=1e-6)  # the floor's run, past the budget
     d = res.info["default"]
     assert d["rule"] == "measured" and d["search"] == "in-order search"
     assert res.params.easy_search is False and res.params.n_gen == sizing.MIN_GEN

@@ -27,7 +27,7 @@ OUTPUTS = ["front.csv", "run.json", "result.npz", "schedule.csv", "schedule.swf"
 #: How ``moga run`` words each ``stopped_by`` of a run.
 STOPPED = {"generations": "the generation budget", "time limit": "the time limit",
            "stagnation": "stagnation", "interrupted": "Ctrl-C",
-           "no new child": "no new child in 100 matings"}
+           "cpu budget": "the CPU budget", "no new child": "no new child in 100 matings"}
 
 
 def add_arguments(p) -> None:

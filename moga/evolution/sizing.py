@@ -54,7 +54,7 @@ from .params import BUDGET, EASY_BUDGET, GAParams
 __all__ = ["DefaultChoice", "choose_default", "SMALL_JOBS", "CPU_BUDGET", "SEED_SHARE",
            "EASY_FACTOR", "IN_ORDER_FACTOR", "SEED_FACTOR", "MIN_GEN", "MIN_EASY_GEN",
            "SEED_PAIRS", "ROW_MEMORY", "MIN_POP", "measure", "member_cost", "estimate",
-           "fitted_generations", "fitted_population"]
+           "fitted_generations", "fitted_population", "least_generations"]
 
 #: Job-sets of at most this many jobs keep the EASY search at 50 x 240 without measuring.
 SMALL_JOBS = 5000
@@ -162,6 +162,14 @@ def described(params: GAParams, n_jobs: int, backfill: str = "none") -> DefaultC
               "easy search" if params.easy_search else "in-order search")
     return DefaultChoice("explicit", search, params.pop_size, params.n_gen,
                          params.seed_candidates, params.archive_size, int(n_jobs))
+
+
+def least_generations(choice: DefaultChoice) -> int:
+    """The fewest generations a run the rule sized is given whatever its CPU: the rule's
+    floor for the search it picked (:data:`MIN_EASY_GEN` or :data:`MIN_GEN`), at most
+    the generations it picked."""
+    floor = MIN_EASY_GEN if choice.search == "easy search" else MIN_GEN
+    return min(floor, choice.n_gen)
 
 
 def _decode_cpu(problem, x) -> float:
