@@ -180,7 +180,8 @@ def new_state(J, K):
         # EASY's candidate index (decoders._backfill_index)
         index=Index(g_leaf=i[10], g_off=g[0], g_toff=g[1], g_pos=i[11],
                     g_act=np.empty(G, dtype=np.int64), g_cand=np.empty(G, dtype=np.int64),
-                    tr_t=np.empty(n_tree, dtype=np.int64), tr_r=np.empty((n_tree, R_BUCKETS)),
+                    tr_t=np.empty(n_tree, dtype=np.int64),
+                    tr_r=np.empty((n_tree, R_BUCKETS), dtype=np.float32),
                     tr_w=np.empty(n_tree, dtype=np.int64), tr_p=np.empty((n_tree, K)),
                     p_floor=np.zeros((J, K)),
                     tr_n=np.empty(n_tree, dtype=np.int64), tr_q=np.empty((n_tree, K)),

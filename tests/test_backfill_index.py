@@ -33,9 +33,15 @@ def naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd_min, 
     return None
 
 
-def _random_queue(seed):
+def _wide(rng, n):
+    """``n`` widths at and beside the powers of two up to ``2**16``: the edges of the index's
+    width buckets and past the last one (``R_BUCKETS``)."""
+    return np.maximum(1, (1 << rng.integers(0, 17, n)) + rng.integers(-1, 2, n))
+
+
+def _random_queue(seed, wide=False):
     """A random queue for the index tests: ``(rng, J, K, state, order, cluster-set mask,
-    tasks, run times)``, the masks already in the state."""
+    tasks, run times)``, the masks already in the state; ``wide``: widths of :func:`_wide`."""
     rng = np.random.default_rng(seed)
     J = int(rng.integers(1, 90))
     K = int(rng.integers(1, 4))
@@ -43,7 +49,7 @@ def _random_queue(seed):
     order = rng.permutation(J).astype(np.int64)
     mask = rng.integers(0, 1 << K, J)
     st.scan.mask_j[:] = mask
-    tasks = rng.integers(1, 12, J)
+    tasks = _wide(rng, J) if wide else rng.integers(1, 12, J)
     runtime = rng.choice([1.0, 5.0, 10.0, 60.0], J) * rng.integers(1, 4, J)
     return rng, J, K, st, order, mask, tasks, runtime
 
@@ -75,15 +81,20 @@ def _join_and_leave(rng, queued, tasks, runtime, st, comp=None):
                 set_leaf(j, tasks[j], runtime[j], st, True, comp[j])
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_first_candidate_matches_a_scan_of_the_queue(seed):
-    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
+@pytest.mark.parametrize("seed, wide", [(s, False) for s in range(40)]
+                         + [(s, True) for s in range(40, 60)])
+def test_first_candidate_matches_a_scan_of_the_queue(seed, wide):
+    # ``wide``: widths and free-node bounds at the width buckets' edges and past the last.
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed, wide)
     n_act = build_index(order, st, True)
     assert sorted(st.index.g_act[:n_act]) == sorted(set(mask.tolist()))
     queued = np.zeros(J, dtype=bool)
     for m in _queries(rng, K, mask, queued, tasks, runtime, st, every=True):
         after = int(rng.integers(-1, J))
         x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
+        if wide:
+            x = int(_wide(rng, 1)[0]) if rng.random() < 0.9 else 0
+            y = int(rng.integers(-1, x + 2))
         t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
         want = naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd, shadow)
         n_m = int(np.count_nonzero(mask == m))
@@ -442,26 +453,36 @@ def test_the_single_cluster_test_matches_a_scan_of_the_queue(seed):
             assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed):
+@pytest.mark.parametrize("seed, wide", [(s, False) for s in range(40)]
+                         + [(s, True) for s in range(40, 70)])
+def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed, wide):
     # Tier i holds the jobs of F[i-1] < tasks <= F[i]; a job of tier i that cannot end by the
     # reservation there (t + cr_i x runtime + cq_i x comp > shadow) is skipped when wider
     # than the late width y (or the single-cluster test's y1), or, with the tier late
-    # widths on (tw) and its single width its tasks, wider than y_i.
-    from decoders._backfill_index import comp_time, single_width
+    # widths on (tw) and its single width its tasks, wider than y_i. ``wide``: widths and
+    # tiers at the width buckets' edges and past the last, whose bucket (that of min(F[i],
+    # x)) must hold every job of the tier and may hold none wider than x.
+    from decoders._backfill_index import single_width, tree_time
 
-    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
-    st.scan.allow_j[:] = rng.integers(0, 14, (J, K)) * ((mask[:, None] >> np.arange(K)) & 1)
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed, wide)
+    bits = (mask[:, None] >> np.arange(K)) & 1
+    if wide:  # most allowances hold the tasks on every cluster: single widths
+        st.scan.allow_j[:] = (tasks[:, None] + rng.integers(-1, 2, (J, K))) * bits
+    else:
+        st.scan.allow_j[:] = rng.integers(0, 14, (J, K)) * bits
     sw = np.array([single_width.py_func(j, tasks[j], st, True) for j in range(J)])
     sigma = np.where(rng.random(J) < 0.5, rng.uniform(0.0, 1.0, J), 0.0)
     comp = runtime * (1.0 - sigma)
-    g = np.array([comp_time.py_func(c) for c in comp], dtype=np.float64)
+    g = np.array([tree_time.py_func(c) for c in comp], dtype=np.float64)
+    r = np.array([tree_time.py_func(v) for v in runtime], dtype=np.float64)  # as tr_r keeps it
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
     for m in _queries(rng, K, mask, queued, tasks, runtime, st, comp=comp):
         n = int(rng.integers(1, K + 1))
-        f = np.cumsum(rng.integers(1, 6, n)).astype(float)
+        f = np.cumsum(_wide(rng, n) if wide else rng.integers(1, 6, n)).astype(float)
         x = int(rng.integers(0, f[-1] + 1))
+        if wide and rng.random() < 0.6:  # at a tier's edge or a bucket's
+            x = int(min(f[-1], max(0, rng.choice([*f, *_wide(rng, 2)]) + rng.integers(-1, 2))))
         nt = int(np.searchsorted(f, x)) + 1  # up to the first tier that holds x tasks
         speed = np.sort(rng.choice([0.5, 0.8, 1.0, 1.3, 1.6], nt))[::-1]
         tiers = st.index.tiers
@@ -469,10 +490,11 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed):
         tiers[0, :nt] = f[:nt]
         tiers[2, :nt] = np.minimum(1.0, 1.0 / speed) * (1.0 - 1e-9)
         tiers[3, :nt] = np.maximum(0.0, 1.0 / speed - 1.0) * (1.0 - 1e-9)
-        y = int(rng.integers(-1, 14))
-        tiers[4, :nt] = np.minimum(rng.integers(-1, 14, nt), y)
+        hi = x + 2 if wide else 14
+        y = int(rng.integers(-1, hi))
+        tiers[4, :nt] = np.minimum(rng.integers(-1, hi, nt), y)
         tw = bool(rng.random() < 0.7)
-        y1, z = int(rng.integers(0, 10)), int(rng.integers(-1, 14))
+        y1, z = int(rng.integers(0, x + 1 if wide else 10)), int(rng.integers(-1, hi))
         if tw:  # as the backfill loop makes them: tier 0 is the first cluster's
             y1, z = max(y1, int(tiers[4, 0])), min(z, int(f[0]))
         t, shadow = float(rng.integers(0, 50)), 60.0
@@ -483,7 +505,7 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed):
             if not queued[j] or mask[j] != m or tasks[j] > x:
                 continue
             i = int(np.searchsorted(f, tasks[j]))  # its tier
-            late = t + (runtime[j] * tiers[2, i] + g[j] * tiers[3, i]) > shadow
+            late = t + (r[j] * tiers[2, i] + g[j] * tiers[3, i]) > shadow
             if tw and sw[j] < EMPTY:
                 skip = late and tasks[j] > tiers[4, i]
             else:
