@@ -88,7 +88,10 @@ leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
 group's tree starts in ``tr_t``/``tr_r``/``tr_g``/``tr_w``/``tr_u``/``tr_p``; a
 tree of ``S`` leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` and
-``tr_g`` (float32, :func:`tree_time`) have a column per width bucket,
+``tr_g`` (float32, :func:`tree_time`) have a column per width bucket, and
+share one block of memory with a node's two values of a bucket side by side, as
+``tr_t``, ``tr_w`` and ``tr_u`` share another: a walk reads a node's fields from
+two cache lines rather than five,
 ``tr_p`` one per cluster), ``tiers`` (5 x K: the speed tiers of the group
 searched, :func:`decoders.easy._speed_tiers`),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
@@ -96,7 +99,7 @@ searched, :func:`decoders.easy._speed_tiers`),
 a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
 each cluster, infinite until :func:`power_floors` sets it, and where the
 allowance cannot hold the job), ``tr_m`` and ``p_fac`` (the least power
-factor, and each job's), ``on`` (2,: ``on[0]`` is 1 once :func:`power_floors` ran; until
+factor, and each job's), ``on`` (3,: ``on[0]`` is 1 once :func:`power_floors` ran; until
 then the trees keep only widths, single widths, run and computation times, so an
 uncapped decode pays nothing for the power fields), ``pb``/``pi`` (K: the clusters' busy and
 idle power), ``c_free``, ``c_resv`` and ``h_inc`` (K: the node counts and the
@@ -104,7 +107,8 @@ head's increments of :func:`least_cost`, set by the backfill loop at each
 scan, :func:`~decoders.easy._cost_nodes`, which also sets ``c_head``, the nodes
 free at the reservation less those promised past it, ``h_allow``, the head's
 allowance, ``p_ord``, the clusters by busy power and each one's place in that
-order, and ``on[1]``, 1 when :func:`fallback_cost` holds), ``g_act`` (the non-empty groups,
+order, and ``on[1]``, 1 when :func:`fallback_cost` holds; ``on[2]``: the width buckets
+kept, :func:`build_index`), ``g_act`` (the non-empty groups,
 their count in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf,
 -1 when none) and ``dfs`` (the walk's stack).
 """
@@ -133,11 +137,14 @@ def group_of(j, st, by_mask):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def build_index(order, st, by_mask):
+def build_index(order, st, by_mask, nodes=EMPTY):
     """Group the jobs by cluster set in queue order and empty every tree; returns the active count.
 
     ``order`` gives the queue positions (``order[p]`` is the job at position
     ``p``); every job's cluster set is in ``st.scan.mask_j`` (:func:`allowances`).
+    ``nodes``: the federation's nodes, at least every width bound the walks are given;
+    the trees keep only the width buckets these may read (``on[2]``: the buckets up to
+    :func:`_bucket` of ``nodes``), so a small federation's updates stay cheap.
     """
     J = order.shape[0]
     G = st.index.g_cand.shape[0]
@@ -167,11 +174,15 @@ def build_index(order, st, by_mask):
         st.index.g_leaf[j] = c - g_off[m]
         st.index.g_cand[m] = c + 1
     powered = st.index.on[0] != 0
+    nb = _bucket(nodes) + 1
+    st.index.on[2] = nb
     for i in range(g_toff[G]):
         st.index.tr_t[i] = EMPTY
         for b in range(R_BUCKETS):
-            st.index.tr_r[i, b] = np.float32(np.inf)
-            st.index.tr_g[i, b] = np.float32(np.inf)
+            # A bucket past the kept ones is never read; were it, 0 would let every job by.
+            v = np.float32(np.inf) if b < nb else np.float32(0.0)
+            st.index.tr_r[i, b] = v
+            st.index.tr_g[i, b] = v
         st.index.tr_w[i] = 0
         st.index.tr_u[i] = EMPTY
         if powered:
@@ -245,7 +256,7 @@ def _pull(st, off, node):
     v = min(ix.tr_t[a], ix.tr_t[a + 1])
     ch = v != ix.tr_t[i]
     ix.tr_t[i] = v
-    for b in range(R_BUCKETS):
+    for b in range(ix.on[2]):
         r = min(ix.tr_r[a, b], ix.tr_r[a + 1, b])
         g = min(ix.tr_g[a, b], ix.tr_g[a + 1, b])
         ch |= r != ix.tr_r[i, b] or g != ix.tr_g[i, b]
@@ -277,14 +288,14 @@ def _pull(st, off, node):
 def _put(st, node, j, tasks, runtime, by_mask, comp):
     """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``, ``comp``) or nothing
     (``EMPTY``, ``inf``); the power fields only while the index keeps them. Its run time
-    goes into each width bucket of ``tr_r`` that holds ``tasks`` (:data:`R_BUCKETS`), and
+    goes into each width bucket of ``tr_r`` kept (``on[2]``) that holds ``tasks``, and
     its computation time into the same buckets of ``tr_g``, both as :func:`tree_time`."""
     ix = st.index
     ix.tr_t[node] = tasks
     inf = np.float32(np.inf)
     r = inf if tasks == EMPTY else tree_time(runtime)
     g = inf if tasks == EMPTY else tree_time(comp)
-    for b in range(R_BUCKETS):
+    for b in range(ix.on[2]):
         held = b == R_BUCKETS - 1 or tasks < (2 << b)
         ix.tr_r[node, b] = r if held else inf
         ix.tr_g[node, b] = g if held else inf

@@ -86,14 +86,16 @@ def _join_and_leave(rng, queued, tasks, runtime, st, comp=None):
 def test_first_candidate_matches_a_scan_of_the_queue(seed, wide):
     # ``wide``: widths and free-node bounds at the width buckets' edges and past the last.
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed, wide)
-    n_act = build_index(order, st, True)
+    # The federation's nodes bound every x; the trees keep the buckets these may read.
+    nodes = int(_wide(rng, 1)[0]) if wide else EMPTY
+    n_act = build_index(order, st, True, nodes)
     assert sorted(st.index.g_act[:n_act]) == sorted(set(mask.tolist()))
     queued = np.zeros(J, dtype=bool)
     for m in _queries(rng, K, mask, queued, tasks, runtime, st, every=True):
         after = int(rng.integers(-1, J))
         x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
         if wide:
-            x = int(_wide(rng, 1)[0]) if rng.random() < 0.9 else 0
+            x = min(int(_wide(rng, 1)[0]), nodes) if rng.random() < 0.9 else 0
             y = int(rng.integers(-1, x + 2))
         t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
         want = naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd, shadow)
@@ -475,7 +477,8 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed, wide):
     comp = runtime * (1.0 - sigma)
     g = np.array([tree_time.py_func(c) for c in comp], dtype=np.float64)
     r = np.array([tree_time.py_func(v) for v in runtime], dtype=np.float64)  # as tr_r keeps it
-    build_index(order, st, True)
+    nodes = int(_wide(rng, 1)[0]) if wide else EMPTY  # at least every x, as in a federation
+    build_index(order, st, True, nodes)
     queued = np.zeros(J, dtype=bool)
     for m in _queries(rng, K, mask, queued, tasks, runtime, st, comp=comp):
         n = int(rng.integers(1, K + 1))
@@ -483,6 +486,8 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed, wide):
         x = int(rng.integers(0, f[-1] + 1))
         if wide and rng.random() < 0.6:  # at a tier's edge or a bucket's
             x = int(min(f[-1], max(0, rng.choice([*f, *_wide(rng, 2)]) + rng.integers(-1, 2))))
+        if wide:
+            x = min(x, nodes)
         nt = int(np.searchsorted(f, x)) + 1  # up to the first tier that holds x tasks
         speed = np.sort(rng.choice([0.5, 0.8, 1.0, 1.3, 1.6], nt))[::-1]
         tiers = st.index.tiers
