@@ -88,10 +88,7 @@ leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
 group's tree starts in ``tr_t``/``tr_r``/``tr_g``/``tr_w``/``tr_u``/``tr_p``; a
 tree of ``S`` leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` and
-``tr_g`` (float32, :func:`tree_time`) have a column per width bucket, and
-share one block of memory with a node's two values of a bucket side by side, as
-``tr_t``, ``tr_w`` and ``tr_u`` share another: a walk reads a node's fields from
-two cache lines rather than five,
+``tr_g`` (float32, :func:`tree_time`) have a column per width bucket,
 ``tr_p`` one per cluster), ``tiers`` (5 x K: the speed tiers of the group
 searched, :func:`decoders.easy._speed_tiers`),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until

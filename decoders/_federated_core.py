@@ -163,9 +163,6 @@ def new_state(J, K):
     G = n_groups.py_func(K)
     n_tree = 4 * J + 2 * G + 2
     g = np.empty((2, G + 1), dtype=np.int64)
-    # The index's fields a walk reads at each tree node, side by side (two cache lines).
-    ti = np.empty((n_tree, 3), dtype=np.int64)
-    rg = np.empty((n_tree, R_BUCKETS, 2), dtype=np.float32)
     return State(
         # the event loop: finishes, slowdowns, the event heap, re-rated jobs; the clusters'
         # free nodes, link load, the current job's allowance and power; allocation scratch
@@ -183,7 +180,9 @@ def new_state(J, K):
         # EASY's candidate index (decoders._backfill_index)
         index=Index(g_leaf=i[10], g_off=g[0], g_toff=g[1], g_pos=i[11],
                     g_act=np.empty(G, dtype=np.int64), g_cand=np.empty(G, dtype=np.int64),
-                    tr_t=ti[:, 0], tr_r=rg[:, :, 0], tr_w=ti[:, 1], tr_p=np.empty((n_tree, K)),
+                    tr_t=np.empty(n_tree, dtype=np.int64),
+                    tr_r=np.empty((n_tree, R_BUCKETS), dtype=np.float32),
+                    tr_w=np.empty(n_tree, dtype=np.int64), tr_p=np.empty((n_tree, K)),
                     p_floor=np.zeros((J, K)),
                     tr_n=np.empty(n_tree, dtype=np.int64), tr_q=np.empty((n_tree, K)),
                     p_top=np.full((J, K), np.inf), tr_m=np.empty(n_tree), p_fac=np.zeros(J),
@@ -192,7 +191,8 @@ def new_state(J, K):
                     h_inc=np.zeros(K), c_head=np.zeros(K, dtype=np.int64),
                     h_allow=np.zeros(K, dtype=np.int64), p_ord=np.zeros((2, K), dtype=np.int64),
                     dfs=np.empty(2 * 64 + 8, dtype=np.int64),
-                    tr_g=rg[:, :, 1], tiers=np.zeros((5, K)), tr_u=ti[:, 2]),
+                    tr_g=np.empty((n_tree, R_BUCKETS), dtype=np.float32), tiers=np.zeros((5, K)),
+                    tr_u=np.empty(n_tree, dtype=np.int64)),
         # the loop's scalars (E_* indices) and its float scalars
         evi=np.zeros(18, dtype=np.int64), evf=np.full(2, np.inf),
     )
