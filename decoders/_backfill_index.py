@@ -139,9 +139,10 @@ def build_index(order, st, by_mask, nodes=EMPTY):
 
     ``order`` gives the queue positions (``order[p]`` is the job at position
     ``p``); every job's cluster set is in ``st.scan.mask_j`` (:func:`allowances`).
-    ``nodes``: the federation's nodes, at least every width bound the walks are given;
-    the trees keep only the width buckets these may read (``on[2]``: the buckets up to
-    :func:`_bucket` of ``nodes``), so a small federation's updates stay cheap.
+    ``nodes``: the federation's nodes, which every width bound ``x`` the walks are given
+    (free nodes) must not exceed; the trees keep only the width buckets these may read
+    (``on[2]``: the buckets up to :func:`_bucket` of ``nodes``), so a small federation's
+    trees stay as cheap to build and update as before.
     """
     J = order.shape[0]
     G = st.index.g_cand.shape[0]
@@ -175,11 +176,9 @@ def build_index(order, st, by_mask, nodes=EMPTY):
     st.index.on[2] = nb
     for i in range(g_toff[G]):
         st.index.tr_t[i] = EMPTY
-        for b in range(R_BUCKETS):
-            # A bucket past the kept ones is never read; were it, 0 would let every job by.
-            v = np.float32(np.inf) if b < nb else np.float32(0.0)
-            st.index.tr_r[i, b] = v
-            st.index.tr_g[i, b] = v
+        for b in range(nb):  # the buckets past these are never read
+            st.index.tr_r[i, b] = np.float32(np.inf)
+            st.index.tr_g[i, b] = np.float32(np.inf)
         st.index.tr_w[i] = 0
         st.index.tr_u[i] = EMPTY
         if powered:
@@ -242,43 +241,21 @@ def single_width(j, tasks, st, by_mask):
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _pull(st, off, node):
     """Node ``node`` of the tree at ``off`` from its two children (the power fields only
-    while the index keeps them); returns whether any field of it changed.
-
-    A node is a function of its children alone, so once one stays the same its ancestors
-    do too, and :func:`set_leaf` stops there: every field must take part in the answer.
-    """
+    while the index keeps them)."""
     ix = st.index
     a = off + 2 * node
-    i = off + node
-    v = min(ix.tr_t[a], ix.tr_t[a + 1])
-    ch = v != ix.tr_t[i]
-    ix.tr_t[i] = v
+    ix.tr_t[off + node] = min(ix.tr_t[a], ix.tr_t[a + 1])
     for b in range(ix.on[2]):
-        r = min(ix.tr_r[a, b], ix.tr_r[a + 1, b])
-        g = min(ix.tr_g[a, b], ix.tr_g[a + 1, b])
-        ch |= r != ix.tr_r[i, b] or g != ix.tr_g[i, b]
-        ix.tr_r[i, b] = r
-        ix.tr_g[i, b] = g
-    v = max(ix.tr_w[a], ix.tr_w[a + 1])
-    ch |= v != ix.tr_w[i]
-    ix.tr_w[i] = v
-    v = min(ix.tr_u[a], ix.tr_u[a + 1])
-    ch |= v != ix.tr_u[i]
-    ix.tr_u[i] = v
+        ix.tr_r[off + node, b] = min(ix.tr_r[a, b], ix.tr_r[a + 1, b])
+        ix.tr_g[off + node, b] = min(ix.tr_g[a, b], ix.tr_g[a + 1, b])
+    ix.tr_w[off + node] = max(ix.tr_w[a], ix.tr_w[a + 1])
+    ix.tr_u[off + node] = min(ix.tr_u[a], ix.tr_u[a + 1])
     if ix.on[0] != 0:
-        v = max(ix.tr_n[a], ix.tr_n[a + 1])
-        ch |= v != ix.tr_n[i]
-        ix.tr_n[i] = v
-        f = min(ix.tr_m[a], ix.tr_m[a + 1])
-        ch |= f != ix.tr_m[i]
-        ix.tr_m[i] = f
+        ix.tr_n[off + node] = max(ix.tr_n[a], ix.tr_n[a + 1])
+        ix.tr_m[off + node] = min(ix.tr_m[a], ix.tr_m[a + 1])
         for k in range(ix.tr_p.shape[1]):
-            p = min(ix.tr_p[a, k], ix.tr_p[a + 1, k])
-            q = max(ix.tr_q[a, k], ix.tr_q[a + 1, k])
-            ch |= p != ix.tr_p[i, k] or q != ix.tr_q[i, k]
-            ix.tr_p[i, k] = p
-            ix.tr_q[i, k] = q
-    return ch
+            ix.tr_p[off + node, k] = min(ix.tr_p[a, k], ix.tr_p[a + 1, k])
+            ix.tr_q[off + node, k] = max(ix.tr_q[a, k], ix.tr_q[a + 1, k])
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -322,15 +299,15 @@ def set_leaf(j, tasks, runtime, st, by_mask, comp=0.0):
 
     ``comp``: its computation time, ``runtime x (1 - sigma)`` (:func:`tree_time`); the
     default 0 keeps the speed-tier test to the run time alone (a lower bound whatever
-    ``sigma``). The walk to the root stops at the first node that stays the same
-    (:func:`_pull`)."""
+    ``sigma``)."""
     m = group_of(j, st, by_mask)
     off = st.index.g_toff[m]
     size = (st.index.g_toff[m + 1] - off) // 2
     node = size + st.index.g_leaf[j]
     _put(st, off + node, j, tasks, runtime, by_mask, comp)
     node //= 2
-    while node >= 1 and _pull(st, off, node):
+    while node >= 1:
+        _pull(st, off, node)
         node //= 2
 
 
