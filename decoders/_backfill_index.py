@@ -58,6 +58,14 @@ with bounds that only tighten while one scan runs:
   at the reservation (:func:`fallback_cost`). It is exact for the least
   job, where the lesser-increment bound lets the head ride on the job's
   cheap nodes;
+* under a power cap, with that same cluster order (equal idle powers and no
+  per-cluster budget), a subtree whose jobs all fit wholly on ``k1`` but
+  whose least floor there does not fit now, each job of positive increments,
+  falls back to least-power allocations, which run no faster than the
+  cheapest clusters that hold them (:func:`fallback_tiers`): "can end by
+  the reservation" is then the speed-tier test of those tiers instead of
+  the fastest speed, so the late tests above apply to the jobs that the
+  cap sends to slow nodes;
 * without a cap and with the plain greedy pick, a job that cannot end by the
   reservation and that its group's first cluster in the pick order with a
   free node (``k1``) holds whole (``tasks <= free[k1]``, and ``tasks`` at
@@ -89,8 +97,9 @@ leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 group's tree starts in ``tr_t``/``tr_r``/``tr_g``/``tr_w``/``tr_u``/``tr_p``; a
 tree of ``S`` leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` and
 ``tr_g`` (float32, :func:`tree_time`) have a column per width bucket,
-``tr_p`` one per cluster), ``tiers`` (5 x K: the speed tiers of the group
-searched, :func:`decoders.easy._speed_tiers`),
+``tr_p`` one per cluster), ``tiers`` (10 x K: the speed tiers of the group
+searched, :func:`decoders.easy._speed_tiers`, rows 0 to 4, and its fall-back
+tiers under a cap, :func:`fallback_tiers`, rows 5 to 8),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
 :func:`power_floors` sets it), ``tr_n`` and ``tr_q`` (the maximum width and,
 a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
@@ -340,7 +349,7 @@ def add_jobs(first, last, by_release, tasks, runtime, sigma, st, by_mask):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0, hf=0.0,
-                   k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1):
+                   k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1, nl=0):
     """Whether some job of group ``m`` may pass the cheap tests (:func:`first_candidate`).
 
     The tree's root holds the group's least width, least run time and least
@@ -356,12 +365,13 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
         return not (w > x or (t + ix.tr_r[node, _bucket(x)] * sd_min > shadow
                               and (w > y or (w > y1 and ix.tr_w[node] <= z))))
     return _may_pass(ix, node, x, y, t, sd_min, shadow, pk=pk, cap=cap,
-                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
+                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z,
+                     nl=nl)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn, y1,
-              z):
+              z, nl=0):
     """Whether some job below ``node`` may pass the cheap tests (see :func:`first_candidate`)."""
     tr_p = ix.tr_p
     w = ix.tr_t[node]
@@ -372,7 +382,14 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
         p = _floor(tr_p, node, fm)
         if pk + p > cap:
             return False
-    if t + ix.tr_r[node, _bucket(x)] * sd_min > shadow:  # running past the reservation
+    late = t + ix.tr_r[node, _bucket(x)] * sd_min > shadow
+    if (not late and nl > 0 and k1 >= 0 and ix.tr_n[node] <= fk1 and ix.tr_q[node, k1] < np.inf
+            and pk + tr_p[node, k1] > cap
+            and ix.tr_m[node] * ix.pb[ix.p_ord[0, 0]] - ix.pi[ix.p_ord[0, 0]] > 0.0):
+        # Every job below fits wholly on k1, where no top fits now: each falls back to
+        # its least-power allocation, placed at the speeds of the fall-back tiers.
+        late = _tier_late(ix.tr_r, ix.tr_g, ix.tiers, nl, node, w, t, shadow, 5)
+    if late:  # running past the reservation
         if w > y:
             return False
         if w > y1 and ix.tr_w[node] <= z:
@@ -557,6 +574,51 @@ def _fallback_cost(pb, pi, h_inc, p_ord, c_free, c_head, h_allow, n, pf, fm, hn,
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def fallback_tiers(ix, fm, free, speed, x):
+    """The fall-back speed tiers of a group whose clusters with a free node are the bit set
+    ``fm``, into rows 5 to 8 of ``ix.tiers`` (as rows 0 to 3 of
+    :func:`decoders.easy._speed_tiers`); returns their count.
+
+    With ``ix.on[1]`` (equal idle powers, busy powers far enough apart, no budget of a
+    cluster's own: :func:`~decoders.easy._cost_nodes`), a job whose per-node increments
+    are all positive orders the clusters by increment as ``ix.p_ord[0]`` orders them by
+    busy power, so its least-power allocation
+    (:func:`~decoders._federated_core.least_power`) takes ``min(free, allow)`` nodes of
+    ``fm``'s clusters in that order until it holds its tasks. Its allowance holds a node
+    of each cluster of its group, so it takes one at least of every cluster of ``fm`` up
+    to its last, and a job of ``n`` tasks, ``F_{i-1} < n <= F_i`` (``F_i``: the free
+    nodes of ``fm``'s first ``i + 1`` clusters in that order), places its last task on
+    tier ``i``'s cluster or a later one (its allowance may hold fewer than the free
+    nodes): the slowest speed it runs at is at most ``S_i``, the least speed of ``fm``'s
+    first ``i + 1`` clusters, and it ends no earlier than ``t + cr_i x runtime + cq_i x
+    comp`` (``cr_i = min(1, 1 / S_i)``, ``cq_i = max(0, 1 / S_i - 1)``, with ``sd_min``'s
+    margin). The cheapest clusters are often the slow ones, where a job that would end
+    by the reservation at the fastest speed runs past it. The tiers stop at the first
+    with ``F_i >= x``. As jobs start, ``F_i`` falls and ``fm`` loses clusters; a job's
+    tier then holds the same clusters or more of the order (a lost cluster's free nodes
+    were zero, as in every cluster before a start's first), so ``S_i`` only falls and
+    each bound only rises.
+    """
+    tiers = ix.tiers
+    nt = 0
+    cum = 0
+    s = np.inf
+    for i in range(ix.p_ord.shape[1]):
+        k = ix.p_ord[0, i]
+        if (fm >> k) & 1 and free[k] > 0:
+            cum += free[k]
+            s = min(s, speed[k])
+            tiers[5, nt] = cum
+            tiers[6, nt] = _bucket(np.int64(min(cum, x)))
+            tiers[7, nt] = min(1.0, 1.0 / s) * (1.0 - 1e-9)
+            tiers[8, nt] = max(0.0, 1.0 / s - 1.0) * (1.0 - 1e-9)
+            nt += 1
+            if cum >= x:
+                break
+    return nt
+
+
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _floor(tr_p, node, fm):
     """The least power floor at ``node`` over the clusters of the bit set ``fm``."""
     least = np.inf
@@ -569,7 +631,7 @@ def _floor(tr_p, node, fm):
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0,
                     hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1, nt=0,
-                    tw=False):
+                    tw=False, nl=0):
     """The first leaf ``>= leaf`` of group ``m`` whose job passes the cheap tests, or -1.
 
     A job passes when ``tasks <= x``, either ``tasks <= y`` or
@@ -596,7 +658,10 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     ``lpk`` plus the cheapest nodes of ``c_resv`` for its tasks and the
     head's together; with ``k1 >= 0`` and ``on[1]``, a late subtree whose jobs fit
     wholly on ``k1`` (their single widths finite) but none of whose floors there fits
-    now must fit ``lpk`` plus :func:`fallback_cost`. A job that cannot end by the
+    now must fit ``lpk`` plus :func:`fallback_cost`; with ``nl > 0`` (and ``on[1]``), a job
+    that fits wholly on ``k1`` but whose floor there does not fit now, its increments
+    positive, cannot end by the reservation when the ``nl`` fall-back tiers of rows 5 to
+    8 of ``st.index.tiers`` (:func:`fallback_tiers`) say so. A job that cannot end by the
     reservation and whose
     single width (:func:`single_width`) is at most ``z`` must moreover be at
     most ``y1`` wide (``z = -1`` turns this test off). Without a cap and with
@@ -605,29 +670,30 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
     > shadow``. An empty leaf never passes.
     """
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
-                          k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
+                          k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nl=nl):
         return -1
     return search_group(m, leaf, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk,
-                        hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nt=nt, tw=tw)
+                        hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nt=nt, tw=tw,
+                        nl=nl)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf,
                            fm=-1, lpk=0.0, hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1,
-                           y1=EMPTY, z=-1, nt=0, tw=False):
+                           y1=EMPTY, z=-1, nt=0, tw=False, nl=0):
     """:func:`first_candidate` from the first leaf of group ``m`` behind queue position
     ``position``; the position is looked up only when the group's root passes."""
     if not group_may_pass(m, st, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
-                          k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
+                          k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nl=nl):
         return -1
     return search_group(m, first_after(m, position, st), st, x, y, t, sd_min, shadow, pk=pk,
                         cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn,
-                        y1=y1, z=z, nt=nt, tw=tw)
+                        y1=y1, z=z, nt=nt, tw=tw, nl=nl)
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
-                 hn, y1=EMPTY, z=-1, nt=0, tw=False):
+                 hn, y1=EMPTY, z=-1, nt=0, tw=False, nl=0):
     """The walk of group ``m``'s tree from ``leaf``: :func:`_walk` under a cap, else
     :func:`_walk_plain`, which passes only the widths, run times, computation times, single
     widths and the ``nt`` speed tiers."""
@@ -636,7 +702,8 @@ def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1,
     size = (ix.g_toff[m + 1] - off) // 2
     if cap < np.inf:
         return _walk(ix, off, size, leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap,
-                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z)
+                     fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z,
+                     nl=nl)
     return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_g, ix.tr_w, ix.tr_u, ix.tiers, ix.dfs, off, size,
                        leaf=leaf, x=x, y=y, t=t, sd_min=sd_min, shadow=shadow, y1=y1, z=z, nt=nt,
                        tw=tw)
@@ -696,10 +763,11 @@ def _walk_plain(tr_t, tr_r, tr_g, tr_w, tr_u, tiers, stack, off, size, leaf, x, 
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _tier_late(tr_r, tr_g, tiers, nt, node, w, t, shadow):
+def _tier_late(tr_r, tr_g, tiers, nt, node, w, t, shadow, r0=0):
     """Whether no job below ``node`` (least width ``w``) can end by the reservation, by the
-    speed tiers of ``tiers`` (rows: free nodes ``F_i``, the ``tr_r`` column of ``min(F_i, x)``,
-    and the coefficients ``cr_i``, ``cq_i``; :func:`decoders.easy._speed_tiers`).
+    speed tiers of ``tiers`` (rows ``r0`` to ``r0 + 3``: free nodes ``F_i``, the ``tr_r``
+    column of ``min(F_i, x)``, and the coefficients ``cr_i``, ``cq_i``;
+    :func:`decoders.easy._speed_tiers`, or :func:`fallback_tiers` from row 5).
 
     A job of ``n`` tasks in tier ``i`` (``F_{i-1} < n <= F_i``) ends no earlier than ``t +
     cr_i x runtime + cq_i x comp`` (``comp``: its computation time, :func:`tree_time`), and
@@ -707,10 +775,10 @@ def _tier_late(tr_r, tr_g, tiers, nt, node, w, t, shadow):
     bucket bound that from below, tier by tier from the first that may hold ``w`` tasks.
     """
     for i in range(nt):
-        if tiers[0, i] < w:
+        if tiers[r0, i] < w:
             continue  # no job below is this narrow
-        b = np.int64(tiers[1, i])
-        if t + (tr_r[node, b] * tiers[2, i] + tr_g[node, b] * tiers[3, i]) <= shadow:
+        b = np.int64(tiers[r0 + 1, i])
+        if t + (tr_r[node, b] * tiers[r0 + 2, i] + tr_g[node, b] * tiers[r0 + 3, i]) <= shadow:
             return False
     return True
 
@@ -740,7 +808,7 @@ def _tier_skip(tr_r, tr_g, tiers, nt, node, w, sw, t, shadow):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _walk(ix, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
-          hn, y1, z):
+          hn, y1, z, nl):
     """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves, under a power
     budget (not inlined: one compiled copy keeps compiling cheap; :func:`_walk_plain` is the
     uncapped search, on the arrays it reads)."""
@@ -759,7 +827,7 @@ def _walk(ix, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1
                 node = stack[n]
                 if not _may_pass(ix, off + node, x, y, t, sd_min, shadow, pk=pk, cap=cap, fm=fm,
                                  lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1,
-                                 z=z):
+                                 z=z, nl=nl):
                     continue  # no job below passes
                 if node >= size:
                     return node - size

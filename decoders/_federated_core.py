@@ -191,7 +191,7 @@ def new_state(J, K):
                     h_inc=np.zeros(K), c_head=np.zeros(K, dtype=np.int64),
                     h_allow=np.zeros(K, dtype=np.int64), p_ord=np.zeros((2, K), dtype=np.int64),
                     dfs=np.empty(2 * 64 + 8, dtype=np.int64),
-                    tr_g=np.empty((n_tree, R_BUCKETS), dtype=np.float32), tiers=np.zeros((5, K)),
+                    tr_g=np.empty((n_tree, R_BUCKETS), dtype=np.float32), tiers=np.zeros((10, K)),
                     tr_u=np.empty(n_tree, dtype=np.int64)),
         # the loop's scalars (E_* indices) and its float scalars
         evi=np.zeros(18, dtype=np.int64), evf=np.full(2, np.inf),

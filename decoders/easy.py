@@ -21,6 +21,7 @@ from ._backfill_index import (
     EMPTY,
     FLOOR_MARGIN,
     add_jobs,
+    fallback_tiers,
     first_after,
     group_may_pass,
     search_group,
@@ -261,9 +262,11 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
     :func:`_late_width`, the clusters of its set with a free node (``f_bits``: those
     of the federation) and their slowdown floor (:func:`_sd_floor` of ``sd_min``), the
     power budgets (with ``hn``, the head's tasks, for the least-cost bounds: -1 uncapped)
-    and, with ``by_k1``, the allocation rule's first cluster among them, or, without a
-    cap, the bounds of the single-cluster test; the speed tiers (:func:`_speed_tiers`)
-    for the uncapped walk, whose tier late widths, when on, count as such a test too.
+    and, with ``by_k1``, the allocation rule's first cluster among them (and, when the
+    least-power allocations share one cluster order, the group's fall-back tiers:
+    :func:`~decoders._backfill_index.fallback_tiers`), or, without a cap, the bounds of
+    the single-cluster test; the speed tiers (:func:`_speed_tiers`) for the uncapped
+    walk, whose tier late widths, when on, count as such a test too.
     """
     K = st.run.free.shape[0]
     x = st.scan.free_in[m] if by_mask else free_total
@@ -280,17 +283,19 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
             if (fm >> k) & 1:
                 k1, fk1, pk1, b1 = k, st.run.free[k], st.run.pk[k], plat.budget[k]
                 break
+    nl = fallback_tiers(st.index, fm, st.run.free, plat.speed, x) if (
+        k1 >= 0 and st.index.on[1] != 0) else 0
     y1, z = _single_bound(m, by_mask, st.run.free, st.resv.slack_h, room0, need, y,
                           plat.rank_pick, single)
     pk, cap, lpk = st.run.pk[K], plat.budget[K], st.resv.pks[K] + st.resv.hold_p[K]
     if not group_may_pass(m, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf, k1=k1,
-                          fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z):
+                          fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nl=nl):
         return -1, z >= 0 or tw
     if leaf < 0:  # the position is looked up only when the group's root passes
         leaf = first_after(m, position, st)
     return search_group(m, leaf, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
                         k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nt=nt,
-                        tw=tw), z >= 0 or tw
+                        tw=tw, nl=nl), z >= 0 or tw
 
 
 @helper

@@ -11,6 +11,7 @@ from decoders._backfill_index import (
     EMPTY,
     build_index,
     fallback_cost,
+    fallback_tiers,
     first_after,
     first_candidate,
     first_candidate_behind,
@@ -527,3 +528,133 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed, wide):
             assert got == -1
         else:
             assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
+
+
+def _least_power_slowest(n, pf, pbusy, pidle, speed, free, allow):
+    """The slowest speed of the least-power allocation of ``n`` tasks of factor ``pf`` (the
+    clusters by increasing per-node increment, ties by index, each up to ``min(free,
+    allow)``), by a sort; None when the nodes cannot hold them."""
+    inc = np.maximum(pf * pbusy - pidle, 0.0)
+    rem, slowest = n, np.inf
+    for k in sorted(range(len(inc)), key=lambda k: (inc[k], k)):
+        take = min(rem, free[k], allow[k])
+        if take > 0:
+            slowest = min(slowest, speed[k])
+            rem -= take
+    return None if rem > 0 else slowest
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_fall_back_tiers_bound_the_least_power_allocations(seed):
+    # Equal idle powers, distinct busy powers: every job of positive increments orders the
+    # clusters by busy power, and its least-power allocation is no faster than its tier.
+    rng = np.random.default_rng(seed)
+    K = int(rng.integers(1, 6))
+    st = new_state(4, K)
+    ix = st.index
+    speed = rng.choice([0.5, 0.8, 1.0, 1.3, 1.6], K)
+    pbusy = rng.permutation(np.array([30.0, 60.0, 90.0, 150.0, 290.0])[:K])
+    pidle = np.full(K, 10.0)
+    ix.p_ord[0] = np.argsort(pbusy, kind="stable")
+    checked = 0
+    for _ in range(60):
+        free = rng.integers(0, 9, K)
+        fm = int(rng.integers(0, 1 << K))
+        x = int(sum(free[k] for k in range(K) if (fm >> k) & 1))
+        if x == 0:
+            continue
+        nl = fallback_tiers(ix, fm, free, speed, x)
+        tiers = np.array(ix.tiers)
+        assert 1 <= nl <= K and tiers[5, nl - 1] >= x
+        for _ in range(10):
+            n = int(rng.integers(1, x + 1))
+            pf = float(rng.uniform(0.4, 2.0))
+            # Its allowance holds a node at least of each cluster of its group (fm here).
+            allow = np.where([(fm >> k) & 1 for k in range(K)], rng.integers(1, 12, K), 0)
+            s = _least_power_slowest(n, pf, pbusy, pidle, speed, free, allow)
+            if s is None:
+                continue
+            i = int(np.searchsorted(tiers[5, :nl], n))  # its tier: F[i-1] < n <= F[i]
+            assert tiers[7, i] <= min(1.0, 1.0 / s) and tiers[8, i] <= max(0.0, 1.0 / s - 1.0)
+            checked += 1
+    assert checked > 0
+
+
+def test_the_fall_back_late_test_matches_a_scan_of_the_queue():
+    # A job that fits wholly on k1 (tasks <= fk1, a finite top there) whose floor there does
+    # not fit now (pk + floor > cap) and whose increments are positive falls back: it
+    # cannot end by the reservation when its fall-back tier says so, and must then pass the
+    # late tests (the late width y, the head's power over lpk) as a late job does. Each
+    # query against the scan, and some jobs that only the fall-back tiers find late.
+    assert sum(_fall_back_queries(seed) for seed in range(40)) > 0
+
+
+def _fall_back_queries(seed):
+    """Random queries of one random queue against the scan; returns how many jobs the
+    fall-back tiers found late that the slowdown floor did not."""
+    from decoders._backfill_index import _bucket, tree_time
+
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
+    power = rng.uniform(0.1, 1.5, J)
+    pbusy, pidle = rng.permutation(np.array([20.0, 50.0, 90.0])[:K]), np.full(K, 10.0)
+    allow = np.where(rng.random((J, K)) < 0.8, 14, rng.integers(0, 14, (J, K)))
+    power_floors(tasks, power, pbusy, pidle, allow, st.index)
+    floors, tops = np.array(st.index.p_floor), np.array(st.index.p_top)
+    st.index.p_ord[0] = np.argsort(pbusy, kind="stable")
+    sigma = np.where(rng.random(J) < 0.5, rng.uniform(0.0, 1.0, J), 0.0)
+    comp = runtime * (1.0 - sigma)
+    g = np.array([tree_time.py_func(c) for c in comp], dtype=np.float64)
+    build_index(order, st, True)
+    queued = np.zeros(J, dtype=bool)
+    decided = 0
+    for m in _queries(rng, K, mask, queued, tasks, runtime, st, comp=comp):
+        nl = int(rng.integers(1, K + 1))
+        f = np.cumsum(rng.integers(1, 6, nl)).astype(float)
+        x = int(rng.integers(0, f[-1] + 1))
+        nl = int(np.searchsorted(f, x)) + 1  # up to the first tier that holds x tasks
+        s = np.minimum.accumulate(rng.choice([0.5, 0.8, 1.0, 1.3, 1.6], nl))
+        tiers = st.index.tiers
+        tiers[5:] = 0.0
+        tiers[5, :nl] = f[:nl]
+        # The tr_r column of min(F_i, x): the bucket that holds every job that wide.
+        tiers[6, :nl] = [_bucket.py_func(int(min(v, x))) for v in f[:nl]]
+        tiers[7, :nl] = np.minimum(1.0, 1.0 / s) * (1.0 - 1e-9)
+        tiers[8, :nl] = np.maximum(0.0, 1.0 / s - 1.0) * (1.0 - 1e-9)
+        y = int(rng.integers(-1, 14))
+        t, sd, shadow = float(rng.integers(0, 50)), 0.625, 60.0
+        pk, lpk, hf = (float(v) for v in rng.uniform(0, 600, 3))
+        cap, fm = float(rng.choice([700.0, 1200.0])), int(rng.integers(0, 1 << K))
+        k1, fk1 = int(rng.integers(0, K)), int(rng.integers(0, 14))
+        after = int(rng.integers(-1, J))
+        p0 = st.index.p_ord[0, 0]
+        want = None
+        for p in range(after + 1, J):
+            j = order[p]
+            if not queued[j] or mask[j] != m:
+                continue
+            fl = min([floors[j, k] for k in range(K) if (fm >> k) & 1], default=np.inf)
+            if tasks[j] > x or pk + fl > cap:
+                continue
+            late = t + runtime[j] * sd > shadow
+            falls = (tasks[j] <= fk1 and tops[j, k1] < np.inf and pk + floors[j, k1] > cap
+                     and power[j] * pbusy[p0] - pidle[p0] > 0.0)
+            if not late and falls:
+                i = int(np.searchsorted(f, tasks[j]))  # its tier
+                late = t + (runtime[j] * tiers[7, i] + g[j] * tiers[8, i]) > shadow
+                decided += late
+            if late and (tasks[j] > y or lpk + fl + hf > cap):
+                continue
+            if late and tasks[j] <= fk1 and pk + tops[j, k1] <= cap and (
+                    lpk + floors[j, k1] + hf > cap):
+                continue
+            want = j
+            break
+        got = first_candidate(m, first_after(m, after, st), st, x, y, t, sd, shadow, pk, cap, fm,
+                              lpk, hf, k1, fk1, nl=nl)
+        assert first_candidate_behind(m, after, st, x, y, t, sd, shadow, pk, cap, fm, lpk, hf,
+                                      k1, fk1, nl=nl) == got
+        if want is None:
+            assert got == -1
+        else:
+            assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
+    return decided

@@ -80,9 +80,114 @@ def test_a_budget_the_easy_search_overruns_gets_the_in_order_search_within_it(se
     assert least.n_gen == sizing.MIN_GEN and least.seed_candidates == 1
 
 
+@pytest.fixture
+def fixed_costs(monkeypatch):
+    """The measured rule with the submit order's decodes at fixed CPU seconds (EASY, in
+    order) and the seeding uncapped, so that the budgets below fall where the tests mean
+    them to."""
+    monkeypatch.setattr(sizing, "SMALL_JOBS", 0)
+    monkeypatch.setattr(sizing, "SEED_SHARE", 1.0)
+    monkeypatch.setattr(sizing, "measure", lambda problem, submit: (0.01, 0.002))
+    return 0.01, 0.002
+
+
+def test_the_estimate_counts_seeding_and_members(fixed_costs):
+    te, ti = fixed_costs
+    easy, inorder = sizing.member_cost(True, te, ti), sizing.member_cost(False, te, ti)
+    assert easy == pytest.approx(sizing.EASY_FACTOR * te + ti)
+    assert inorder == pytest.approx(sizing.IN_ORDER_FACTOR * ti)
+    seeding = 5 * te + sizing.SEED_FACTOR * sizing.SEED_PAIRS * easy
+    assert sizing.estimate(True, te, ti, 0, 0, None) == pytest.approx(seeding)
+    assert sizing.estimate(True, te, ti, 50, 7, None) == pytest.approx(seeding + 350 * easy)
+    assert sizing.estimate(False, te, ti, 10, 3, 4) == pytest.approx(
+        5 * te + sizing.SEED_FACTOR * 4 * inorder + 30 * inorder)
+    # The generations a budget buys: the most whose estimate fits it.
+    for easy_search in (True, False):
+        budget = sizing.estimate(easy_search, te, ti, 50, 123, None) + 1e-9
+        gen = sizing.fitted_generations(easy_search, te, ti, 50, None, budget)
+        assert gen == 123
+        assert sizing.fitted_generations(easy_search, te, ti, 50, None, 1e-6) == 0
+
+
+def test_a_budget_short_of_the_easy_search_cuts_its_generations(setup, fixed_costs):
+    te, ti = fixed_costs
+    pop = EASY_BUDGET[0]
+    full = sizing.estimate(True, te, ti, pop, EASY_BUDGET[1], None)
+    _, whole = _choose(setup, full * 1.001)
+    assert whole.search == "easy search" and whole.n_gen == EASY_BUDGET[1]
+    assert whole.easy_search_cpu_s == pytest.approx(full)
+    for gen in (sizing.MIN_EASY_GEN, 100, EASY_BUDGET[1] - 1):
+        budget = sizing.estimate(True, te, ti, pop, gen, None) * 1.0001
+        params, cut = _choose(setup, budget)
+        assert cut.search == "easy search" and params.easy_search is True
+        assert (params.pop_size, params.n_gen) == (cut.pop_size, cut.n_gen) == (pop, gen)
+        assert cut.estimated_cpu_s <= budget < cut.easy_search_cpu_s
+        assert cut.estimated_cpu_s == pytest.approx(sizing.estimate(True, te, ti, pop, gen,
+                                                                    None))
+    # Fewer generations than the floor: the in-order search, with all the budget buys.
+    budget = sizing.estimate(True, te, ti, pop, sizing.MIN_EASY_GEN - 1, None) * 1.0001
+    params, inorder = _choose(setup, budget)
+    assert inorder.search == "in-order search" and params.easy_search is False
+    assert params.pop_size == BUDGET[0]
+    assert sizing.estimate(False, te, ti, BUDGET[0], inorder.n_gen, None) <= budget
+    assert sizing.estimate(False, te, ti, BUDGET[0], inorder.n_gen + 1, None) > budget
+
+
+def test_an_easy_search_cut_to_the_budget_reaches_the_run(setup, fixed_costs):
+    js, fed = setup
+    te, ti = fixed_costs
+    budget = sizing.estimate(True, te, ti, EASY_BUDGET[0], sizing.MIN_EASY_GEN, None) * 1.0001
+    res = moga.run(js, fed, seed=2, cpu_budget=budget)
+    d = res.info["default"]
+    assert d["rule"] == "measured" and d["search"] == "easy search"
+    assert res.params.easy_search is True and res.params.n_gen == d["n_gen"]
+    assert d["n_gen"] == sizing.MIN_EASY_GEN == res.history["n_gen"][-1]
+    assert d["estimated_cpu_s"] <= d["cpu_budget"] < d["easy_search_cpu_s"]
+    again = moga.run(js, fed, seed=2, pop_size=d["pop_size"], n_gen=d["n_gen"],
+                     params={"easy_search": True, "seed_candidates": d["seed_candidates"]})
+    np.testing.assert_array_equal(res.F, again.F)
+
+
+def test_a_sized_run_stops_before_a_generation_would_pass_its_cpu_budget(setup, fixed_costs,
+                                                                          monkeypatch):
+    """The run's CPU clock (faked: one second per reading, so a generation costs one second)
+    stops a run the rule sized before its budget, whatever the estimate said; the result
+    says so, and the generations run repeat it bit for bit."""
+    from types import SimpleNamespace
+
+    from moga.evolution import runner
+
+    js, fed = setup
+    te, ti = fixed_costs
+    budget = sizing.estimate(True, te, ti, EASY_BUDGET[0], 100, None) * 1.0001
+    assert budget > sizing.MIN_EASY_GEN + 1
+    clock = iter(range(1, 10**6))
+    monkeypatch.setattr(runner, "time", SimpleNamespace(process_time=lambda: float(next(clock)),
+                                                        perf_counter=runner.time.perf_counter))
+    res = moga.run(js, fed, seed=2, cpu_budget=budget)
+    d, ran = res.info["default"], int(res.history["n_gen"][-1])
+    assert d["rule"] == "measured" and d["n_gen"] == 100
+    assert res.info["stopped_by"] == "cpu budget"
+    # Read at the call's start and after each generation: n generations have used n
+    # seconds, and the run stops when one more would pass the budget.
+    assert ran <= budget < ran + 1
+    monkeypatch.undo()
+    again = moga.run(js, fed, seed=2, pop_size=d["pop_size"], n_gen=ran,
+                     params={"easy_search": True, "seed_candidates": d["seed_candidates"]})
+    np.testing.assert_array_equal(res.F, again.F)
+    # Never below the rule's floor (a budget the floor's run overshoots, see below).
+    assert sizing.least_generations(sizing.DefaultChoice(
+        "measured", "easy search", 50, 100, None, 100, 30)) == sizing.MIN_EASY_GEN
+    assert sizing.least_generations(sizing.DefaultChoice(
+        "measured", "in-order search", 100, 5, None, 100, 30)) == 5
+    # Runs the caller sized are never held to the budget.
+    assert moga.run(js, fed, seed=2, pop_size=10, n_gen=3, cpu_budget=1e-6
+                    ).info["stopped_by"] == "generations"
+
+
 def test_the_choice_reaches_the_run_and_run_json(setup, measured, tmp_path, capsys):
     js, fed = setup
-    res = moga.run(js, fed, seed=1, cpu_budget=1e-6)
+    res = moga.run(js, fed, seed=1, cpu_budget=1e-6)  # the floor's run, past the budget
     d = res.info["default"]
     assert d["rule"] == "measured" and d["search"] == "in-order search"
     assert res.params.easy_search is False and res.params.n_gen == sizing.MIN_GEN

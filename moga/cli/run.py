@@ -27,7 +27,7 @@ OUTPUTS = ["front.csv", "run.json", "result.npz", "schedule.csv", "schedule.swf"
 #: How ``moga run`` words each ``stopped_by`` of a run.
 STOPPED = {"generations": "the generation budget", "time limit": "the time limit",
            "stagnation": "stagnation", "interrupted": "Ctrl-C",
-           "no new child": "no new child in 100 matings"}
+           "cpu budget": "the CPU budget", "no new child": "no new child in 100 matings"}
 
 
 def add_arguments(p) -> None:
@@ -107,8 +107,8 @@ def run(args) -> int:
     if choice.get("rule") == "measured":
         print(f"picked the {choice['search']}, pop {choice['pop_size']}, {choice['n_gen']} "
               f"generations: one submit-order decode {choice['easy_decode_s']:.3f} CPU-s with "
-              f"EASY, {choice['in_order_decode_s']:.4f} in order; EASY search estimated at "
-              f"{choice['easy_search_cpu_s']:.0f} CPU-s, this run at "
+              f"EASY, {choice['in_order_decode_s']:.4f} in order; EASY search at 50 x 240 "
+              f"estimated at {choice['easy_search_cpu_s']:.0f} CPU-s, this run at "
               f"{choice['estimated_cpu_s']:.0f} (run.json: default)", flush=True)
     with output_set(out, "run", settings(args)) as o:
         summary, drawn = _write(args, o, res, trace, fed, js)

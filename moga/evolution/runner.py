@@ -28,7 +28,7 @@ from .search import (
     _seeded_archive,
     _stopped_by,
 )
-from .sizing import applies, check_budget, choose_default, described
+from .sizing import applies, check_budget, choose_default, described, least_generations
 
 __all__ = ["GAParams", "RunResult", "run", "HV_FACTOR"]
 
@@ -54,6 +54,41 @@ class _Interrupt(Termination):
 
     def _update(self, algorithm):
         return 1.0 if self.interrupt() else 0.0
+
+
+class _CpuBudget:
+    """Whether a run picked by the size rule has spent its CPU budget: true once the CPU
+    seconds since the call began, and one more generation at the mean cost of those after
+    the first, would pass ``budget``, and the run has had its ``floor`` of generations
+    (the rule's least for the search it picked). The rule's estimate picks the
+    generations; this stop holds the run to the budget where a job-set's decodes are
+    dearer than estimated."""
+
+    def __init__(self, start: float, budget: float, floor: int = 1):
+        self.start, self.budget, self.floor = start, budget, floor
+        self.first = None  # (generation, CPU seconds) when first asked
+        self.reached = False
+
+    def __call__(self, n_gen: int) -> bool:
+        now = time.process_time()
+        if self.first is None:
+            self.first = (n_gen, now)
+        g0, c0 = self.first
+        per = (now - c0) / (n_gen - g0) if n_gen > g0 else 0.0
+        self.reached = self.reached or (n_gen >= self.floor
+                                        and now - self.start + per > self.budget)
+        return self.reached
+
+
+class _CpuStop(Termination):
+    """pymoo's termination: a :class:`_CpuBudget` spent."""
+
+    def __init__(self, budget: _CpuBudget):
+        super().__init__()
+        self.budget = budget
+
+    def _update(self, algorithm):
+        return 1.0 if self.budget(algorithm.n_gen) else 0.0
 
 
 class _History(Callback):
@@ -93,12 +128,12 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         :meth:`GAParams.resolved`). With these two and ``GAParams.easy_search``
         all left at None (the in-order decoder, no islands) the search,
         population and generations are picked by the job-set's size: up to
-        5,000 jobs the EASY search at 50 x 240; above, from one timed decode of
-        the submit order with each decoder, the EASY search at 50 x 240 if
-        its estimate fits ``cpu_budget``, else the in-order search at
-        population 100 with the generations the budget buys
-        (:mod:`moga.evolution.sizing`); ``info["default"]`` says what was
-        picked and why.
+        5,000 jobs the EASY search at 50 x 240; above, from timed decodes of
+        the submit order with each decoder, the EASY search at population 50
+        with as many of 240 generations as ``cpu_budget`` buys, if that is at
+        least 40, else the in-order search at population 100 with the
+        generations the budget buys (:mod:`moga.evolution.sizing`);
+        ``info["default"]`` says what was picked and why.
     seed : int
         Seed of every random draw: the same seed gives a bit-identical result.
     model : {"fluid", "at_start"}
@@ -168,12 +203,17 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     cpu_budget : float, optional
         CPU seconds the size rule aims a job-set of more than 5,000 jobs at
         (default 900, :data:`moga.evolution.sizing.CPU_BUDGET`); no effect when
-        the population, generations or search are given.
+        the population, generations or search are given. A run the rule
+        sized also stops before a generation that would take the call's CPU
+        seconds past it (``"cpu budget"``).
 
     The run ends at whichever comes first: ``n_gen``, the time limit, stagnation,
-    an interrupt, or (as in pymoo) 100 mating attempts in a row without a child unlike the
-    population's chromosomes; ``info["stopped_by"]`` says which (``"generations"``,
-    ``"time limit"``, ``"stagnation"``, ``"interrupted"``, ``"no new child"``).
+    an interrupt, the CPU budget of a run the size rule sized, or (as in pymoo) 100
+    mating attempts in a row without a child unlike the population's chromosomes;
+    ``info["stopped_by"]`` says which (``"generations"``, ``"time limit"``,
+    ``"stagnation"``, ``"interrupted"``, ``"cpu budget"``, ``"no new child"``). Passing
+    the population, the generations run (``history["n_gen"][-1]``) and the search
+    repeats a run bit for bit.
 
     Returns
     -------
@@ -191,6 +231,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)
     seed = check_seed(seed)
     cpu_budget = check_budget(cpu_budget)
+    cpu0 = time.process_time()
 
     if time_limit is not None and not (isinstance(time_limit, (int, float))
                                        and 0 < time_limit < float("inf")):
@@ -210,7 +251,10 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         # Nothing of the search set by the caller: picked by size and decode cost.
         params, choice = choose_default(params, problem, submit, cpu_budget)
         params = params.for_moga(backfill)
+        spent = (_CpuBudget(cpu0, choice.cpu_budget, least_generations(choice))
+                 if choice.rule == "measured" else None)
     else:
+        spent = None
         params = params.for_moga(backfill)  # the EASY search wherever it applies
         choice = described(params, len(jobset), backfill)
     problem.decode_seconds, problem.n_decoded = 0.0, 0
@@ -250,7 +294,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         def stop(n, elapsed):
             return (n >= params.n_gen or (time_limit is not None and elapsed >= time_limit)
                     or (stagnation is not None and history.stagnated(stagnation, stagnation_tol))
-                    or (interrupt is not None and bool(interrupt())))
+                    or (interrupt is not None and bool(interrupt()))
+                    or (spent is not None and spent(n)))
 
         def observe(n, n_evals, pop, off_F, off_X):
             history.record(n, n_evals, off_F, off_X, lambda: pop.F[pop.rank == 0])
@@ -275,7 +320,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                                       mutation, improve, seed, history=history,
                                       time_limit=time_limit, stagnation=stagnation,
                                       stagnation_tol=stagnation_tol, verbose=verbose,
-                                      progress=progress, interrupt=interrupt)
+                                      progress=progress, interrupt=interrupt, spent=spent)
     wall = time.perf_counter() - t0
 
     front_X = None if archive is not None else np.atleast_2d(front_X)
@@ -303,12 +348,13 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                          hist, params.n_gen, time_limit, wall,
                          stagnation is not None and history.stagnated(stagnation,
                                                                       stagnation_tol),
-                         interrupt is not None and bool(interrupt()))})
+                         interrupt is not None and bool(interrupt()),
+                         spent is not None and spent.reached)})
 
 
 def _run_pymoo(problem, params, sampling, selection, crossover, mutation, improve, seed,
                history, time_limit, stagnation, stagnation_tol, verbose, progress,
-               interrupt=None):
+               interrupt=None, spent=None):
     """The run through pymoo's ``minimize`` (its display, progress bar and tournament)."""
     algorithm = NSGA2(
         pop_size=params.pop_size,
@@ -328,6 +374,8 @@ def _run_pymoo(problem, params, sampling, selection, crossover, mutation, improv
         stops.append(_Stagnation(history, stagnation, stagnation_tol))
     if interrupt is not None:
         stops.append(_Interrupt(interrupt))
+    if spent is not None:
+        stops.append(_CpuStop(spent))
     # copy_termination=False: the stagnation test reads this run's history.
     res = minimize(problem, algorithm, TerminationCollection(*stops), seed=seed,
                    copy_termination=False, callback=_History(history), verbose=verbose,

@@ -200,7 +200,7 @@ def _seeded_archive(problem, params, reference):
     return archive
 
 
-def _stopped_by(hist, n_gen, time_limit, wall, stagnated, interrupted=False):
+def _stopped_by(hist, n_gen, time_limit, wall, stagnated, interrupted=False, cpu_spent=False):
     """Why the run ended: the first stop rule that holds, in the order they are asked."""
     if len(hist["n_gen"]) and hist["n_gen"][-1] >= n_gen:
         return "generations"
@@ -210,6 +210,8 @@ def _stopped_by(hist, n_gen, time_limit, wall, stagnated, interrupted=False):
         return "stagnation"
     if interrupted:
         return "interrupted"
+    if cpu_spent:
+        return "cpu budget"
     # NSGA-II (pymoo's loop and the array loop alike) ends early when 100 attempts of
     # mating make no child unlike every chromosome already in the population.
     return "no new child"

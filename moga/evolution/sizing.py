@@ -6,13 +6,18 @@ in-order decoder, no islands), :func:`choose_default` picks them:
 
 * up to :data:`SMALL_JOBS` jobs, today's default without measuring anything:
   the EASY search, population 50, 240 generations (:data:`~moga.evolution.params.EASY_BUDGET`);
-* above, it times one decode of the submit order with each decoder (EASY and
-  in order, each decoded twice and the second timed, so that a Numba compile
-  is not counted) and estimates the CPU seconds of the EASY search at
-  50 x 240, its seeding included. Within the CPU budget (``cpu_budget``,
-  default :data:`CPU_BUDGET`) the EASY search stays; otherwise the run is the
-  in-order search (``easy_search=False``) at population 100 with as many
-  generations as the budget buys (between :data:`MIN_GEN` and 700).
+* above, it times a decode of the submit order with each decoder (EASY and
+  in order, the least of :data:`TIMED_DECODES` after an untimed one, so that
+  a Numba compile is not counted) and estimates the CPU seconds of the EASY
+  search at 50 x 240, its seeding included. Within the CPU budget
+  (``cpu_budget``, default :data:`CPU_BUDGET`) the EASY search runs whole;
+  over it, the EASY search at population 50 with the generations the budget
+  buys, if they are at least :data:`MIN_EASY_GEN`; with fewer, the in-order
+  search (``easy_search=False``) at population 100 with the generations the
+  budget buys (between :data:`MIN_GEN` and 700). At equal CPU the EASY
+  search's front beats the in-order search's once it has had a few dozen
+  generations (``benchmarks/size_rule.py``), so it is cut rather than swapped
+  for the in-order search until the cut leaves too few.
 
 Either way the chromosomes the run holds (about ``3 * pop + archive_size``
 rows of ``8 * n_var`` bytes: the population, its children, a generation's
@@ -21,11 +26,17 @@ would exceed it, the archive keeps at most a third of those rows and the
 population (a multiple of 10, at least :data:`MIN_POP`) what is left. And
 the seeding's decodes are held to :data:`SEED_SHARE` of the
 budget (``GAParams.seed_candidates``) when the estimate says they would
-cost more. The estimate of a search is ``seeding + n_gen * pop *
-per-individual``, a decode of a population member costing
-:data:`EASY_FACTOR` (EASY) or :data:`IN_ORDER_FACTOR` (in order) times the
-submit order's, the factors covering the costlier decodes of evolved and
-random chromosomes and the generation's own bookkeeping.
+cost more. The estimate of a search (:func:`estimate`) is the heuristics'
+schedules (five EASY decodes), plus :data:`SEED_PAIRS` seed pairs at
+:data:`SEED_FACTOR` members each, plus ``pop * n_gen`` members; a member
+costs :data:`EASY_FACTOR` submit-order EASY decodes and one in-order decode
+(its twin for the archive) in the EASY search, :data:`IN_ORDER_FACTOR`
+submit-order in-order decodes in the in-order search, a generation's own
+bookkeeping included (:func:`member_cost`). The factors are measured on
+evolved populations of several job-sets (``benchmarks/size_rule.py``); a
+member's cost against the submit order's differs from one job-set to
+another, so a run's CPU can differ from its estimate by up to a factor of
+about two either way (``results/size_rule.md``).
 
 Above :data:`SMALL_JOBS` the choice therefore depends on the machine's
 speed: the run's result reports it (:class:`DefaultChoice`, ``info["default"]``
@@ -41,7 +52,9 @@ from dataclasses import asdict, dataclass
 from .params import BUDGET, EASY_BUDGET, GAParams
 
 __all__ = ["DefaultChoice", "choose_default", "SMALL_JOBS", "CPU_BUDGET", "SEED_SHARE",
-           "EASY_FACTOR", "IN_ORDER_FACTOR", "MIN_GEN", "SEED_PAIRS", "ROW_MEMORY", "MIN_POP"]
+           "EASY_FACTOR", "IN_ORDER_FACTOR", "SEED_FACTOR", "MIN_GEN", "MIN_EASY_GEN",
+           "SEED_PAIRS", "ROW_MEMORY", "MIN_POP", "measure", "member_cost", "estimate",
+           "fitted_generations", "fitted_population", "least_generations"]
 
 #: Job-sets of at most this many jobs keep the EASY search at 50 x 240 without measuring.
 SMALL_JOBS = 5000
@@ -49,21 +62,27 @@ SMALL_JOBS = 5000
 CPU_BUDGET = 900.0
 #: Largest share of the budget the seeding's decodes may take.
 SEED_SHARE = 0.1
-#: A population member's EASY decode in the EASY search, in submit-order EASY decodes
-#: (its in-order twin included).
-EASY_FACTOR = 3.0
-#: A population member's in-order decode, with its generation's bookkeeping, in
+#: A population member of the EASY search, with its generation's bookkeeping, in
+#: submit-order EASY decodes (its in-order twin counted apart: :func:`member_cost`).
+EASY_FACTOR = 1.5
+#: A population member of the in-order search, with its generation's bookkeeping, in
 #: submit-order in-order decodes.
-IN_ORDER_FACTOR = 3.0
+IN_ORDER_FACTOR = 1.0
 #: Fewest generations the in-order search is given, whatever the budget.
 MIN_GEN = 20
+#: Fewest generations of the EASY search cut to the budget: below, the in-order search.
+MIN_EASY_GEN = 40
 #: Bytes of chromosome rows a picked run may hold (population, children, archive).
 ROW_MEMORY = 640 * 2**20
 #: Smallest population the memory rule leaves.
 MIN_POP = 20
+#: Timed decodes of the submit order with each decoder (the least counts).
+TIMED_DECODES = 3
 #: Seed pairs (order x grid blacklist) decoded by the default seeding, about
 #: (9 orders x the grid and its fitted copies on 4 clusters): the estimate's count.
 SEED_PAIRS = 500
+#: A seed pair's decode in population members (:func:`member_cost`).
+SEED_FACTOR = 0.65
 
 
 @dataclass(frozen=True)
@@ -90,8 +109,8 @@ class DefaultChoice:
     cpu_budget : float or None
         The budget aimed at (None under the ``"small"`` and ``"explicit"`` rules).
     easy_decode_s, in_order_decode_s : float or None
-        CPU seconds of one decode of the submit order, EASY and in order
-        (measured under ``"measured"`` only).
+        CPU seconds of one decode of the submit order, EASY and in order (the
+        least of :data:`TIMED_DECODES`; measured under ``"measured"`` only).
     estimated_cpu_s : float or None
         The estimated CPU seconds of the run picked (seeding and generations).
     easy_search_cpu_s : float or None
@@ -145,12 +164,78 @@ def described(params: GAParams, n_jobs: int, backfill: str = "none") -> DefaultC
                          params.seed_candidates, params.archive_size, int(n_jobs))
 
 
+def least_generations(choice: DefaultChoice) -> int:
+    """The fewest generations a run the rule sized is given whatever its CPU: the rule's
+    floor for the search it picked (:data:`MIN_EASY_GEN` or :data:`MIN_GEN`), at most
+    the generations it picked."""
+    floor = MIN_EASY_GEN if choice.search == "easy search" else MIN_GEN
+    return min(floor, choice.n_gen)
+
+
 def _decode_cpu(problem, x) -> float:
-    """CPU seconds of the second of two decodes of ``x`` (the first may compile)."""
+    """CPU seconds of a decode of ``x``: the least of :data:`TIMED_DECODES` decodes after
+    an untimed one (which may compile); the least, because other work on the machine only
+    ever adds to a decode's time."""
     problem.decode(x)
-    t = time.process_time()
-    problem.decode(x)
-    return max(time.process_time() - t, 1e-9)
+    best = float("inf")
+    for _ in range(TIMED_DECODES):
+        t = time.process_time()
+        problem.decode(x)
+        best = min(best, time.process_time() - t)
+    return max(best, 1e-9)
+
+
+def measure(problem, submit) -> tuple[float, float]:
+    """``(easy_s, in_order_s)``: CPU seconds of one decode of ``submit`` with the EASY
+    search's decoder and with ``problem``'s (in order); ``problem``'s decode counters are
+    left as found."""
+    from .resequencing import EasySearch
+
+    counters = problem.decode_seconds, problem.n_decoded
+    t_easy = _decode_cpu(EasySearch(problem), submit)
+    t_in = _decode_cpu(problem, submit)
+    problem.decode_seconds, problem.n_decoded = counters
+    return t_easy, t_in
+
+
+def member_cost(easy: bool, easy_s: float, in_order_s: float) -> float:
+    """Estimated CPU seconds of one population member of the EASY search (``easy``) or the
+    in-order search, a generation's bookkeeping included, from the submit order's decodes:
+    :data:`EASY_FACTOR` EASY decodes and one in-order decode (its twin), or
+    :data:`IN_ORDER_FACTOR` in-order decodes."""
+    if easy:
+        return EASY_FACTOR * easy_s + in_order_s
+    return IN_ORDER_FACTOR * in_order_s
+
+
+def seed_pairs(cap) -> int:
+    """Seed pairs the seeding decodes under the cap ``cap`` (None: :data:`SEED_PAIRS`)."""
+    return SEED_PAIRS if cap is None else min(cap, SEED_PAIRS)
+
+
+def estimate(easy: bool, easy_s: float, in_order_s: float, pop: int, gen: int, cap) -> float:
+    """Estimated CPU seconds of a run of the EASY search (``easy``) or the in-order search at
+    ``pop`` x ``gen`` with the seed cap ``cap``: the heuristics' schedules (five EASY
+    decodes), the seeding (:func:`seed_pairs` at :data:`SEED_FACTOR` members each) and
+    ``pop * gen`` members (:func:`member_cost`)."""
+    per = member_cost(easy, easy_s, in_order_s)
+    return 5 * easy_s + SEED_FACTOR * seed_pairs(cap) * per + pop * gen * per
+
+
+def fitted_generations(easy: bool, easy_s: float, in_order_s: float, pop: int, cap,
+                       budget: float) -> int:
+    """Most generations (0 if none) of the EASY search (``easy``) or the in-order search at
+    population ``pop`` and seed cap ``cap`` whose :func:`estimate` fits ``budget``."""
+    left = budget - estimate(easy, easy_s, in_order_s, 0, 0, cap)
+    return max(0, int(left // (pop * member_cost(easy, easy_s, in_order_s))))
+
+
+def fitted_population(easy: bool, archive: int, n_var: int, n_obj: int) -> tuple[int, int]:
+    """``(pop, archive)`` of the EASY search (``easy``: population 50) or the in-order
+    search (100) held to :data:`ROW_MEMORY` for chromosomes of ``n_var`` genes (see
+    :func:`_fitted`)."""
+    pop = EASY_BUDGET[0] if easy else BUDGET[0]
+    return _fitted(pop, archive, max(1, ROW_MEMORY // (8 * n_var)), 2 * n_obj)
 
 
 def choose_default(params: GAParams, problem, submit, cpu_budget=None):
@@ -177,51 +262,42 @@ def choose_default(params: GAParams, problem, submit, cpu_budget=None):
         return (params.replace(easy_search=True, pop_size=pop, n_gen=gen),
                 DefaultChoice("small", "easy search", pop, gen, params.seed_candidates,
                               params.archive_size, J))
-    from .resequencing import EasySearch
-
     t0 = time.process_time()
-    counters = problem.decode_seconds, problem.n_decoded
-    t_easy = _decode_cpu(EasySearch(problem), submit)
-    t_in = _decode_cpu(problem, submit)
-    problem.decode_seconds, problem.n_decoded = counters
+    t_easy, t_in = measure(problem, submit)
     measured = time.process_time() - t0
-    # The heuristics' schedules (seeding's archive and orders): about five EASY decodes.
-    fixed = 5 * t_easy
+    n_var, n_obj = submit.shape[1], len(problem.objectives)
 
-    def cost(per, pop, gen, cap):
-        pairs = SEED_PAIRS if cap is None else min(cap, SEED_PAIRS)
-        return fixed + pairs * per + pop * gen * per
-
-    def seed_cap(per):
+    def seed_cap(easy):
+        per = SEED_FACTOR * member_cost(easy, t_easy, t_in)
         cap = int(SEED_SHARE * budget / per)
         if params.seed_candidates is not None:
             cap = min(cap, params.seed_candidates)
         return None if cap >= SEED_PAIRS and params.seed_candidates is None else max(cap, 1)
 
-    per_easy = EASY_FACTOR * t_easy + t_in
-    rows = max(1, ROW_MEMORY // (8 * submit.shape[1]))
-    least = 2 * len(problem.objectives)
-    pop, archive = _fitted(EASY_BUDGET[0], params.archive_size, rows, least)
+    pop, archive = fitted_population(True, params.archive_size, n_var, n_obj)
     gen = EASY_BUDGET[1]
-    cap = seed_cap(per_easy)
-    easy_cost = cost(per_easy, pop, gen, cap)
+    cap = seed_cap(True)
+    easy_cost = estimate(True, t_easy, t_in, pop, gen, cap)
     common = dict(n_jobs=J, cpu_budget=budget, easy_decode_s=t_easy, in_order_decode_s=t_in,
                   easy_search_cpu_s=easy_cost, measure_cpu_s=measured)
-    if easy_cost <= budget:
+    if easy_cost > budget:
+        # The EASY search cut to the generations the budget buys, while they are enough.
+        gen = min(gen, fitted_generations(True, t_easy, t_in, pop, cap, budget))
+    if easy_cost <= budget or gen >= MIN_EASY_GEN:
         return (params.replace(easy_search=True, pop_size=pop, n_gen=gen, seed_candidates=cap,
                                archive_size=archive),
                 DefaultChoice("measured", "easy search", pop, gen, cap, archive,
-                              estimated_cpu_s=easy_cost, **common))
-    per_in = IN_ORDER_FACTOR * t_in
-    pop, archive = _fitted(BUDGET[0], params.archive_size, rows, least)
-    cap = seed_cap(per_in)
-    pairs = SEED_PAIRS if cap is None else min(cap, SEED_PAIRS)
-    gen = int((budget - fixed - pairs * per_in) // (pop * per_in))
+                              estimated_cpu_s=estimate(True, t_easy, t_in, pop, gen, cap),
+                              **common))
+    pop, archive = fitted_population(False, params.archive_size, n_var, n_obj)
+    cap = seed_cap(False)
+    gen = fitted_generations(False, t_easy, t_in, pop, cap, budget)
     gen = max(MIN_GEN, min(BUDGET[1], gen))
     return (params.replace(easy_search=False, pop_size=pop, n_gen=gen, seed_candidates=cap,
                            archive_size=archive),
             DefaultChoice("measured", "in-order search", pop, gen, cap, archive,
-                          estimated_cpu_s=cost(per_in, pop, gen, cap), **common))
+                          estimated_cpu_s=estimate(False, t_easy, t_in, pop, gen, cap),
+                          **common))
 
 
 def _fitted(pop: int, archive: int, rows: int, least: int = 4) -> tuple[int, int]:
