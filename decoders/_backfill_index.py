@@ -77,14 +77,15 @@ with bounds that only tighten while one scan runs:
 The queued jobs are therefore grouped by cluster set (one group beyond
 ``TABLE_K`` clusters), each group in queue order, and each group keeps a
 segment tree of the minimum width, the minimum run time and computation
-time of the jobs of at most ``2**b`` tasks for a few ``b`` (:data:`R_BUCKETS`)
-and of all, the maximum single width, the minimum width of the jobs without
+time of the jobs of fewer than ``2**(b + 1)`` tasks for each ``b`` up to
+:data:`R_BUCKETS` and of all, the maximum single width, the minimum width of the jobs without
 one and, per cluster, the minimum power floor over its
 queued jobs, and, for the late power tests, the maximum width, per cluster
 the maximum top, and the least power factor. The run-time buckets keep a
 subtree of narrow late jobs and short jobs too wide for ``X`` from looking as
 if one of them could end by the reservation: the walk reads the bucket of
-the least ``2**b >= X``. :func:`first_candidate` walks one
+the least ``2**(b + 1) > X`` (:func:`_bucket`), per speed tier that of its
+width. :func:`first_candidate` walks one
 tree from a leaf and returns the first job that passes the tests, pruning
 every subtree whose minima fail them; the backfill loop merges the groups in
 queue order. The jobs it returns are exactly those the full scan would not
@@ -95,7 +96,7 @@ leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
 group's tree starts in ``tr_t``/``tr_r``/``tr_g``/``tr_w``/``tr_u``/``tr_p``; a
 tree of ``S`` leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` and
-``tr_g`` (float32, :func:`comp_time`) have a column per width bucket,
+``tr_g`` (float32, :func:`tree_time`) have a column per width bucket,
 ``tr_p`` one per cluster), ``tiers`` (10 x K: the speed tiers of the group
 searched, :func:`decoders.easy._speed_tiers`, rows 0 to 4, and its fall-back
 tiers under a cap, :func:`fallback_tiers`, rows 5 to 8),
@@ -104,7 +105,7 @@ tiers under a cap, :func:`fallback_tiers`, rows 5 to 8),
 a column per cluster, the maximum top), ``p_top`` (J x K: each job's top on
 each cluster, infinite until :func:`power_floors` sets it, and where the
 allowance cannot hold the job), ``tr_m`` and ``p_fac`` (the least power
-factor, and each job's), ``on`` (2,: ``on[0]`` is 1 once :func:`power_floors` ran; until
+factor, and each job's), ``on`` (3,: ``on[0]`` is 1 once :func:`power_floors` ran; until
 then the trees keep only widths, single widths, run and computation times, so an
 uncapped decode pays nothing for the power fields), ``pb``/``pi`` (K: the clusters' busy and
 idle power), ``c_free``, ``c_resv`` and ``h_inc`` (K: the node counts and the
@@ -112,7 +113,8 @@ head's increments of :func:`least_cost`, set by the backfill loop at each
 scan, :func:`~decoders.easy._cost_nodes`, which also sets ``c_head``, the nodes
 free at the reservation less those promised past it, ``h_allow``, the head's
 allowance, ``p_ord``, the clusters by busy power and each one's place in that
-order, and ``on[1]``, 1 when :func:`fallback_cost` holds), ``g_act`` (the non-empty groups,
+order, and ``on[1]``, 1 when :func:`fallback_cost` holds; ``on[2]``: the width buckets
+kept, :func:`build_index`), ``g_act`` (the non-empty groups,
 their count in ``E_NACT``), ``g_cand`` (G: each group's next candidate leaf,
 -1 when none) and ``dfs`` (the walk's stack).
 """
@@ -125,9 +127,13 @@ from numba import njit
 #: Width of an empty leaf: above every bound.
 EMPTY = np.iinfo(np.int64).max
 
-#: Columns of ``tr_r``: column ``b < R_BUCKETS - 1`` holds the least run time of the jobs
-#: of at most ``2**b`` tasks, the last one that of every job.
-R_BUCKETS = 8
+#: Columns of ``tr_r`` and ``tr_g``: column ``b < R_BUCKETS - 1`` holds the least run
+#: (computation) time of the jobs of fewer than ``2**(b + 1)`` tasks, the last one that of
+#: every job. Edges just below the powers of two keep the jobs of a power-of-two width,
+#: the common ones, out of the buckets read for fewer free nodes than their tasks, and the
+#: buckets go on to jobs of 32,767 tasks: a width bound that falls back to every job lets
+#: the short wide jobs of a subtree open it for its narrow late ones.
+R_BUCKETS = 16
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -137,11 +143,15 @@ def group_of(j, st, by_mask):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def build_index(order, st, by_mask):
+def build_index(order, st, by_mask, nodes=EMPTY):
     """Group the jobs by cluster set in queue order and empty every tree; returns the active count.
 
     ``order`` gives the queue positions (``order[p]`` is the job at position
     ``p``); every job's cluster set is in ``st.scan.mask_j`` (:func:`allowances`).
+    ``nodes``: the federation's nodes, which every width bound ``x`` the walks are given
+    (free nodes) must not exceed; the trees keep only the width buckets these may read
+    (``on[2]``: the buckets up to :func:`_bucket` of ``nodes``), so a small federation's
+    trees stay as cheap to build and update as before.
     """
     J = order.shape[0]
     G = st.index.g_cand.shape[0]
@@ -171,11 +181,13 @@ def build_index(order, st, by_mask):
         st.index.g_leaf[j] = c - g_off[m]
         st.index.g_cand[m] = c + 1
     powered = st.index.on[0] != 0
+    nb = _bucket(nodes) + 1
+    st.index.on[2] = nb
     for i in range(g_toff[G]):
         st.index.tr_t[i] = EMPTY
-        for b in range(R_BUCKETS):
-            st.index.tr_r[i, b] = np.inf
-            st.index.tr_g[i, b] = np.inf
+        for b in range(nb):  # the buckets past these are never read
+            st.index.tr_r[i, b] = np.float32(np.inf)
+            st.index.tr_g[i, b] = np.float32(np.inf)
         st.index.tr_w[i] = 0
         st.index.tr_u[i] = EMPTY
         if powered:
@@ -242,7 +254,7 @@ def _pull(st, off, node):
     ix = st.index
     a = off + 2 * node
     ix.tr_t[off + node] = min(ix.tr_t[a], ix.tr_t[a + 1])
-    for b in range(R_BUCKETS):
+    for b in range(ix.on[2]):
         ix.tr_r[off + node, b] = min(ix.tr_r[a, b], ix.tr_r[a + 1, b])
         ix.tr_g[off + node, b] = min(ix.tr_g[a, b], ix.tr_g[a + 1, b])
     ix.tr_w[off + node] = max(ix.tr_w[a], ix.tr_w[a + 1])
@@ -259,15 +271,17 @@ def _pull(st, off, node):
 def _put(st, node, j, tasks, runtime, by_mask, comp):
     """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``, ``comp``) or nothing
     (``EMPTY``, ``inf``); the power fields only while the index keeps them. Its run time
-    goes into each width bucket of ``tr_r`` that holds ``tasks``, and its computation time
-    (:func:`comp_time`) into the same buckets of ``tr_g``."""
+    goes into each width bucket of ``tr_r`` kept (``on[2]``) that holds ``tasks``, and
+    its computation time into the same buckets of ``tr_g``, both as :func:`tree_time`."""
     ix = st.index
     ix.tr_t[node] = tasks
-    g = np.float32(np.inf) if tasks == EMPTY else comp_time(comp)
-    for b in range(R_BUCKETS):
-        held = b == R_BUCKETS - 1 or tasks <= (1 << b)
-        ix.tr_r[node, b] = runtime if held else np.inf
-        ix.tr_g[node, b] = g if held else np.float32(np.inf)
+    inf = np.float32(np.inf)
+    r = inf if tasks == EMPTY else tree_time(runtime)
+    g = inf if tasks == EMPTY else tree_time(comp)
+    for b in range(ix.on[2]):
+        held = b == R_BUCKETS - 1 or tasks < (2 << b)
+        ix.tr_r[node, b] = r if held else inf
+        ix.tr_g[node, b] = g if held else inf
     ix.tr_w[node] = single_width(j, tasks, st, by_mask)
     ix.tr_u[node] = tasks if ix.tr_w[node] == EMPTY else EMPTY
     if ix.on[0] != 0:
@@ -280,18 +294,19 @@ def _put(st, node, j, tasks, runtime, by_mask, comp):
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def comp_time(comp):
-    """A job's computation time ``runtime x (1 - sigma)`` as ``tr_g`` keeps it: in float32,
-    scaled down first by more than float32's rounding, so never above the value given
-    (the speed-tier test stays a lower bound)."""
-    return np.float32(min(comp * (1.0 - 1e-6), 3.0e38))
+def tree_time(v):
+    """A job's run time, or its computation time ``runtime x (1 - sigma)``, as ``tr_r`` and
+    ``tr_g`` keep it: in float32 (half the memory of the many width buckets), scaled down
+    first by more than float32's rounding, so never above the value given (the index's
+    time tests stay lower bounds)."""
+    return np.float32(min(v * (1.0 - 1e-6), 3.0e38))
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def set_leaf(j, tasks, runtime, st, by_mask, comp=0.0):
     """Job ``j`` joins (``tasks``, ``runtime``) or leaves (``EMPTY``, ``inf``) its group's tree.
 
-    ``comp``: its computation time, ``runtime x (1 - sigma)`` (:func:`comp_time`); the
+    ``comp``: its computation time, ``runtime x (1 - sigma)`` (:func:`tree_time`); the
     default 0 keeps the speed-tier test to the run time alone (a lower bound whatever
     ``sigma``)."""
     m = group_of(j, st, by_mask)
@@ -410,15 +425,17 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _bucket(x):
-    """The column of ``tr_r`` the walk reads for the width bound ``x``: the least ``b`` with
-    ``2**b >= x``, or the last (every job).
+    """The column of ``tr_r`` and ``tr_g`` the walk reads for the width bound ``x``: the
+    least ``b`` with ``2**(b + 1) > x`` (the bucket of the jobs of fewer than ``2**(b + 1)``
+    tasks, which holds every job of at most ``x``), or the last (every job).
 
-    Only the jobs of at most ``x`` tasks may pass, so the least run time among those of at
-    most ``2**b >= x`` tasks tells whether one may end by the reservation; a short job too
-    wide for ``x`` does not make the narrow late ones beside it look as if they might.
+    Only the jobs of at most ``x`` tasks may pass, so the least run time among those of
+    that bucket tells whether one may end by the reservation; a short job too wide for
+    ``x`` (at least ``2**(b + 1)`` tasks) does not make the narrow late ones beside it
+    look as if they might.
     """
     b = 0
-    while b < R_BUCKETS - 1 and (1 << b) < x:
+    while b < R_BUCKETS - 1 and (2 << b) <= x:
         b += 1
     return b
 
@@ -753,7 +770,7 @@ def _tier_late(tr_r, tr_g, tiers, nt, node, w, t, shadow, r0=0):
     :func:`decoders.easy._speed_tiers`, or :func:`fallback_tiers` from row 5).
 
     A job of ``n`` tasks in tier ``i`` (``F_{i-1} < n <= F_i``) ends no earlier than ``t +
-    cr_i x runtime + cq_i x comp`` (``comp``: its computation time, :func:`comp_time`), and
+    cr_i x runtime + cq_i x comp`` (``comp``: its computation time, :func:`tree_time`), and
     the subtree's least run time and computation time among the jobs of the tier's width
     bucket bound that from below, tier by tier from the first that may hold ``w`` tasks.
     """

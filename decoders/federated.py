@@ -345,7 +345,8 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
             if is_capped(plat):
                 power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j,
                              st.index)
-            st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
+            st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K,
+                                         plat.nodes.sum())
         t = 0.0
         while st.evi[E_STARTED] < J:
             t = release_due(t + FINISH_RTOL * abs(t), t, fluid, jobs, plat, st, out)

@@ -67,7 +67,8 @@ def init_easy(jobs, plat, st, out, order, blacklist):
         power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j, st.index)
     if plat.nodes.shape[0] <= TABLE_K:
         sd_floors(plat, st)
-    st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K)
+    st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K,
+                                 plat.nodes.sum())
     st.evi[E_INDEX] = 1
 
 

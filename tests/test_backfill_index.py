@@ -34,9 +34,15 @@ def naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd_min, 
     return None
 
 
-def _random_queue(seed):
+def _wide(rng, n):
+    """``n`` widths at and beside the powers of two up to ``2**16``: the edges of the index's
+    width buckets and past the last one (``R_BUCKETS``)."""
+    return np.maximum(1, (1 << rng.integers(0, 17, n)) + rng.integers(-1, 2, n))
+
+
+def _random_queue(seed, wide=False):
     """A random queue for the index tests: ``(rng, J, K, state, order, cluster-set mask,
-    tasks, run times)``, the masks already in the state."""
+    tasks, run times)``, the masks already in the state; ``wide``: widths of :func:`_wide`."""
     rng = np.random.default_rng(seed)
     J = int(rng.integers(1, 90))
     K = int(rng.integers(1, 4))
@@ -44,7 +50,7 @@ def _random_queue(seed):
     order = rng.permutation(J).astype(np.int64)
     mask = rng.integers(0, 1 << K, J)
     st.scan.mask_j[:] = mask
-    tasks = rng.integers(1, 12, J)
+    tasks = _wide(rng, J) if wide else rng.integers(1, 12, J)
     runtime = rng.choice([1.0, 5.0, 10.0, 60.0], J) * rng.integers(1, 4, J)
     return rng, J, K, st, order, mask, tasks, runtime
 
@@ -76,15 +82,22 @@ def _join_and_leave(rng, queued, tasks, runtime, st, comp=None):
                 set_leaf(j, tasks[j], runtime[j], st, True, comp[j])
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_first_candidate_matches_a_scan_of_the_queue(seed):
-    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
-    n_act = build_index(order, st, True)
+@pytest.mark.parametrize("seed, wide", [(s, False) for s in range(40)]
+                         + [(s, True) for s in range(40, 60)])
+def test_first_candidate_matches_a_scan_of_the_queue(seed, wide):
+    # ``wide``: widths and free-node bounds at the width buckets' edges and past the last.
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed, wide)
+    # The federation's nodes bound every x; the trees keep the buckets these may read.
+    nodes = int(_wide(rng, 1)[0]) if wide else EMPTY
+    n_act = build_index(order, st, True, nodes)
     assert sorted(st.index.g_act[:n_act]) == sorted(set(mask.tolist()))
     queued = np.zeros(J, dtype=bool)
     for m in _queries(rng, K, mask, queued, tasks, runtime, st, every=True):
         after = int(rng.integers(-1, J))
         x, y = int(rng.integers(0, 14)), int(rng.integers(-1, 14))
+        if wide:
+            x = min(int(_wide(rng, 1)[0]), nodes) if rng.random() < 0.9 else 0
+            y = int(rng.integers(-1, x + 2))
         t, sd, shadow = float(rng.integers(0, 50)), float(rng.choice([0.5, 1.0])), 60.0
         want = naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd, shadow)
         n_m = int(np.count_nonzero(mask == m))
@@ -443,26 +456,39 @@ def test_the_single_cluster_test_matches_a_scan_of_the_queue(seed):
             assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed):
+@pytest.mark.parametrize("seed, wide", [(s, False) for s in range(40)]
+                         + [(s, True) for s in range(40, 70)])
+def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed, wide):
     # Tier i holds the jobs of F[i-1] < tasks <= F[i]; a job of tier i that cannot end by the
     # reservation there (t + cr_i x runtime + cq_i x comp > shadow) is skipped when wider
     # than the late width y (or the single-cluster test's y1), or, with the tier late
-    # widths on (tw) and its single width its tasks, wider than y_i.
-    from decoders._backfill_index import comp_time, single_width
+    # widths on (tw) and its single width its tasks, wider than y_i. ``wide``: widths and
+    # tiers at the width buckets' edges and past the last, whose bucket (that of min(F[i],
+    # x)) must hold every job of the tier and may hold none wider than x.
+    from decoders._backfill_index import single_width, tree_time
 
-    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
-    st.scan.allow_j[:] = rng.integers(0, 14, (J, K)) * ((mask[:, None] >> np.arange(K)) & 1)
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed, wide)
+    bits = (mask[:, None] >> np.arange(K)) & 1
+    if wide:  # most allowances hold the tasks on every cluster: single widths
+        st.scan.allow_j[:] = (tasks[:, None] + rng.integers(-1, 2, (J, K))) * bits
+    else:
+        st.scan.allow_j[:] = rng.integers(0, 14, (J, K)) * bits
     sw = np.array([single_width.py_func(j, tasks[j], st, True) for j in range(J)])
     sigma = np.where(rng.random(J) < 0.5, rng.uniform(0.0, 1.0, J), 0.0)
     comp = runtime * (1.0 - sigma)
-    g = np.array([comp_time.py_func(c) for c in comp], dtype=np.float64)
-    build_index(order, st, True)
+    g = np.array([tree_time.py_func(c) for c in comp], dtype=np.float64)
+    r = np.array([tree_time.py_func(v) for v in runtime], dtype=np.float64)  # as tr_r keeps it
+    nodes = int(_wide(rng, 1)[0]) if wide else EMPTY  # at least every x, as in a federation
+    build_index(order, st, True, nodes)
     queued = np.zeros(J, dtype=bool)
     for m in _queries(rng, K, mask, queued, tasks, runtime, st, comp=comp):
         n = int(rng.integers(1, K + 1))
-        f = np.cumsum(rng.integers(1, 6, n)).astype(float)
+        f = np.cumsum(_wide(rng, n) if wide else rng.integers(1, 6, n)).astype(float)
         x = int(rng.integers(0, f[-1] + 1))
+        if wide and rng.random() < 0.6:  # at a tier's edge or a bucket's
+            x = int(min(f[-1], max(0, rng.choice([*f, *_wide(rng, 2)]) + rng.integers(-1, 2))))
+        if wide:
+            x = min(x, nodes)
         nt = int(np.searchsorted(f, x)) + 1  # up to the first tier that holds x tasks
         speed = np.sort(rng.choice([0.5, 0.8, 1.0, 1.3, 1.6], nt))[::-1]
         tiers = st.index.tiers
@@ -470,10 +496,11 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed):
         tiers[0, :nt] = f[:nt]
         tiers[2, :nt] = np.minimum(1.0, 1.0 / speed) * (1.0 - 1e-9)
         tiers[3, :nt] = np.maximum(0.0, 1.0 / speed - 1.0) * (1.0 - 1e-9)
-        y = int(rng.integers(-1, 14))
-        tiers[4, :nt] = np.minimum(rng.integers(-1, 14, nt), y)
+        hi = x + 2 if wide else 14
+        y = int(rng.integers(-1, hi))
+        tiers[4, :nt] = np.minimum(rng.integers(-1, hi, nt), y)
         tw = bool(rng.random() < 0.7)
-        y1, z = int(rng.integers(0, 10)), int(rng.integers(-1, 14))
+        y1, z = int(rng.integers(0, x + 1 if wide else 10)), int(rng.integers(-1, hi))
         if tw:  # as the backfill loop makes them: tier 0 is the first cluster's
             y1, z = max(y1, int(tiers[4, 0])), min(z, int(f[0]))
         t, shadow = float(rng.integers(0, 50)), 60.0
@@ -484,7 +511,7 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed):
             if not queued[j] or mask[j] != m or tasks[j] > x:
                 continue
             i = int(np.searchsorted(f, tasks[j]))  # its tier
-            late = t + (runtime[j] * tiers[2, i] + g[j] * tiers[3, i]) > shadow
+            late = t + (r[j] * tiers[2, i] + g[j] * tiers[3, i]) > shadow
             if tw and sw[j] < EMPTY:
                 skip = late and tasks[j] > tiers[4, i]
             else:
@@ -565,7 +592,7 @@ def test_the_fall_back_late_test_matches_a_scan_of_the_queue():
 def _fall_back_queries(seed):
     """Random queries of one random queue against the scan; returns how many jobs the
     fall-back tiers found late that the slowdown floor did not."""
-    from decoders._backfill_index import comp_time
+    from decoders._backfill_index import _bucket, tree_time
 
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
     power = rng.uniform(0.1, 1.5, J)
@@ -576,7 +603,7 @@ def _fall_back_queries(seed):
     st.index.p_ord[0] = np.argsort(pbusy, kind="stable")
     sigma = np.where(rng.random(J) < 0.5, rng.uniform(0.0, 1.0, J), 0.0)
     comp = runtime * (1.0 - sigma)
-    g = np.array([comp_time.py_func(c) for c in comp], dtype=np.float64)
+    g = np.array([tree_time.py_func(c) for c in comp], dtype=np.float64)
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
     decided = 0
@@ -589,9 +616,8 @@ def _fall_back_queries(seed):
         tiers = st.index.tiers
         tiers[5:] = 0.0
         tiers[5, :nl] = f[:nl]
-        # The tr_r column of min(F_i, x): the least 2**b at least that, or the last.
-        tiers[6, :nl] = [next(b for b in range(8) if b == 7 or (1 << b) >= min(v, x))
-                         for v in f[:nl]]
+        # The tr_r column of min(F_i, x): the bucket that holds every job that wide.
+        tiers[6, :nl] = [_bucket.py_func(int(min(v, x))) for v in f[:nl]]
         tiers[7, :nl] = np.minimum(1.0, 1.0 / s) * (1.0 - 1e-9)
         tiers[8, :nl] = np.maximum(0.0, 1.0 / s - 1.0) * (1.0 - 1e-9)
         y = int(rng.integers(-1, 14))
