@@ -72,9 +72,9 @@ def test_capped_in_order_decoder_equals_its_twin(inst, model, rule):
     _check_profile(s.start, s.finish, s.alloc, js, fed)
 
 
-@given(inst=capped(), rule=st.sampled_from(["fastest", "greenest"]))
-def test_capped_easy_equals_its_twin(inst, rule):
-    js, fed, order, bl = inst
+def _capped_easy_equals_its_twin(js, fed, order, bl, rule):
+    """Capped EASY's schedule (``at_start``) against the plain-Python twin's: starts,
+    finishes and allocations; returns the decode and the twin's reservations."""
     s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
     start, finish, alloc, reservation = naive_easy_federated(
         js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
@@ -83,6 +83,13 @@ def test_capped_easy_equals_its_twin(inst, rule):
     np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(s.finish, finish, rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(s.alloc, alloc)
+    return s, reservation
+
+
+@given(inst=capped(), rule=st.sampled_from(["fastest", "greenest"]))
+def test_capped_easy_equals_its_twin(inst, rule):
+    js, fed, order, bl = inst
+    s, reservation = _capped_easy_equals_its_twin(js, fed, order, bl, rule)
     expected = np.array([np.nan if r is None else r for r in reservation])
     np.testing.assert_allclose(s.reservation, expected, rtol=1e-9, atol=1e-9)
     _check_profile(s.start, s.finish, s.alloc, js, fed)
@@ -143,15 +150,7 @@ def test_capped_easy_fall_back_tiers_equal_the_twin(seed):
     js = js.take(cap_runnable(js, fed))
     order = rng.permutation(len(js))
     bl = bl[: len(js)]
-    rule = ("fastest", "greenest")[seed % 2]
-    s = moga.evaluate(js, fed, order, bl, model="at_start", backfill="easy", rule=rule)
-    start, finish, alloc, reservation = naive_easy_federated(
-        js.release, js.tasks, js.runtime, js.sigma, js.bw, fed.nodes, fed.speed, fed.power_busy,
-        fed.link, order, bl, rule, pidle=fed.power_idle, power=js.power, cap=fed.power_cap,
-        cluster_caps=fed.cluster_caps)
-    np.testing.assert_allclose(s.start, start, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(s.finish, finish, rtol=1e-9, atol=1e-9)
-    np.testing.assert_array_equal(s.alloc, alloc)
+    _capped_easy_equals_its_twin(js, fed, order, bl, ("fastest", "greenest")[seed % 2])
 
 
 def test_dispatchers_plan_on_requested_times_if_asked():
