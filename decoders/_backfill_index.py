@@ -456,6 +456,15 @@ def least_cost(ix, n, pf, fm, nodes, hn):
     return _least_cost(ix.pb, ix.pi, ix.h_inc, n, pf, fm, nodes, hn)
 
 
+@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+def _next_cheaper(c, k, last_c, last_k, bc):
+    """Whether cluster ``k`` at per-node cost ``c`` comes after cluster ``last_k`` at
+    ``last_c`` in the order by cost, ties by index, and before the best so far (``bc``):
+    one step of taking clusters cheapest first, as :func:`_least_cost` and
+    :func:`_fallback_cost` do."""
+    return (c > last_c or (c == last_c and k > last_k)) and c < bc
+
+
 @njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
 def _least_cost(pb, pi, h_inc, n, pf, fm, nodes, hn):
     """:func:`least_cost` on the arrays it reads: ``pb``/``pi`` (the clusters' busy and idle
@@ -475,7 +484,7 @@ def _least_cost(pb, pi, h_inc, n, pf, fm, nodes, hn):
             c = max(pf * pb[k] - pi[k], 0.0)
             if hn > 0:
                 c = min(c, h_inc[k])
-            if (c > last_c or (c == last_c and k > last_k)) and c < bc:
+            if _next_cheaper(c, k, last_c, last_k, bc):
                 best = k
                 bc = c
         if best < 0:
@@ -554,7 +563,7 @@ def _fallback_cost(pb, pi, h_inc, p_ord, c_free, c_head, h_allow, n, pf, fm, hn,
         bc = np.inf
         for k in range(K):
             c = h_inc[k]
-            if (c > last_c or (c == last_c and k > last_k)) and c < bc:
+            if _next_cheaper(c, k, last_c, last_k, bc):
                 best = k
                 bc = c
         if best < 0:

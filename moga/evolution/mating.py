@@ -202,7 +202,7 @@ class ArrayMating(InfillCriterion):
         """
         n_max = self.n_max_iterations if n_max_iterations is None else n_max_iterations
         seen = _LazySeen(X, _row_hashes(X) if hashes is None else hashes)
-        batches, n_kept = [], 0  # (children, kept row indices, their hashes) per round
+        batches, n_kept = [], 0  # (children, kept row indices, their hashes) per mating attempt
         for _ in range(n_max):
             if n_kept >= n_offsprings:
                 break
@@ -224,7 +224,7 @@ class ArrayMating(InfillCriterion):
             prob = get(self.mutation.prob, size=len(C))
             if getattr(self.mutation, "in_place", False) and np.all(prob >= 1.0):
                 # Every child is kept mutated (a draw in [0, 1) is never above 1): C is
-                # this round's own array, so the mutation may write into it.
+                # this attempt's own array, so the mutation may write into it.
                 M = self.mutation._do(problem, C, random_state=random_state, out=C, **kwargs)
             else:
                 M = self.mutation._do(problem, C, random_state=random_state, **kwargs)
@@ -233,7 +233,7 @@ class ArrayMating(InfillCriterion):
                 M[~mut] = C[~mut]
             C = M
             C = np.ascontiguousarray(C, dtype=np.float64)
-            if self.improve is not None:  # C is this round's own array: it may write into it
+            if self.improve is not None:  # C is this attempt's own array: it may write into it
                 C = (self.improve(problem, C, random_state, out=C)
                      if getattr(self.improve, "in_place", False)
                      else self.improve(problem, C, random_state))
@@ -275,7 +275,7 @@ class _LazySeen:
 
 
 def _gather(batches, n_var):
-    """The kept rows of every round, in order, and their hashes, in the first round's
+    """The kept rows of every mating attempt, in order, and their hashes, in the first one's
     array (moved up in place: it has room for every child asked for)."""
     if not batches:
         return np.empty((0, n_var)), np.empty(0, dtype=np.uint64)

@@ -31,7 +31,7 @@ Three files, each written atomically (:mod:`moga.outputs`):
 
 Times in ``schedule.csv`` are rounded to multiples of :data:`CSV_TICK` (1/64 s):
 such numbers have at most six decimals and add exactly in binary, so evalys,
-which rounds every column to six decimals and recomputes each start as
+which writes every column to six decimals and recomputes each start as
 ``submission_time + waiting_time`` and each finish as ``starting_time +
 execution_time``, finds a job's start at the very instant its predecessor on
 the same nodes finishes, and its utilisation never exceeds the machine. The
