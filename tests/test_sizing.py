@@ -65,6 +65,7 @@ def test_a_budget_the_easy_search_overruns_gets_the_in_order_search_within_it(se
     _, easy = _choose(setup, 1e9)
     assert easy.rule == "measured" and easy.search == "easy search"
     assert (easy.pop_size, easy.n_gen, easy.seed_candidates) == (*EASY_BUDGET, None)
+    assert easy.estimated_gen == EASY_BUDGET[1]
     assert easy.easy_decode_s > 0 and easy.in_order_decode_s > 0
     assert easy.estimated_cpu_s <= easy.cpu_budget
     # A budget a tenth of the EASY search's estimate: the in-order search, within it.
@@ -72,12 +73,13 @@ def test_a_budget_the_easy_search_overruns_gets_the_in_order_search_within_it(se
     params, inorder = _choose(setup, budget)
     assert inorder.search == "in-order search" and params.easy_search is False
     assert params.pop_size == BUDGET[0] == inorder.pop_size
-    assert sizing.MIN_GEN <= params.n_gen == inorder.n_gen <= BUDGET[1]
-    if inorder.n_gen > sizing.MIN_GEN:
+    assert params.n_gen == inorder.n_gen == BUDGET[1]
+    assert sizing.MIN_GEN <= inorder.estimated_gen <= BUDGET[1]
+    if inorder.estimated_gen > sizing.MIN_GEN:
         assert inorder.estimated_cpu_s <= budget
     # A budget too small for anything: the fewest generations, the seeding capped.
     params, least = _choose(setup, 1e-6)
-    assert least.n_gen == sizing.MIN_GEN and least.seed_candidates == 1
+    assert least.estimated_gen == sizing.MIN_GEN and least.seed_candidates == 1
 
 
 @pytest.fixture
@@ -120,7 +122,10 @@ def test_a_budget_short_of_the_easy_search_cuts_its_generations(setup, fixed_cos
         budget = sizing.estimate(True, te, ti, pop, gen, None) * 1.0001
         params, cut = _choose(setup, budget)
         assert cut.search == "easy search" and params.easy_search is True
-        assert (params.pop_size, params.n_gen) == (cut.pop_size, cut.n_gen) == (pop, gen)
+        # The search's full generations, the CPU stop ending it; the estimate's count apart.
+        assert (params.pop_size, params.n_gen) == (cut.pop_size, cut.n_gen) == (pop,
+                                                                              EASY_BUDGET[1])
+        assert cut.estimated_gen == gen
         assert cut.estimated_cpu_s <= budget < cut.easy_search_cpu_s
         assert cut.estimated_cpu_s == pytest.approx(sizing.estimate(True, te, ti, pop, gen,
                                                                     None))
@@ -128,9 +133,9 @@ def test_a_budget_short_of_the_easy_search_cuts_its_generations(setup, fixed_cos
     budget = sizing.estimate(True, te, ti, pop, sizing.MIN_EASY_GEN - 1, None) * 1.0001
     params, inorder = _choose(setup, budget)
     assert inorder.search == "in-order search" and params.easy_search is False
-    assert params.pop_size == BUDGET[0]
-    assert sizing.estimate(False, te, ti, BUDGET[0], inorder.n_gen, None) <= budget
-    assert sizing.estimate(False, te, ti, BUDGET[0], inorder.n_gen + 1, None) > budget
+    assert (params.pop_size, params.n_gen) == BUDGET
+    assert sizing.estimate(False, te, ti, BUDGET[0], inorder.estimated_gen, None) <= budget
+    assert sizing.estimate(False, te, ti, BUDGET[0], inorder.estimated_gen + 1, None) > budget
 
 
 def test_an_easy_search_cut_to_the_budget_reaches_the_run(setup, fixed_costs):
@@ -140,10 +145,13 @@ def test_an_easy_search_cut_to_the_budget_reaches_the_run(setup, fixed_costs):
     res = moga.run(js, fed, seed=2, cpu_budget=budget)
     d = res.info["default"]
     assert d["rule"] == "measured" and d["search"] == "easy search"
-    assert res.params.easy_search is True and res.params.n_gen == d["n_gen"]
-    assert d["n_gen"] == sizing.MIN_EASY_GEN == res.history["n_gen"][-1]
+    assert res.params.easy_search is True and res.params.n_gen == d["n_gen"] == EASY_BUDGET[1]
+    assert d["estimated_gen"] == sizing.MIN_EASY_GEN
     assert d["estimated_cpu_s"] <= d["cpu_budget"] < d["easy_search_cpu_s"]
-    again = moga.run(js, fed, seed=2, pop_size=d["pop_size"], n_gen=d["n_gen"],
+    ran = int(res.history["n_gen"][-1])
+    assert sizing.MIN_EASY_GEN <= ran <= EASY_BUDGET[1]
+    assert res.info["stopped_by"] == ("generations" if ran == EASY_BUDGET[1] else "cpu budget")
+    again = moga.run(js, fed, seed=2, pop_size=d["pop_size"], n_gen=ran,
                      params={"easy_search": True, "seed_candidates": d["seed_candidates"]})
     np.testing.assert_array_equal(res.F, again.F)
 
@@ -166,8 +174,8 @@ def test_a_sized_run_stops_before_a_generation_would_pass_its_cpu_budget(setup, 
                                                         perf_counter=runner.time.perf_counter))
     res = moga.run(js, fed, seed=2, cpu_budget=budget)
     d, ran = res.info["default"], int(res.history["n_gen"][-1])
-    assert d["rule"] == "measured" and d["n_gen"] == 100
-    assert res.info["stopped_by"] == "cpu budget"
+    assert d["rule"] == "measured" and d["estimated_gen"] == 100
+    assert d["n_gen"] == EASY_BUDGET[1] and res.info["stopped_by"] == "cpu budget"
     # Read at the call's start and after each generation: n generations have used n
     # seconds, and the run stops when one more would pass the budget.
     assert ran <= budget < ran + 1
@@ -190,11 +198,12 @@ def test_the_choice_reaches_the_run_and_run_json(setup, measured, tmp_path, caps
     res = moga.run(js, fed, seed=1, cpu_budget=1e-6)  # the floor's run, past the budget
     d = res.info["default"]
     assert d["rule"] == "measured" and d["search"] == "in-order search"
-    assert res.params.easy_search is False and res.params.n_gen == sizing.MIN_GEN
+    assert res.params.easy_search is False and res.params.n_gen == d["n_gen"] == BUDGET[1]
+    assert d["estimated_gen"] == sizing.MIN_GEN and res.info["stopped_by"] == "cpu budget"
     assert res.history["n_gen"][-1] == sizing.MIN_GEN and res.params.pop_size == BUDGET[0]
     assert moga.load_result(res.save(tmp_path / "r.npz")).info["default"] == d
     # Passing what it reports repeats the run.
-    again = moga.run(js, fed, seed=1, pop_size=d["pop_size"], n_gen=d["n_gen"],
+    again = moga.run(js, fed, seed=1, pop_size=d["pop_size"], n_gen=sizing.MIN_GEN,
                      params={"easy_search": False, "seed_candidates": d["seed_candidates"]})
     np.testing.assert_array_equal(res.F, again.F)
 
@@ -203,7 +212,8 @@ def test_the_choice_reaches_the_run_and_run_json(setup, measured, tmp_path, caps
                  "--out", str(out)]) == 0
     summary = json.loads((out / "run.json").read_text())
     assert summary["default"]["rule"] == "measured"
-    assert summary["default"]["n_gen"] == summary["generations"] == sizing.MIN_GEN
+    assert summary["generations"] == summary["default"]["estimated_gen"] == sizing.MIN_GEN
+    assert summary["default"]["n_gen"] == BUDGET[1] and summary["stopped_by"] == "cpu budget"
     assert summary["params"]["easy_search"] is False
     assert "picked the in-order search" in capsys.readouterr().out
 

@@ -105,8 +105,9 @@ def run(args) -> int:
     res = _evolve(args, js, fed, params)
     choice = res.info.get("default", {})
     if choice.get("rule") == "measured":
-        print(f"picked the {choice['search']}, pop {choice['pop_size']}, {choice['n_gen']} "
-              f"generations: one submit-order decode {choice['easy_decode_s']:.3f} CPU-s with "
+        print(f"picked the {choice['search']}, pop {choice['pop_size']}, up to "
+              f"{choice['n_gen']} generations (about {choice['estimated_gen']} in the budget): "
+              f"one submit-order decode {choice['easy_decode_s']:.3f} CPU-s with "
               f"EASY, {choice['in_order_decode_s']:.4f} in order; EASY search at 50 x 240 "
               f"estimated at {choice['easy_search_cpu_s']:.0f} CPU-s, this run at "
               f"{choice['estimated_cpu_s']:.0f} (run.json: default)", flush=True)

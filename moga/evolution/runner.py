@@ -60,9 +60,9 @@ class _CpuBudget:
     """Whether a run picked by the size rule has spent its CPU budget: true once the CPU
     seconds since the call began, and one more generation at the mean cost of those after
     the first, would pass ``budget``, and the run has had its ``floor`` of generations
-    (the rule's least for the search it picked). The rule's estimate picks the
-    generations; this stop holds the run to the budget where a job-set's decodes are
-    dearer than estimated."""
+    (the rule's least for the search it picked). The rule's estimate picks the search;
+    this stop ends the run at the budget, wherever the job-set's decodes are dearer or
+    cheaper than estimated."""
 
     def __init__(self, start: float, budget: float, floor: int = 1):
         self.start, self.budget, self.floor = start, budget, floor
@@ -130,10 +130,11 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         population and generations are picked by the job-set's size: up to
         5,000 jobs the EASY search at 50 x 240; above, from timed decodes of
         the submit order with each decoder, the EASY search at population 50
-        with as many of 240 generations as ``cpu_budget`` buys, if that is at
-        least 40, else the in-order search at population 100 with the
-        generations the budget buys (:mod:`moga.evolution.sizing`);
-        ``info["default"]`` says what was picked and why.
+        if ``cpu_budget`` buys at least 40 of its generations by the
+        estimate, else the in-order search at population 100, either run
+        until its generations (240 or 700) or its CPU budget end it
+        (:mod:`moga.evolution.sizing`); ``info["default"]`` says what was
+        picked and why.
     seed : int
         Seed of every random draw: the same seed gives a bit-identical result.
     model : {"fluid", "at_start"}

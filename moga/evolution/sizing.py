@@ -9,15 +9,20 @@ in-order decoder, no islands), :func:`choose_default` picks them:
 * above, it times a decode of the submit order with each decoder (EASY and
   in order, the least of :data:`TIMED_DECODES` after an untimed one, so that
   a Numba compile is not counted) and estimates the CPU seconds of the EASY
-  search at 50 x 240, its seeding included. Within the CPU budget
-  (``cpu_budget``, default :data:`CPU_BUDGET`) the EASY search runs whole;
-  over it, the EASY search at population 50 with the generations the budget
-  buys, if they are at least :data:`MIN_EASY_GEN`; with fewer, the in-order
-  search (``easy_search=False``) at population 100 with the generations the
-  budget buys (between :data:`MIN_GEN` and 700). At equal CPU the EASY
-  search's front beats the in-order search's once it has had a few dozen
-  generations (``benchmarks/size_rule.py``), so it is cut rather than swapped
-  for the in-order search until the cut leaves too few.
+  search at 50 x 240, its seeding included. It picks the EASY search at
+  population 50 where the estimate fits the CPU budget (``cpu_budget``,
+  default :data:`CPU_BUDGET`) at least :data:`MIN_EASY_GEN` generations;
+  with fewer, the in-order search (``easy_search=False``) at population 100.
+  At equal CPU the EASY search's front beats the in-order search's once it
+  has had a few dozen generations (``benchmarks/size_rule.py``), so it is
+  cut rather than swapped for the in-order search until the cut leaves too
+  few. Either search is given its full generations (240 or 700) and
+  :func:`moga.run` stops it before a generation that would take the call's
+  CPU seconds past the budget, never before :func:`least_generations`: the
+  estimate only picks the search (and says how many generations it expects,
+  ``estimated_gen``), since a member's cost differs from one job-set to
+  another and the estimate can be off by about a factor of two either way;
+  the measured CPU then spends the budget whichever way it is off.
 
 Either way the chromosomes the run holds (about ``3 * pop + archive_size``
 rows of ``8 * n_var`` bytes: the population, its children, a generation's
@@ -70,7 +75,8 @@ EASY_FACTOR = 1.5
 IN_ORDER_FACTOR = 1.0
 #: Fewest generations the in-order search is given, whatever the budget.
 MIN_GEN = 20
-#: Fewest generations of the EASY search cut to the budget: below, the in-order search.
+#: Fewest EASY-search generations the budget must buy by the estimate: below, the in-order
+#: search. Also the floor the CPU stop leaves an EASY search.
 MIN_EASY_GEN = 40
 #: Bytes of chromosome rows a picked run may hold (population, children, archive).
 ROW_MEMORY = 640 * 2**20
@@ -100,6 +106,8 @@ class DefaultChoice:
         ``"easy search"`` or ``"in-order search"`` (``"easy decoder"`` with
         ``backfill="easy"``).
     pop_size, n_gen : int
+        Population and generations (under ``"measured"``, the generations at
+        most: the run stops at its CPU budget).
     seed_candidates : int or None
         Seed pairs decoded at most (None: all).
     archive_size : int
@@ -118,6 +126,9 @@ class DefaultChoice:
         with the budget.
     measure_cpu_s : float or None
         CPU seconds the measurement itself took.
+    estimated_gen : int or None
+        The generations the estimate says the budget buys (at least the
+        search's floor; under ``"measured"`` only).
     """
 
     rule: str
@@ -133,6 +144,7 @@ class DefaultChoice:
     estimated_cpu_s: float | None = None
     easy_search_cpu_s: float | None = None
     measure_cpu_s: float | None = None
+    estimated_gen: int | None = None
 
     def as_dict(self) -> dict:
         """A JSON-ready dict of the fields."""
@@ -280,24 +292,25 @@ def choose_default(params: GAParams, problem, submit, cpu_budget=None):
     easy_cost = estimate(True, t_easy, t_in, pop, gen, cap)
     common = dict(n_jobs=J, cpu_budget=budget, easy_decode_s=t_easy, in_order_decode_s=t_in,
                   easy_search_cpu_s=easy_cost, measure_cpu_s=measured)
-    if easy_cost > budget:
-        # The EASY search cut to the generations the budget buys, while they are enough.
-        gen = min(gen, fitted_generations(True, t_easy, t_in, pop, cap, budget))
-    if easy_cost <= budget or gen >= MIN_EASY_GEN:
+    # The generations the budget buys by the estimate: the EASY search while they are
+    # enough. The run gets the search's full generations and its CPU stop ends it.
+    fits = min(gen, fitted_generations(True, t_easy, t_in, pop, cap, budget))
+    if easy_cost <= budget or fits >= MIN_EASY_GEN:
         return (params.replace(easy_search=True, pop_size=pop, n_gen=gen, seed_candidates=cap,
                                archive_size=archive),
                 DefaultChoice("measured", "easy search", pop, gen, cap, archive,
-                              estimated_cpu_s=estimate(True, t_easy, t_in, pop, gen, cap),
-                              **common))
+                              estimated_cpu_s=estimate(True, t_easy, t_in, pop, fits, cap),
+                              estimated_gen=fits, **common))
     pop, archive = fitted_population(False, params.archive_size, n_var, n_obj)
     cap = seed_cap(False)
-    gen = fitted_generations(False, t_easy, t_in, pop, cap, budget)
-    gen = max(MIN_GEN, min(BUDGET[1], gen))
+    gen = BUDGET[1]
+    fits = fitted_generations(False, t_easy, t_in, pop, cap, budget)
+    fits = max(MIN_GEN, min(gen, fits))
     return (params.replace(easy_search=False, pop_size=pop, n_gen=gen, seed_candidates=cap,
                            archive_size=archive),
             DefaultChoice("measured", "in-order search", pop, gen, cap, archive,
-                          estimated_cpu_s=estimate(False, t_easy, t_in, pop, gen, cap),
-                          **common))
+                          estimated_cpu_s=estimate(False, t_easy, t_in, pop, fits, cap),
+                          estimated_gen=fits, **common))
 
 
 def _fitted(pop: int, archive: int, rows: int, least: int = 4) -> tuple[int, int]:
