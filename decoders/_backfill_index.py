@@ -94,10 +94,14 @@ have skipped, in the same order, so the schedules are the same.
 Layout, in :data:`~decoders._federated_core.State` (``st.index``): ``g_leaf`` (J: a job's
 leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
-group's tree starts in ``tr_t``/``tr_r``/``tr_g``/``tr_w``/``tr_u``/``tr_p``; a
-tree of ``S`` leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` and
-``tr_g`` (float32, :func:`tree_time`) have a column per width bucket,
-``tr_p`` one per cluster), ``tiers`` (10 x K: the speed tiers of the group
+group's tree starts in ``tr_i``/``tr_rg``/``tr_p``; a tree of ``S`` leaves, a
+power of two, has nodes ``1 .. 2S - 1``, a row each; ``tr_i`` holds a node's
+integer fields side by side (columns :data:`T_W`, :data:`T_SW`, :data:`T_U`:
+least width, greatest single width, least width without a single width),
+``tr_rg`` (float32, :func:`tree_time`) its least run and computation times,
+a pair of columns per width bucket, and ``tr_p`` a column per cluster; a walk
+reads a node's tests from one 32-byte record and the pair of its bucket; both
+arrays start on a cache line), ``tiers`` (10 x K: the speed tiers of the group
 searched, :func:`decoders.easy._speed_tiers`, rows 0 to 4, and its fall-back
 tiers under a cap, :func:`fallback_tiers`, rows 5 to 8),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
@@ -129,10 +133,10 @@ EMPTY = np.iinfo(np.int64).max
 
 #: Width buckets of ``tr_rg``: bucket ``b < R_BUCKETS - 1`` holds the least run time (column
 #: ``2 b``) and computation time (column ``2 b + 1``) of the jobs of fewer than ``2**(b + 1)``
-#: tasks, the last one those of every job. Edges just below the powers of two keep the jobs of a power-of-two width,
-#: the common ones, out of the buckets read for fewer free nodes than their tasks, and the
-#: buckets go on to jobs of 32,767 tasks: a width bound that falls back to every job lets
-#: the short wide jobs of a subtree open it for its narrow late ones.
+#: tasks, the last one those of every job. Edges just below the powers of two keep the jobs
+#: of a power-of-two width, the common ones, out of the buckets read for fewer free nodes
+#: than their tasks, and the buckets go on to jobs of 32,767 tasks: a width bound that falls
+#: back to every job lets the short wide jobs of a subtree open it for its narrow late ones.
 R_BUCKETS = 16
 
 #: Columns of ``tr_i``, a node's integer record: its subtree's least width, greatest single
@@ -276,8 +280,8 @@ def _pull(st, off, node):
 def _put(st, node, j, tasks, runtime, by_mask, comp):
     """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``, ``comp``) or nothing
     (``EMPTY``, ``inf``); the power fields only while the index keeps them. Its run time
-    goes into each width bucket of ``tr_r`` kept (``on[2]``) that holds ``tasks``, and
-    its computation time into the same buckets of ``tr_g``, both as :func:`tree_time`."""
+    goes into each width bucket of ``tr_rg`` kept (``on[2]``) that holds ``tasks``, its
+    computation time beside it, both as :func:`tree_time`."""
     ix = st.index
     ix.tr_i[node, T_W] = tasks
     inf = np.float32(np.inf)
@@ -301,8 +305,8 @@ def _put(st, node, j, tasks, runtime, by_mask, comp):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def tree_time(v):
-    """A job's run time, or its computation time ``runtime x (1 - sigma)``, as ``tr_r`` and
-    ``tr_g`` keep it: in float32 (half the memory of the many width buckets), scaled down
+    """A job's run time, or its computation time ``runtime x (1 - sigma)``, as ``tr_rg``
+    keeps it: in float32 (half the memory of the many width buckets), scaled down
     first by more than float32's rounding, so never above the value given (the index's
     time tests stay lower bounds)."""
     return np.float32(min(v * (1.0 - 1e-6), 3.0e38))
@@ -431,7 +435,7 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _bucket(x):
-    """The column of ``tr_r`` and ``tr_g`` the walk reads for the width bound ``x``: the
+    """The width bucket of ``tr_rg`` the walk reads for the width bound ``x``: the
     least ``b`` with ``2**(b + 1) > x`` (the bucket of the jobs of fewer than ``2**(b + 1)``
     tasks, which holds every job of at most ``x``), or the last (every job).
 
@@ -780,8 +784,8 @@ def _walk_plain(tr_i, tr_rg, tiers, stack, off, size, leaf, x, y, t, sd_min, sha
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _tier_late(tr_rg, tiers, nt, node, w, t, shadow, r0=0):
     """Whether no job below ``node`` (least width ``w``) can end by the reservation, by the
-    speed tiers of ``tiers`` (rows ``r0`` to ``r0 + 3``: free nodes ``F_i``, the ``tr_r``
-    column of ``min(F_i, x)``, and the coefficients ``cr_i``, ``cq_i``;
+    speed tiers of ``tiers`` (rows ``r0`` to ``r0 + 3``: free nodes ``F_i``, the ``tr_rg``
+    width bucket of ``min(F_i, x)``, and the coefficients ``cr_i``, ``cq_i``;
     :func:`decoders.easy._speed_tiers`, or :func:`fallback_tiers` from row 5).
 
     A job of ``n`` tasks in tier ``i`` (``F_{i-1} < n <= F_i``) ends no earlier than ``t +

@@ -477,7 +477,7 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed, wide):
     sigma = np.where(rng.random(J) < 0.5, rng.uniform(0.0, 1.0, J), 0.0)
     comp = runtime * (1.0 - sigma)
     g = np.array([tree_time.py_func(c) for c in comp], dtype=np.float64)
-    r = np.array([tree_time.py_func(v) for v in runtime], dtype=np.float64)  # as tr_r keeps it
+    r = np.array([tree_time.py_func(v) for v in runtime], dtype=np.float64)  # as tr_rg keeps it
     nodes = int(_wide(rng, 1)[0]) if wide else EMPTY  # at least every x, as in a federation
     build_index(order, st, True, nodes)
     queued = np.zeros(J, dtype=bool)
@@ -616,7 +616,7 @@ def _fall_back_queries(seed):
         tiers = st.index.tiers
         tiers[5:] = 0.0
         tiers[5, :nl] = f[:nl]
-        # The tr_r column of min(F_i, x): the bucket that holds every job that wide.
+        # The tr_rg bucket of min(F_i, x): the bucket that holds every job that wide.
         tiers[6, :nl] = [_bucket.py_func(int(min(v, x))) for v in f[:nl]]
         tiers[7, :nl] = np.minimum(1.0, 1.0 / s) * (1.0 - 1e-9)
         tiers[8, :nl] = np.maximum(0.0, 1.0 / s - 1.0) * (1.0 - 1e-9)
