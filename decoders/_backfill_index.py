@@ -94,10 +94,14 @@ have skipped, in the same order, so the schedules are the same.
 Layout, in :data:`~decoders._federated_core.State` (``st.index``): ``g_leaf`` (J: a job's
 leaf in its group), ``g_off`` (G + 1: where each group's leaves start in
 ``g_pos``, the queue positions of the leaves), ``g_toff`` (G + 1: where each
-group's tree starts in ``tr_t``/``tr_r``/``tr_g``/``tr_w``/``tr_u``/``tr_p``; a
-tree of ``S`` leaves, a power of two, has nodes ``1 .. 2S - 1``; ``tr_r`` and
-``tr_g`` (float32, :func:`tree_time`) have a column per width bucket,
-``tr_p`` one per cluster), ``tiers`` (10 x K: the speed tiers of the group
+group's tree starts in ``tr_i``/``tr_rg``/``tr_p``; a tree of ``S`` leaves, a
+power of two, has nodes ``1 .. 2S - 1``, a row each; ``tr_i`` holds a node's
+integer fields side by side (columns :data:`T_W`, :data:`T_SW`, :data:`T_U`:
+least width, greatest single width, least width without a single width),
+``tr_rg`` (float32, :func:`tree_time`) its least run and computation times,
+a pair of columns per width bucket, and ``tr_p`` a column per cluster; a walk
+reads a node's tests from one 32-byte record and the pair of its bucket; both
+arrays start on a cache line), ``tiers`` (10 x K: the speed tiers of the group
 searched, :func:`decoders.easy._speed_tiers`, rows 0 to 4, and its fall-back
 tiers under a cap, :func:`fallback_tiers`, rows 5 to 8),
 ``p_floor`` (J x K: each job's power floor on each cluster, zero until
@@ -127,13 +131,18 @@ from numba import njit
 #: Width of an empty leaf: above every bound.
 EMPTY = np.iinfo(np.int64).max
 
-#: Columns of ``tr_r`` and ``tr_g``: column ``b < R_BUCKETS - 1`` holds the least run
-#: (computation) time of the jobs of fewer than ``2**(b + 1)`` tasks, the last one that of
-#: every job. Edges just below the powers of two keep the jobs of a power-of-two width,
-#: the common ones, out of the buckets read for fewer free nodes than their tasks, and the
-#: buckets go on to jobs of 32,767 tasks: a width bound that falls back to every job lets
-#: the short wide jobs of a subtree open it for its narrow late ones.
+#: Width buckets of ``tr_rg``: bucket ``b < R_BUCKETS - 1`` holds the least run time (column
+#: ``2 b``) and computation time (column ``2 b + 1``) of the jobs of fewer than ``2**(b + 1)``
+#: tasks, the last one those of every job. Edges just below the powers of two keep the jobs
+#: of a power-of-two width, the common ones, out of the buckets read for fewer free nodes
+#: than their tasks, and the buckets go on to jobs of 32,767 tasks: a width bound that falls
+#: back to every job lets the short wide jobs of a subtree open it for its narrow late ones.
 R_BUCKETS = 16
+
+#: Columns of ``tr_i``, a node's integer record: its subtree's least width, greatest single
+#: width (:func:`single_width`) and least width among the jobs without a single width.
+#: Column 3 is unused: it makes a record 32 bytes, two sibling nodes to a cache line.
+T_W, T_SW, T_U = 0, 1, 2
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
@@ -184,12 +193,12 @@ def build_index(order, st, by_mask, nodes=EMPTY):
     nb = _bucket(nodes) + 1
     st.index.on[2] = nb
     for i in range(g_toff[G]):
-        st.index.tr_t[i] = EMPTY
-        for b in range(nb):  # the buckets past these are never read
-            st.index.tr_r[i, b] = np.float32(np.inf)
-            st.index.tr_g[i, b] = np.float32(np.inf)
-        st.index.tr_w[i] = 0
-        st.index.tr_u[i] = EMPTY
+        st.index.tr_i[i, T_W] = EMPTY
+        st.index.tr_i[i, T_SW] = 0
+        st.index.tr_i[i, T_U] = EMPTY
+        st.index.tr_i[i, 3] = 0
+        for c in range(2 * nb):  # the buckets past these are never read
+            st.index.tr_rg[i, c] = np.float32(np.inf)
         if powered:
             st.index.tr_n[i] = 0
             st.index.tr_m[i] = np.inf
@@ -253,12 +262,12 @@ def _pull(st, off, node):
     while the index keeps them)."""
     ix = st.index
     a = off + 2 * node
-    ix.tr_t[off + node] = min(ix.tr_t[a], ix.tr_t[a + 1])
-    for b in range(ix.on[2]):
-        ix.tr_r[off + node, b] = min(ix.tr_r[a, b], ix.tr_r[a + 1, b])
-        ix.tr_g[off + node, b] = min(ix.tr_g[a, b], ix.tr_g[a + 1, b])
-    ix.tr_w[off + node] = max(ix.tr_w[a], ix.tr_w[a + 1])
-    ix.tr_u[off + node] = min(ix.tr_u[a], ix.tr_u[a + 1])
+    ti, rg = ix.tr_i, ix.tr_rg
+    ti[off + node, T_W] = min(ti[a, T_W], ti[a + 1, T_W])
+    ti[off + node, T_SW] = max(ti[a, T_SW], ti[a + 1, T_SW])
+    ti[off + node, T_U] = min(ti[a, T_U], ti[a + 1, T_U])
+    for c in range(2 * ix.on[2]):
+        rg[off + node, c] = min(rg[a, c], rg[a + 1, c])
     if ix.on[0] != 0:
         ix.tr_n[off + node] = max(ix.tr_n[a], ix.tr_n[a + 1])
         ix.tr_m[off + node] = min(ix.tr_m[a], ix.tr_m[a + 1])
@@ -271,19 +280,20 @@ def _pull(st, off, node):
 def _put(st, node, j, tasks, runtime, by_mask, comp):
     """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``, ``comp``) or nothing
     (``EMPTY``, ``inf``); the power fields only while the index keeps them. Its run time
-    goes into each width bucket of ``tr_r`` kept (``on[2]``) that holds ``tasks``, and
-    its computation time into the same buckets of ``tr_g``, both as :func:`tree_time`."""
+    goes into each width bucket of ``tr_rg`` kept (``on[2]``) that holds ``tasks``, its
+    computation time beside it, both as :func:`tree_time`."""
     ix = st.index
-    ix.tr_t[node] = tasks
+    ix.tr_i[node, T_W] = tasks
     inf = np.float32(np.inf)
     r = inf if tasks == EMPTY else tree_time(runtime)
     g = inf if tasks == EMPTY else tree_time(comp)
     for b in range(ix.on[2]):
         held = b == R_BUCKETS - 1 or tasks < (2 << b)
-        ix.tr_r[node, b] = r if held else inf
-        ix.tr_g[node, b] = g if held else inf
-    ix.tr_w[node] = single_width(j, tasks, st, by_mask)
-    ix.tr_u[node] = tasks if ix.tr_w[node] == EMPTY else EMPTY
+        ix.tr_rg[node, 2 * b] = r if held else inf
+        ix.tr_rg[node, 2 * b + 1] = g if held else inf
+    sw = single_width(j, tasks, st, by_mask)
+    ix.tr_i[node, T_SW] = sw
+    ix.tr_i[node, T_U] = tasks if sw == EMPTY else EMPTY
     if ix.on[0] != 0:
         empty = tasks == EMPTY
         ix.tr_n[node] = 0 if empty else tasks
@@ -295,8 +305,8 @@ def _put(st, node, j, tasks, runtime, by_mask, comp):
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def tree_time(v):
-    """A job's run time, or its computation time ``runtime x (1 - sigma)``, as ``tr_r`` and
-    ``tr_g`` keep it: in float32 (half the memory of the many width buckets), scaled down
+    """A job's run time, or its computation time ``runtime x (1 - sigma)``, as ``tr_rg``
+    keeps it: in float32 (half the memory of the many width buckets), scaled down
     first by more than float32's rounding, so never above the value given (the index's
     time tests stay lower bounds)."""
     return np.float32(min(v * (1.0 - 1e-6), 3.0e38))
@@ -361,9 +371,9 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
     ix = st.index
     node = ix.g_toff[m] + 1
     if cap == np.inf:  # the width and run-time tests alone, as in _walk_plain
-        w = ix.tr_t[node]
-        return not (w > x or (t + ix.tr_r[node, _bucket(x)] * sd_min > shadow
-                              and (w > y or (w > y1 and ix.tr_w[node] <= z))))
+        w = ix.tr_i[node, T_W]
+        return not (w > x or (t + ix.tr_rg[node, 2 * _bucket(x)] * sd_min > shadow
+                              and (w > y or (w > y1 and ix.tr_i[node, T_SW] <= z))))
     return _may_pass(ix, node, x, y, t, sd_min, shadow, pk=pk, cap=cap,
                      fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z,
                      nl=nl)
@@ -374,7 +384,7 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
               z, nl=0):
     """Whether some job below ``node`` may pass the cheap tests (see :func:`first_candidate`)."""
     tr_p = ix.tr_p
-    w = ix.tr_t[node]
+    w = ix.tr_i[node, T_W]
     if w > x:
         return False
     p = 0.0
@@ -382,17 +392,17 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
         p = _floor(tr_p, node, fm)
         if pk + p > cap:
             return False
-    late = t + ix.tr_r[node, _bucket(x)] * sd_min > shadow
+    late = t + ix.tr_rg[node, 2 * _bucket(x)] * sd_min > shadow
     if (not late and nl > 0 and k1 >= 0 and ix.tr_n[node] <= fk1 and ix.tr_q[node, k1] < np.inf
             and pk + tr_p[node, k1] > cap
             and ix.tr_m[node] * ix.pb[ix.p_ord[0, 0]] - ix.pi[ix.p_ord[0, 0]] > 0.0):
         # Every job below fits wholly on k1, where no top fits now: each falls back to
         # its least-power allocation, placed at the speeds of the fall-back tiers.
-        late = _tier_late(ix.tr_r, ix.tr_g, ix.tiers, nl, node, w, t, shadow, 5)
+        late = _tier_late(ix.tr_rg, ix.tiers, nl, node, w, t, shadow, 5)
     if late:  # running past the reservation
         if w > y:
             return False
-        if w > y1 and ix.tr_w[node] <= z:
+        if w > y1 and ix.tr_i[node, T_SW] <= z:
             return False  # each is placed alone on the first cluster, where it takes the head's room
         if cap < np.inf:
             if lpk + p + hf > cap:
@@ -407,7 +417,7 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
                             ix.pb, ix.pi, ix.h_inc, ix.p_ord, ix.c_free, ix.c_head, ix.h_allow,
                             w, 0.0, fm, hn, k1) > cap):
                     return False  # or the head's least power beside its least width there
-                if (ix.on[1] != 0 and pk + tr_p[node, k1] > cap and ix.tr_w[node] < EMPTY
+                if (ix.on[1] != 0 and pk + tr_p[node, k1] > cap and ix.tr_i[node, T_SW] < EMPTY
                         and lpk + _fallback_cost(ix.pb, ix.pi, ix.h_inc, ix.p_ord, ix.c_free,
                                                  ix.c_head, ix.h_allow, w, ix.tr_m[node],
                                                  fm, hn, -1) > cap):
@@ -425,7 +435,7 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
 def _bucket(x):
-    """The column of ``tr_r`` and ``tr_g`` the walk reads for the width bound ``x``: the
+    """The width bucket of ``tr_rg`` the walk reads for the width bound ``x``: the
     least ``b`` with ``2**(b + 1) > x`` (the bucket of the jobs of fewer than ``2**(b + 1)``
     tasks, which holds every job of at most ``x``), or the last (every job).
 
@@ -713,14 +723,14 @@ def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1,
         return _walk(ix, off, size, leaf, x, y, t, sd_min=sd_min, shadow=shadow, pk=pk, cap=cap,
                      fm=fm, lpk=lpk, hf=hf, k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z,
                      nl=nl)
-    return _walk_plain(ix.tr_t, ix.tr_r, ix.tr_g, ix.tr_w, ix.tr_u, ix.tiers, ix.dfs, off, size,
+    return _walk_plain(ix.tr_i, ix.tr_rg, ix.tiers, ix.dfs, off, size,
                        leaf=leaf, x=x, y=y, t=t, sd_min=sd_min, shadow=shadow, y1=y1, z=z, nt=nt,
                        tw=tw)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _walk_plain(tr_t, tr_r, tr_g, tr_w, tr_u, tiers, stack, off, size, leaf, x, y, t, sd_min,
-                shadow, y1, z, nt, tw):
+def _walk_plain(tr_i, tr_rg, tiers, stack, off, size, leaf, x, y, t, sd_min, shadow, y1, z, nt,
+                tw):
     """:func:`_walk` without a power budget (``cap`` infinite): the width, run-time (or, with
     ``nt > 0``, speed-tier: :func:`_tier_late`) and single-cluster tests only, on the arrays
     they read (a call passes every array it is given)."""
@@ -738,27 +748,27 @@ def _walk_plain(tr_t, tr_r, tr_g, tr_w, tr_u, tiers, stack, off, size, leaf, x, 
             while n > 0:
                 n -= 1
                 node = stack[n]
-                w = tr_t[off + node]
+                w = tr_i[off + node, T_W]
                 if w > x:
                     continue  # too wide for the free nodes
                 if tw:
                     # The tiers' late widths apply to the jobs of their single width (at most
-                    # tr_w when all are, at most x in a mixed subtree, none in another leaf),
-                    # the late width y to the others (of least width tr_u).
-                    u = tr_u[off + node]
-                    sw = tr_w[off + node]
+                    # T_SW when all are, at most x in a mixed subtree, none in another leaf),
+                    # the late width y to the others (of least width T_U).
+                    u = tr_i[off + node, T_U]
+                    sw = tr_i[off + node, T_SW]
                     if sw == EMPTY:
                         sw = 0 if node >= size else x
-                    if (u > y and (u == EMPTY or _tier_late(tr_r, tr_g, tiers, nt, off + node, u,
+                    if (u > y and (u == EMPTY or _tier_late(tr_rg, tiers, nt, off + node, u,
                                                             t, shadow))
-                            and _tier_skip(tr_r, tr_g, tiers, nt, off + node, w, sw, t, shadow)):
+                            and _tier_skip(tr_rg, tiers, nt, off + node, w, sw, t, shadow)):
                         continue
-                elif w > y or (w > y1 and tr_w[off + node] <= z):
+                elif w > y or (w > y1 and tr_i[off + node, T_SW] <= z):
                     # Every job below would take the head's room: it must end by the reservation.
                     if nt > 0:
-                        if _tier_late(tr_r, tr_g, tiers, nt, off + node, w, t, shadow):
+                        if _tier_late(tr_rg, tiers, nt, off + node, w, t, shadow):
                             continue
-                    elif t + tr_r[off + node, b] * sd_min > shadow:
+                    elif t + tr_rg[off + node, 2 * b] * sd_min > shadow:
                         continue  # no job below passes
                 if node >= size:
                     return node - size
@@ -772,10 +782,10 @@ def _walk_plain(tr_t, tr_r, tr_g, tr_w, tr_u, tiers, stack, off, size, leaf, x, 
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _tier_late(tr_r, tr_g, tiers, nt, node, w, t, shadow, r0=0):
+def _tier_late(tr_rg, tiers, nt, node, w, t, shadow, r0=0):
     """Whether no job below ``node`` (least width ``w``) can end by the reservation, by the
-    speed tiers of ``tiers`` (rows ``r0`` to ``r0 + 3``: free nodes ``F_i``, the ``tr_r``
-    column of ``min(F_i, x)``, and the coefficients ``cr_i``, ``cq_i``;
+    speed tiers of ``tiers`` (rows ``r0`` to ``r0 + 3``: free nodes ``F_i``, the ``tr_rg``
+    width bucket of ``min(F_i, x)``, and the coefficients ``cr_i``, ``cq_i``;
     :func:`decoders.easy._speed_tiers`, or :func:`fallback_tiers` from row 5).
 
     A job of ``n`` tasks in tier ``i`` (``F_{i-1} < n <= F_i``) ends no earlier than ``t +
@@ -787,13 +797,14 @@ def _tier_late(tr_r, tr_g, tiers, nt, node, w, t, shadow, r0=0):
         if tiers[r0, i] < w:
             continue  # no job below is this narrow
         b = np.int64(tiers[r0 + 1, i])
-        if t + (tr_r[node, b] * tiers[r0 + 2, i] + tr_g[node, b] * tiers[r0 + 3, i]) <= shadow:
+        if t + (tr_rg[node, 2 * b] * tiers[r0 + 2, i]
+                 + tr_rg[node, 2 * b + 1] * tiers[r0 + 3, i]) <= shadow:
             return False
     return True
 
 
 @njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
-def _tier_skip(tr_r, tr_g, tiers, nt, node, w, sw, t, shadow):
+def _tier_skip(tr_rg, tiers, nt, node, w, sw, t, shadow):
     """Whether every job below ``node`` (widths ``w .. sw``, each its single width) cannot
     end by the reservation and is wider than its tier's late width (``tiers`` row 4,
     :func:`decoders.easy._speed_tiers`), tier by tier, as :func:`_tier_late` tests the first.
@@ -810,7 +821,7 @@ def _tier_skip(tr_r, tr_g, tiers, nt, node, w, sw, t, shadow):
         if lo <= tiers[4, i]:
             return False  # one may be narrow enough to leave the head room
         b = np.int64(tiers[1, i])
-        if t + (tr_r[node, b] * tiers[2, i] + tr_g[node, b] * tiers[3, i]) <= shadow:
+        if t + (tr_rg[node, 2 * b] * tiers[2, i] + tr_rg[node, 2 * b + 1] * tiers[3, i]) <= shadow:
             return False
     return True
 

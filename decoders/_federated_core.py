@@ -119,9 +119,9 @@ Running = namedtuple("Running", "fin sd ht hj cl coal free load allow pk xs rk f
 Queue = namedtuple("Queue", "started wq by_release pos_of")
 Reservation = namedtuple("Reservation", "sh_t sh_j allow_h free_s hold slack_h pks hold_p pkh")
 Scan = namedtuple("Scan", "allow_j relaxed_j mask_j free_in sd_in")
-Index = namedtuple("Index", "g_leaf g_off g_toff g_pos g_act g_cand tr_t tr_r tr_w tr_p p_floor "
+Index = namedtuple("Index", "g_leaf g_off g_toff g_pos g_act g_cand tr_i tr_rg tr_p p_floor "
                              "tr_n tr_q p_top tr_m p_fac on pb pi c_free c_resv h_inc c_head h_allow "
-                             "p_ord dfs tr_g tiers tr_u")
+                             "p_ord dfs tiers")
 State = namedtuple("State", "run queue resv scan index evi evf")
 Out = namedtuple("Out", "start finish alloc reserve")
 
@@ -147,6 +147,15 @@ def reset_events(st):
 def new_out(J, K):
     """Empty output arrays (:data:`Out`) of a decode of J jobs on K clusters."""
     return Out(np.empty(J), np.empty(J), np.empty((J, K), dtype=np.int64), np.empty(J))
+
+
+def _lined(shape, dtype):
+    """An empty C-contiguous array whose data starts on a 64-byte boundary (a cache line), so
+    that the index's node records (:mod:`decoders._backfill_index`) do not straddle lines."""
+    size = int(np.prod(shape)) * np.dtype(dtype).itemsize
+    buf = np.empty(size + 64, dtype=np.uint8)
+    start = -buf.ctypes.data % 64
+    return buf[start:start + size].view(dtype).reshape(shape)
 
 
 def new_state(J, K):
@@ -180,9 +189,8 @@ def new_state(J, K):
         # EASY's candidate index (decoders._backfill_index)
         index=Index(g_leaf=i[10], g_off=g[0], g_toff=g[1], g_pos=i[11],
                     g_act=np.empty(G, dtype=np.int64), g_cand=np.empty(G, dtype=np.int64),
-                    tr_t=np.empty(n_tree, dtype=np.int64),
-                    tr_r=np.empty((n_tree, R_BUCKETS), dtype=np.float32),
-                    tr_w=np.empty(n_tree, dtype=np.int64), tr_p=np.empty((n_tree, K)),
+                    tr_i=_lined((n_tree, 4), np.int64),
+                    tr_rg=_lined((n_tree, 2 * R_BUCKETS), np.float32), tr_p=np.empty((n_tree, K)),
                     p_floor=np.zeros((J, K)),
                     tr_n=np.empty(n_tree, dtype=np.int64), tr_q=np.empty((n_tree, K)),
                     p_top=np.full((J, K), np.inf), tr_m=np.empty(n_tree), p_fac=np.zeros(J),
@@ -191,8 +199,7 @@ def new_state(J, K):
                     h_inc=np.zeros(K), c_head=np.zeros(K, dtype=np.int64),
                     h_allow=np.zeros(K, dtype=np.int64), p_ord=np.zeros((2, K), dtype=np.int64),
                     dfs=np.empty(2 * 64 + 8, dtype=np.int64),
-                    tr_g=np.empty((n_tree, R_BUCKETS), dtype=np.float32), tiers=np.zeros((10, K)),
-                    tr_u=np.empty(n_tree, dtype=np.int64)),
+                    tiers=np.zeros((10, K))),
         # the loop's scalars (E_* indices) and its float scalars
         evi=np.zeros(18, dtype=np.int64), evf=np.full(2, np.inf),
     )

@@ -477,7 +477,7 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed, wide):
     sigma = np.where(rng.random(J) < 0.5, rng.uniform(0.0, 1.0, J), 0.0)
     comp = runtime * (1.0 - sigma)
     g = np.array([tree_time.py_func(c) for c in comp], dtype=np.float64)
-    r = np.array([tree_time.py_func(v) for v in runtime], dtype=np.float64)  # as tr_r keeps it
+    r = np.array([tree_time.py_func(v) for v in runtime], dtype=np.float64)  # as tr_rg keeps it
     nodes = int(_wide(rng, 1)[0]) if wide else EMPTY  # at least every x, as in a federation
     build_index(order, st, True, nodes)
     queued = np.zeros(J, dtype=bool)
@@ -616,7 +616,7 @@ def _fall_back_queries(seed):
         tiers = st.index.tiers
         tiers[5:] = 0.0
         tiers[5, :nl] = f[:nl]
-        # The tr_r column of min(F_i, x): the bucket that holds every job that wide.
+        # The tr_rg bucket of min(F_i, x): the bucket that holds every job that wide.
         tiers[6, :nl] = [_bucket.py_func(int(min(v, x))) for v in f[:nl]]
         tiers[7, :nl] = np.minimum(1.0, 1.0 / s) * (1.0 - 1e-9)
         tiers[8, :nl] = np.maximum(0.0, 1.0 / s - 1.0) * (1.0 - 1e-9)
@@ -658,3 +658,63 @@ def _fall_back_queries(seed):
         else:
             assert got >= 0 and order[st.index.g_pos[st.index.g_off[m] + got]] == want
     return decided
+
+
+def _node_records(st, order, queued, tasks, runtime, comp, sw):
+    """Every tree node's integer record and width-bucket times, from its leaves' jobs by a
+    scan: ``(tr_i[:, :3], tr_rg)`` as the index should hold them (the buckets kept)."""
+    from decoders._backfill_index import R_BUCKETS, tree_time
+
+    ix = st.index
+    nb = int(ix.on[2])
+    want_i = np.array(ix.tr_i[:, :3])
+    want_rg = np.array(ix.tr_rg[:, :2 * nb])
+    for m in range(len(ix.g_cand)):
+        off, size = ix.g_toff[m], (ix.g_toff[m + 1] - ix.g_toff[m]) // 2
+        jobs = [order[ix.g_pos[ix.g_off[m] + i]] if i < ix.g_off[m + 1] - ix.g_off[m] else -1
+                for i in range(size)]
+        for node in range(1, 2 * size):
+            lo = node
+            while lo < size:
+                lo *= 2
+            span = lo // node  # the node's leaves: lo - size .. lo - size + span - 1
+            held = [j for j in jobs[lo - size:lo - size + span] if j >= 0 and queued[j]]
+            want_i[off + node] = (min((tasks[j] for j in held), default=EMPTY),
+                                  max((sw[j] for j in held), default=0),
+                                  min((tasks[j] for j in held if sw[j] == EMPTY), default=EMPTY))
+            for b in range(nb):
+                inb = [j for j in held if b == R_BUCKETS - 1 or tasks[j] < (2 << b)]
+                want_rg[off + node, 2 * b] = min((tree_time.py_func(runtime[j]) for j in inb),
+                                                 default=np.inf)
+                want_rg[off + node, 2 * b + 1] = min((tree_time.py_func(comp[j]) for j in inb),
+                                                     default=np.inf)
+    return want_i, want_rg
+
+
+@pytest.mark.parametrize("seed, wide", [(s, False) for s in range(15)]
+                         + [(s, True) for s in range(15, 30)])
+def test_the_node_records_hold_their_leaves_minima(seed, wide):
+    # Each node's record (least width, greatest single width, least width without a single
+    # width; per width bucket the least run and computation times) against its leaves' jobs,
+    # after a batch of arrivals (add_jobs' bottom-up rebuild) and then jobs joining and
+    # leaving one at a time (set_leaf's walk to the root).
+    from decoders._backfill_index import add_jobs, single_width
+
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed, wide)
+    bits = (mask[:, None] >> np.arange(K)) & 1
+    st.scan.allow_j[:] = (tasks[:, None] + rng.integers(-1, 2, (J, K))) * bits
+    sw = np.array([single_width.py_func(j, tasks[j], st, True) for j in range(J)])
+    sigma = np.where(rng.random(J) < 0.5, rng.uniform(0.0, 1.0, J), 0.0)
+    comp = runtime * (1.0 - sigma)
+    nodes = int(_wide(rng, 1)[0]) if wide else EMPTY
+    build_index(order, st, True, nodes)
+    queued = np.zeros(J, dtype=bool)
+    first = rng.permutation(J)[:int(rng.integers(0, J + 1))].astype(np.int64)
+    add_jobs(0, len(first), first, tasks, runtime, sigma, st, True)
+    queued[first] = True
+    for step in range(4):
+        want_i, want_rg = _node_records(st, order, queued, tasks, runtime, comp, sw)
+        n, nb = st.index.g_toff[-1], int(st.index.on[2])  # the trees' rows, the buckets kept
+        assert np.array_equal(st.index.tr_i[:n, :3], want_i[:n]), step
+        assert np.array_equal(st.index.tr_rg[:n, :2 * nb], want_rg[:n]), step
+        _join_and_leave(rng, queued, tasks, runtime, st, comp)
