@@ -157,12 +157,13 @@ def _at(rows, cpu):
 
 
 def _planned(ch) -> str:
-    """The generations the size rule gave a run: at most ``n_gen``, until the CPU budget,
-    with the estimate's count where the record has one (``estimated_gen``)."""
+    """The generations the size rule gave a run (at most ``n_gen``, until the CPU budget,
+    with the estimate's count where the record has one, ``estimated_gen``), and the
+    opening of the bracket the table's first sentence goes on in."""
     if ch.get("estimated_gen") is None:
-        return f"{ch['n_gen']} generations"
-    return (f"up to {ch['n_gen']} generations until the budget (the estimate: "
-            f"{ch['estimated_gen']})")
+        return f"{ch['n_gen']} generations ("
+    return (f"up to {ch['n_gen']} generations until the budget ({ch['estimated_gen']} by the "
+            "estimate; ")
 
 
 def _table(runs, budget, args) -> str:
@@ -179,7 +180,7 @@ def _table(runs, budget, args) -> str:
              f"submit-order decode at {ch['easy_decode_s']:.3f} CPU-s with EASY and "
              f"{ch['in_order_decode_s']:.4f} in order, estimated the EASY search at 50 x 240 at "
              f"{ch['easy_search_cpu_s']:.0f} CPU-s and picked the **{ch['search']}**, population "
-             f"{ch['pop_size']} x {_planned(ch)} (seed pairs: "
+             f"{ch['pop_size']} x {_planned(ch)}seed pairs: "
              f"{ch['seed_candidates'] or 'all'}; estimate {ch['estimated_cpu_s']:.0f} CPU-s).",
              "", "| run | CPU-s | peak RSS MB of the run (process) | generations | "
              "hv at the default's CPU-s | final hv | CPU-s per generation (to the first) | "
