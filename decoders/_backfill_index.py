@@ -196,7 +196,6 @@ def build_index(order, st, by_mask, nodes=EMPTY):
         st.index.tr_i[i, T_W] = EMPTY
         st.index.tr_i[i, T_SW] = 0
         st.index.tr_i[i, T_U] = EMPTY
-        st.index.tr_i[i, 3] = 0
         for c in range(2 * nb):  # the buckets past these are never read
             st.index.tr_rg[i, c] = np.float32(np.inf)
         if powered:
