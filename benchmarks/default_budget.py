@@ -119,7 +119,9 @@ def _one(kind, budget, limit, quick, progress):
         kw["params"] = {"easy_search": True}
     if kind != "default":
         kw["interrupt"] = lambda: time.process_time() - t0 >= limit
-    res = moga.run(js, fed, seed=1, on_generation=hook, cpu_budget=budget, **kw)
+    else:
+        kw["cpu_budget"] = budget  # the size rule's; the others are cut at `limit`
+    res = moga.run(js, fed, seed=1, on_generation=hook, **kw)
     cpu = time.process_time() - t0
     return {"run": kind, "jobset": js.name, "n_jobs": len(js), "cpu_s": cpu,
             "wall_s": res.wall_time, "rss_before_mb": loaded,

@@ -55,9 +55,41 @@ def test_up_to_small_jobs_nothing_is_measured(setup, monkeypatch):
         raise AssertionError("measured a small job-set")
 
     monkeypatch.setattr(sizing, "_decode_cpu", boom)
-    params, choice = _choose(setup, 1e-6)
+    params, choice = _choose(setup, None)
     assert choice.rule == "small" and choice.easy_decode_s is None
     assert (params.pop_size, params.n_gen, params.easy_search) == (*EASY_BUDGET, True)
+
+
+def test_a_budget_given_binds_a_small_job_set_too(setup, monkeypatch):
+    """A CPU budget the caller gives makes the rule measure and pick at any size: a
+    generous one gives today's default run bit for bit, a tight one stops it."""
+    from types import SimpleNamespace
+
+    from moga.evolution import runner
+
+    js, fed = setup
+    assert len(js) <= sizing.SMALL_JOBS
+    _, choice = _choose(setup, 1e9)
+    assert choice.rule == "measured" and choice.easy_decode_s > 0
+    assert (choice.pop_size, choice.n_gen, choice.seed_candidates) == (*EASY_BUDGET, None)
+    monkeypatch.setattr(sizing, "EASY_BUDGET", (EASY_BUDGET[0], 6))
+    small = moga.run(js, fed, seed=3)
+    roomy = moga.run(js, fed, seed=3, cpu_budget=1e9)
+    assert small.info["default"]["rule"] == "small"
+    assert roomy.info["default"]["rule"] == "measured"
+    assert roomy.info["stopped_by"] == "generations"
+    np.testing.assert_array_equal(small.F, roomy.F)
+    np.testing.assert_array_equal(small.X, roomy.X)
+    # One second per clock reading: a budget of 4 s stops the run at its floor, which
+    # this test lowers to 2 generations.
+    monkeypatch.setattr(sizing, "MIN_EASY_GEN", 2)
+    clock = iter(range(1, 10**6))
+    monkeypatch.setattr(runner, "time", SimpleNamespace(process_time=lambda: float(next(clock)),
+                                                        perf_counter=runner.time.perf_counter))
+    tight = moga.run(js, fed, seed=3, cpu_budget=4.0)
+    assert tight.info["default"]["rule"] == "measured"
+    assert tight.info["stopped_by"] == "cpu budget"
+    assert 2 <= tight.history["n_gen"][-1] < 6
 
 
 def test_a_budget_the_easy_search_overruns_gets_the_in_order_search_within_it(setup,
@@ -188,9 +220,10 @@ def test_a_sized_run_stops_before_a_generation_would_pass_its_cpu_budget(setup, 
         "measured", "easy search", 50, 100, None, 100, 30)) == sizing.MIN_EASY_GEN
     assert sizing.least_generations(sizing.DefaultChoice(
         "measured", "in-order search", 100, 5, None, 100, 30)) == 5
-    # Runs the caller sized are never held to the budget.
-    assert moga.run(js, fed, seed=2, pop_size=10, n_gen=3, cpu_budget=1e-6
-                    ).info["stopped_by"] == "generations"
+    # Runs the caller sized are never held to the budget, and the caller is told.
+    with pytest.warns(UserWarning, match="pop_size, n_gen were given, so this run ignores"):
+        assert moga.run(js, fed, seed=2, pop_size=10, n_gen=3, cpu_budget=1e-6
+                        ).info["stopped_by"] == "generations"
 
 
 def test_the_choice_reaches_the_run_and_run_json(setup, measured, tmp_path, capsys):
@@ -225,7 +258,8 @@ def test_the_choice_reaches_the_run_and_run_json(setup, measured, tmp_path, caps
 def test_explicit_arguments_always_win(setup, measured, explicit):
     js, fed = setup
     kw = {"n_gen": 2, **explicit} if "params" not in explicit else explicit
-    res = moga.run(js, fed, seed=1, cpu_budget=1e-6, **kw)
+    with pytest.warns(UserWarning, match="cpu_budget bounds only"):
+        res = moga.run(js, fed, seed=1, cpu_budget=1e-6, **kw)
     assert res.info["default"]["rule"] == "explicit"
     want = GAParams.coerce(kw.get("params")).replace(pop_size=kw.get("pop_size"),
                                                      n_gen=kw.get("n_gen")).for_moga()

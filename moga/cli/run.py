@@ -50,9 +50,9 @@ def add_arguments(p) -> None:
                         "island's generations (docs/guide/cluster.md)")
     p.add_argument("--cpu-budget", type=pos_float("--cpu-budget"), default=None,
                    metavar="SECONDS",
-                   help="CPU seconds the default search aims at on a job-set of more than "
-                        "5,000 jobs, when --pop, --gen and easy_search are not given "
-                        "(default 900; docs/guide/tuning.md)")
+                   help="CPU seconds the default search aims at when --pop, --gen and "
+                        "easy_search are not given (default 900 on a job-set of more than "
+                        "5,000 jobs; given, at any size; docs/guide/tuning.md)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="with --islands: the Dask scheduler whose workers run the islands "
                         "(default: this process; needs the sweep extra)")
@@ -89,7 +89,8 @@ def run(args) -> int:
 
     trace, fed, js, params, out = load_ga(args, OUTPUTS)
     shown = params.for_moga(args.backfill)
-    if applies(params, args.backfill, args.islands) and len(js) > SMALL_JOBS:
+    if applies(params, args.backfill, args.islands) and (len(js) > SMALL_JOBS
+                                                          or args.cpu_budget is not None):
         budget = CPU_BUDGET if args.cpu_budget is None else args.cpu_budget
         search = (f"search, population and generations picked by size for a budget of "
                   f"{budget:.0f} CPU-s")

@@ -80,6 +80,24 @@ class _CpuBudget:
         return self.reached
 
 
+#: The warning for a ``cpu_budget`` that the size rule cannot apply, with its reason.
+_UNSIZED = ("cpu_budget bounds only a run whose population, generations and search the size "
+            "rule picks; {} so this run ignores it: bound it with n_gen or time_limit")
+
+
+def _unsized_because(params: GAParams, backfill: str, islands) -> str:
+    """Why :func:`~moga.evolution.sizing.applies` is false for a run, in words."""
+    if islands is not None:
+        return "an island run is sized by its islands' generations,"
+    if backfill != "none":
+        return f"backfill={backfill!r} decodes every child with EASY,"
+    if params.archive_size <= 0:
+        return "archive_size=0 was given,"
+    given = [n for n, v in (("pop_size", params.pop_size), ("n_gen", params.n_gen),
+                            ("easy_search", params.easy_search)) if v is not None]
+    return f"{', '.join(given)} {'was' if len(given) == 1 else 'were'} given,"
+
+
 class _CpuStop(Termination):
     """pymoo's termination: a :class:`_CpuBudget` spent."""
 
@@ -128,7 +146,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         :meth:`GAParams.resolved`). With these two and ``GAParams.easy_search``
         all left at None (the in-order decoder, no islands) the search,
         population and generations are picked by the job-set's size: up to
-        5,000 jobs the EASY search at 50 x 240; above, from timed decodes of
+        5,000 jobs and no ``cpu_budget`` given, the EASY search at 50 x 240;
+        above, or with ``cpu_budget`` given, from timed decodes of
         the submit order with each decoder, the EASY search at population 50
         if ``cpu_budget`` buys at least 40 of its generations by the
         estimate, else the in-order search at population 100, either run
@@ -202,11 +221,14 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         holds); default False, the MOGA paper's model, in which jobs run their
         trace's work to completion.
     cpu_budget : float, optional
-        CPU seconds the size rule aims a job-set of more than 5,000 jobs at
-        (default 900, :data:`moga.evolution.sizing.CPU_BUDGET`); no effect when
-        the population, generations or search are given. A run the rule
-        sized also stops before a generation that would take the call's CPU
-        seconds past it (``"cpu budget"``).
+        CPU seconds the size rule aims the run at (default 900,
+        :data:`moga.evolution.sizing.CPU_BUDGET`, for job-sets of more than
+        5,000 jobs). Given, the rule measures and picks at any size, so a
+        smaller job-set is held to it too. A run the rule sized stops before a
+        generation that would take the call's CPU seconds past it (``"cpu
+        budget"``). When the population, generations or search are given (or
+        ``backfill="easy"``, or islands), the rule does not apply: a budget
+        given is then ignored with a warning.
 
     The run ends at whichever comes first: ``n_gen``, the time limit, stagnation,
     an interrupt, the CPU budget of a run the size rule sized, or (as in pymoo) 100
@@ -231,7 +253,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         federation = federation.with_cap(power_cap, federation.cluster_caps)
     params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)
     seed = check_seed(seed)
-    cpu_budget = check_budget(cpu_budget)
+    check_budget(cpu_budget)
     cpu0 = time.process_time()
 
     if time_limit is not None and not (isinstance(time_limit, (int, float))
@@ -249,12 +271,18 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     if np.any(reference <= 0):
         raise ValueError(f"the submit-order objectives must be > 0 to normalise, got {reference}")
     if applies(params, backfill, islands):
-        # Nothing of the search set by the caller: picked by size and decode cost.
+        # Nothing of the search set by the caller: picked by size and decode cost (a
+        # budget given, at any size).
         params, choice = choose_default(params, problem, submit, cpu_budget)
         params = params.for_moga(backfill)
         spent = (_CpuBudget(cpu0, choice.cpu_budget, least_generations(choice))
                  if choice.rule == "measured" else None)
     else:
+        if cpu_budget is not None:
+            import warnings
+
+            warnings.warn(_UNSIZED.format(_unsized_because(params, backfill, islands)),
+                          UserWarning, stacklevel=2)
         spent = None
         params = params.for_moga(backfill)  # the EASY search wherever it applies
         choice = described(params, len(jobset), backfill)

@@ -4,11 +4,13 @@ When a run is given no population, no generations and no choice of search
 (``pop_size``, ``n_gen`` and ``GAParams.easy_search`` all left at None, the
 in-order decoder, no islands), :func:`choose_default` picks them:
 
-* up to :data:`SMALL_JOBS` jobs, today's default without measuring anything:
-  the EASY search, population 50, 240 generations (:data:`~moga.evolution.params.EASY_BUDGET`);
-* above, it times a decode of the submit order with each decoder (EASY and
-  in order, the least of :data:`TIMED_DECODES` after an untimed one, so that
-  a Numba compile is not counted) and estimates the CPU seconds of the EASY
+* up to :data:`SMALL_JOBS` jobs, unless the caller gives a CPU budget,
+  today's default without measuring anything: the EASY search, population
+  50, 240 generations (:data:`~moga.evolution.params.EASY_BUDGET`);
+* above, or at any size with a CPU budget given, it times a decode of the
+  submit order with each decoder (EASY and in order, the least of
+  :data:`TIMED_DECODES` after an untimed one, so that a Numba compile is not
+  counted) and estimates the CPU seconds of the EASY
   search at 50 x 240, its seeding included. It picks the EASY search at
   population 50 where the estimate fits the CPU budget (``cpu_budget``,
   default :data:`CPU_BUDGET`) at least :data:`MIN_EASY_GEN` generations;
@@ -43,7 +45,7 @@ member's cost against the submit order's differs from one job-set to
 another, so a run's CPU can differ from its estimate by up to a factor of
 about two either way (``results/size_rule.md``).
 
-Above :data:`SMALL_JOBS` the choice therefore depends on the machine's
+Where it measures, the choice therefore depends on the machine's
 speed: the run's result reports it (:class:`DefaultChoice`, ``info["default"]``
 and ``run.json``), and passing the reported ``pop_size``, ``n_gen`` and
 ``easy_search`` repeats the run bit for bit on any machine.
@@ -98,7 +100,8 @@ class DefaultChoice:
     Attributes
     ----------
     rule : {"small", "measured", "explicit"}
-        ``"small"``: at most :data:`SMALL_JOBS` jobs, today's default;
+        ``"small"``: at most :data:`SMALL_JOBS` jobs and no CPU budget given, today's
+        default;
         ``"measured"``: picked from the measured decode costs; ``"explicit"``:
         the caller set the population, generations or search (or the run is
         not one the rule covers), nothing was picked.
@@ -265,11 +268,13 @@ def choose_default(params: GAParams, problem, submit, cpu_budget=None):
     submit : ndarray (1, n_var)
         The submit order with an empty blacklist.
     cpu_budget : float, optional
-        CPU seconds aimed at (default :data:`CPU_BUDGET`).
+        CPU seconds aimed at. None: :data:`CPU_BUDGET`, and a job-set of at most
+        :data:`SMALL_JOBS` jobs gets today's default unmeasured. Given, the rule
+        measures and picks at any size, so that the budget binds.
     """
     budget = check_budget(cpu_budget)
     J = len(problem.jobset)
-    if J <= SMALL_JOBS:
+    if J <= SMALL_JOBS and cpu_budget is None:
         pop, gen = EASY_BUDGET
         return (params.replace(easy_search=True, pop_size=pop, n_gen=gen),
                 DefaultChoice("small", "easy search", pop, gen, params.seed_candidates,
