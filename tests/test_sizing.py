@@ -266,6 +266,19 @@ def test_explicit_arguments_always_win(setup, measured, explicit):
     assert res.params == want
 
 
+def test_the_cli_says_when_it_ignores_a_cpu_budget(tmp_path, capsys):
+    assert main(["run", "--n-jobs", "30", "--gen", "2", "--pop", "6", "--cpu-budget", "5",
+                 "--no-progress", "--out", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert "--cpu-budget bounds only" in err and "ignores it" in err
+    assert json.loads((tmp_path / "a" / "run.json").read_text())["generations"] == 2
+    assert main(["run", "--n-jobs", "30", "--cpu-budget", "1e-6", "--no-progress",
+                 "--out", str(tmp_path / "b")]) == 0
+    captured = capsys.readouterr()
+    assert "--cpu-budget" not in captured.err and "picked the" in captured.out
+    assert json.loads((tmp_path / "b" / "run.json").read_text())["default"]["rule"] == "measured"
+
+
 def test_the_rule_leaves_other_runs_alone():
     p = GAParams()
     assert sizing.applies(p, "none", None)

@@ -89,6 +89,12 @@ def run(args) -> int:
 
     trace, fed, js, params, out = load_ga(args, OUTPUTS)
     shown = params.for_moga(args.backfill)
+    if args.cpu_budget is not None and not applies(params, args.backfill, args.islands):
+        print("moga: warning: --cpu-budget bounds only a run whose search, population and "
+              "generations the size rule picks (no --pop, --gen, easy_search in --params, "
+              "--backfill easy or --islands), so this run ignores it: bound it with --gen or "
+              "--time-limit", file=sys.stderr)
+        args.cpu_budget = None
     if applies(params, args.backfill, args.islands) and (len(js) > SMALL_JOBS
                                                           or args.cpu_budget is not None):
         budget = CPU_BUDGET if args.cpu_budget is None else args.cpu_budget
