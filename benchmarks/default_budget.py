@@ -88,7 +88,7 @@ def one(kind: str, budget: float, limit: float, quick: bool, progress=None) -> d
 
     small = sizing.SMALL_JOBS
     if quick:
-        sizing.SMALL_JOBS = 0  # the measured rule, on 60 jobs
+        sizing.SMALL_JOBS = 0  # the measured rule on 60 jobs for every run, not only the budgeted default
     try:
         return _one(kind, budget, limit, quick, progress)
     finally:

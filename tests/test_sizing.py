@@ -221,7 +221,7 @@ def test_a_sized_run_stops_before_a_generation_would_pass_its_cpu_budget(setup, 
     assert sizing.least_generations(sizing.DefaultChoice(
         "measured", "in-order search", 100, 5, None, 100, 30)) == 5
     # Runs the caller sized are never held to the budget, and the caller is told.
-    with pytest.warns(UserWarning, match="pop_size, n_gen were given, so this run ignores"):
+    with pytest.warns(UserWarning, match="this run was given pop_size, n_gen: it ignores"):
         assert moga.run(js, fed, seed=2, pop_size=10, n_gen=3, cpu_budget=1e-6
                         ).info["stopped_by"] == "generations"
 
@@ -266,16 +266,35 @@ def test_explicit_arguments_always_win(setup, measured, explicit):
     assert res.params == want
 
 
+@pytest.mark.parametrize("kw, named", [
+    ({"islands": 1, "n_gen": 1}, "islands, n_gen"),
+    ({"backfill": "easy", "n_gen": 1}, "backfill='easy', n_gen"),
+    ({"params": {"archive_size": 0, "n_gen": 1}}, "archive_size=0, n_gen"),
+])
+def test_a_budget_the_rule_cannot_apply_is_ignored_with_a_warning(setup, kw, named):
+    js, fed = setup
+    with pytest.warns(UserWarning, match=f"this run was given {named}: it ignores the budget"):
+        res = moga.run(js, fed, seed=1, cpu_budget=1e-6, **kw)
+    assert res.history["n_gen"][-1] == 1  # the generations asked for, the budget long spent
+    if "islands" not in kw:
+        assert res.info["default"]["rule"] == "explicit"
+
+
 def test_the_cli_says_when_it_ignores_a_cpu_budget(tmp_path, capsys):
-    assert main(["run", "--n-jobs", "30", "--gen", "2", "--pop", "6", "--cpu-budget", "5",
-                 "--no-progress", "--out", str(tmp_path / "a")]) == 0
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the command drops the budget: moga.run never sees it
+        assert main(["run", "--n-jobs", "30", "--gen", "2", "--pop", "6", "--cpu-budget", "5",
+                     "--no-progress", "--out", str(tmp_path / "a")]) == 0
     err = capsys.readouterr().err
-    assert "--cpu-budget bounds only" in err and "ignores it" in err
+    assert "this run was given --pop, --gen: it ignores the budget" in err
     assert json.loads((tmp_path / "a" / "run.json").read_text())["generations"] == 2
     assert main(["run", "--n-jobs", "30", "--cpu-budget", "1e-6", "--no-progress",
                  "--out", str(tmp_path / "b")]) == 0
     captured = capsys.readouterr()
     assert "--cpu-budget" not in captured.err and "picked the" in captured.out
+    assert "picked by size for a budget of 1e-06 CPU-s" in captured.out
     assert json.loads((tmp_path / "b" / "run.json").read_text())["default"]["rule"] == "measured"
 
 

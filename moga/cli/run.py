@@ -50,17 +50,19 @@ def add_arguments(p) -> None:
                         "island's generations (docs/guide/cluster.md)")
     p.add_argument("--cpu-budget", type=pos_float("--cpu-budget"), default=None,
                    metavar="SECONDS",
-                   help="CPU seconds the default search aims at when --pop, --gen and "
-                        "easy_search are not given (default 900 on a job-set of more than "
-                        "5,000 jobs; given, at any size; docs/guide/tuning.md)")
+                   help="CPU seconds the default search aims at (default 900 on a job-set "
+                        "of more than 5,000 jobs; given, at any size); ignored, with a "
+                        "warning, when --pop, --gen, easy_search, --backfill easy or "
+                        "--islands is given (docs/guide/tuning.md)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="with --islands: the Dask scheduler whose workers run the islands "
                         "(default: this process; needs the sweep extra)")
 
 
-def _evolve(args, js, fed, params):
-    """``moga.run`` with the command's settings; with ``--islands``, an island run, on the
-    workers of ``--scheduler`` if given (docs/guide/cluster.md)."""
+def _evolve(args, js, fed, params, cpu_budget):
+    """``moga.run`` with the command's settings and the CPU budget ``cpu_budget`` (None: the
+    default); with ``--islands``, an island run, on the workers of ``--scheduler`` if given
+    (docs/guide/cluster.md)."""
     from ..errors import InputError, require
     from ..evolution.runner import run as run_moga
 
@@ -78,28 +80,35 @@ def _evolve(args, js, fed, params):
                             progress=not args.no_progress, backfill=args.backfill,
                             time_limit=args.time_limit, stagnation=args.stagnation,
                             interrupt=stop, islands=args.islands, client=client,
-                            cpu_budget=args.cpu_budget)
+                            cpu_budget=cpu_budget)
     finally:
         if client is not None:
             client.close()
 
 
 def run(args) -> int:
-    from ..evolution.sizing import CPU_BUDGET, SMALL_JOBS, applies
+    from ..evolution.sizing import CPU_BUDGET, SMALL_JOBS, applies, unsized_by
 
     trace, fed, js, params, out = load_ga(args, OUTPUTS)
     shown = params.for_moga(args.backfill)
-    if args.cpu_budget is not None and not applies(params, args.backfill, args.islands):
+    cpu_budget = args.cpu_budget
+    unsized = unsized_by(params, args.backfill, args.islands)
+    if cpu_budget is not None and unsized:
+        words = {"islands": "--islands", "backfill": f"--backfill {args.backfill}",
+                 "archive_size": "archive_size = 0 in --params",
+                 "pop_size": "--pop" if args.pop is not None else "pop_size in --params",
+                 "n_gen": "--gen" if args.gen is not None else "n_gen in --params",
+                 "easy_search": "easy_search in --params"}
         print("moga: warning: --cpu-budget bounds only a run whose search, population and "
-              "generations the size rule picks (no --pop, --gen, easy_search in --params, "
-              "--backfill easy or --islands), so this run ignores it: bound it with --gen or "
-              "--time-limit", file=sys.stderr)
-        args.cpu_budget = None
+              "generations the size rule picks, and this run was given "
+              f"{', '.join(words[n] for n in unsized)}: it ignores the budget (bound it with "
+              "--gen or --time-limit)", file=sys.stderr)
+        cpu_budget = None
     if applies(params, args.backfill, args.islands) and (len(js) > SMALL_JOBS
-                                                          or args.cpu_budget is not None):
-        budget = CPU_BUDGET if args.cpu_budget is None else args.cpu_budget
+                                                          or cpu_budget is not None):
+        budget = CPU_BUDGET if cpu_budget is None else cpu_budget
         search = (f"search, population and generations picked by size for a budget of "
-                  f"{budget:.0f} CPU-s")
+                  f"{budget:g} CPU-s")
     else:
         search = f"pop {shown.pop_size}, {shown.n_gen} generations"
     print(f"{js.name}: {len(js)} jobs on {fed!r}; NSGA-II {search}, model {args.model}, seed "
@@ -109,7 +118,7 @@ def run(args) -> int:
     if fed.power_cap is not None:
         print(f"power cap {fed.power_cap / 1e3:.2f} kW ({fed.power_cap / fed.peak_power:.0%} of "
               "peak)", flush=True)
-    res = _evolve(args, js, fed, params)
+    res = _evolve(args, js, fed, params, cpu_budget)
     choice = res.info.get("default", {})
     if choice.get("rule") == "measured":
         print(f"picked the {choice['search']}, pop {choice['pop_size']}, up to "

@@ -28,7 +28,14 @@ from .search import (
     _seeded_archive,
     _stopped_by,
 )
-from .sizing import applies, check_budget, choose_default, described, least_generations
+from .sizing import (
+    applies,
+    check_budget,
+    choose_default,
+    described,
+    least_generations,
+    unsized_by,
+)
 
 __all__ = ["GAParams", "RunResult", "run", "HV_FACTOR"]
 
@@ -80,22 +87,15 @@ class _CpuBudget:
         return self.reached
 
 
-#: The warning for a ``cpu_budget`` that the size rule cannot apply, with its reason.
-_UNSIZED = ("cpu_budget bounds only a run whose population, generations and search the size "
-            "rule picks; {} so this run ignores it: bound it with n_gen or time_limit")
-
-
-def _unsized_because(params: GAParams, backfill: str, islands) -> str:
-    """Why :func:`~moga.evolution.sizing.applies` is false for a run, in words."""
-    if islands is not None:
-        return "an island run is sized by its islands' generations,"
-    if backfill != "none":
-        return f"backfill={backfill!r} decodes every child with EASY,"
-    if params.archive_size <= 0:
-        return "archive_size=0 was given,"
-    given = [n for n, v in (("pop_size", params.pop_size), ("n_gen", params.n_gen),
-                            ("easy_search", params.easy_search)) if v is not None]
-    return f"{', '.join(given)} {'was' if len(given) == 1 else 'were'} given,"
+def _unsized_warning(params: GAParams, backfill: str, islands) -> str:
+    """The warning for a ``cpu_budget`` the size rule cannot apply, naming what the caller
+    set (:func:`~moga.evolution.sizing.unsized_by`)."""
+    words = {"islands": "islands", "backfill": f"backfill={backfill!r}",
+             "archive_size": "archive_size=0"}
+    given = [words.get(n, n) for n in unsized_by(params, backfill, islands)]
+    return ("cpu_budget bounds only a run whose population, generations and search the size "
+            f"rule picks, and this run was given {', '.join(given)}: it ignores the budget "
+            "(bound it with n_gen or time_limit)")
 
 
 class _CpuStop(Termination):
@@ -226,9 +226,10 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         5,000 jobs). Given, the rule measures and picks at any size, so a
         smaller job-set is held to it too. A run the rule sized stops before a
         generation that would take the call's CPU seconds past it (``"cpu
-        budget"``). When the population, generations or search are given (or
-        ``backfill="easy"``, or islands), the rule does not apply: a budget
-        given is then ignored with a warning.
+        budget"``), though never before the rule's floor of 40 (EASY search) or
+        20 (in-order search) generations. When the population, generations or
+        search are given (or ``backfill="easy"``, islands or ``archive_size=0``),
+        the rule does not apply: a budget given is then ignored with a warning.
 
     The run ends at whichever comes first: ``n_gen``, the time limit, stagnation,
     an interrupt, the CPU budget of a run the size rule sized, or (as in pymoo) 100
@@ -270,6 +271,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     reference = base[0]
     if np.any(reference <= 0):
         raise ValueError(f"the submit-order objectives must be > 0 to normalise, got {reference}")
+    if islands is None and (client is not None or migration is not None):
+        raise ValueError("client and migration apply to island runs: pass islands=N too")
     if applies(params, backfill, islands):
         # Nothing of the search set by the caller: picked by size and decode cost (a
         # budget given, at any size).
@@ -281,8 +284,8 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         if cpu_budget is not None:
             import warnings
 
-            warnings.warn(_UNSIZED.format(_unsized_because(params, backfill, islands)),
-                          UserWarning, stacklevel=2)
+            warnings.warn(_unsized_warning(params, backfill, islands), UserWarning,
+                          stacklevel=2)
         spent = None
         params = params.for_moga(backfill)  # the EASY search wherever it applies
         choice = described(params, len(jobset), backfill)
@@ -290,8 +293,6 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     if islands is not None or client is not None or migration is not None:
         from .islands import run_islands
 
-        if islands is None:
-            raise ValueError("client and migration apply to island runs: pass islands=N too")
         if verbose or not params.mating_neighbours or _PYMOO_LOOP:
             raise ValueError("islands run NSGA-II's array loop: they need neighbourhood mating "
                              "(mating_neighbours >= 1) and verbose=False")

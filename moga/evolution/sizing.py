@@ -61,9 +61,10 @@ from .params import BUDGET, EASY_BUDGET, GAParams
 __all__ = ["DefaultChoice", "choose_default", "SMALL_JOBS", "CPU_BUDGET", "SEED_SHARE",
            "EASY_FACTOR", "IN_ORDER_FACTOR", "SEED_FACTOR", "MIN_GEN", "MIN_EASY_GEN",
            "SEED_PAIRS", "ROW_MEMORY", "MIN_POP", "measure", "member_cost", "estimate",
-           "fitted_generations", "fitted_population", "least_generations"]
+           "fitted_generations", "fitted_population", "least_generations", "unsized_by"]
 
-#: Job-sets of at most this many jobs keep the EASY search at 50 x 240 without measuring.
+#: Job-sets of at most this many jobs keep the EASY search at 50 x 240 without measuring,
+#: unless the caller gives a CPU budget.
 SMALL_JOBS = 5000
 #: CPU seconds the default run of a larger job-set aims at (``moga.run(cpu_budget=...)``).
 CPU_BUDGET = 900.0
@@ -169,6 +170,17 @@ def applies(params: GAParams, backfill: str, islands) -> bool:
     return (backfill == "none" and islands is None and params.archive_size > 0
             and params.pop_size is None and params.n_gen is None
             and params.easy_search is None)
+
+
+def unsized_by(params: GAParams, backfill: str, islands) -> tuple[str, ...]:
+    """What the caller set that keeps the size rule from a run (empty where it
+    :func:`applies`): ``"islands"``, ``"backfill"``, ``"archive_size"`` (0) and whichever of
+    ``"pop_size"``, ``"n_gen"`` and ``"easy_search"`` are given."""
+    why = (("islands",) if islands is not None else ()) + (
+        ("backfill",) if backfill != "none" else ()) + (
+        ("archive_size",) if params.archive_size <= 0 else ())
+    return why + tuple(n for n in ("pop_size", "n_gen", "easy_search")
+                       if getattr(params, n) is not None)
 
 
 def described(params: GAParams, n_jobs: int, backfill: str = "none") -> DefaultChoice:
