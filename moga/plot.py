@@ -148,10 +148,12 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
     """Gantt chart of a schedule: one band per cluster, nodes on y, time (h) on x, and
     below it a strip of the nodes in use per cluster over time.
 
-    Each task is a bar on the node it ran on (nodes as assigned by
-    :meth:`moga.schedule.Schedule.node_assignment`). Co-allocated jobs are
-    drawn in red tones, the others in blue tones; a preempted job has one bar
-    per execution (:attr:`moga.Schedule.segments`). The strip stacks the
+    A job's tasks are bars on the nodes they ran on (nodes as assigned by
+    :meth:`moga.schedule.Schedule.node_assignment`), one bar per run of
+    consecutive nodes in a cluster, so a month of tens of thousands of jobs
+    draws in seconds. Co-allocated jobs are drawn in red tones, the others in
+    blue tones; a preempted job has bars for each execution
+    (:attr:`moga.Schedule.segments`). The strip stacks the
     clusters' nodes in use (fastest cluster at the bottom, as in the chart's top
     band) under the federation's size; a job's nodes count as free from its
     finish, so the strip never exceeds the federation.
@@ -164,17 +166,15 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
     coalloc = (schedule.alloc > 0).sum(axis=1) >= 2
     rng = np.random.default_rng(0)  # fixed shades so that neighbouring jobs differ
     shade = rng.uniform(0.35, 0.9, J)
-    polys, colors = [], []
     if segs is None:
         rows, s_h, f_h = np.arange(J), schedule.start / 3600, schedule.finish / 3600
     else:
         rows, s_h, f_h = segs.job, segs.start / 3600, segs.end / 3600
-    for i, j in enumerate(rows):
-        for k in range(fed.n_clusters):
-            for node in nodes_of[i][k]:
-                y = offsets[k] + node
-                polys.append([(s_h[i], y), (f_h[i], y), (f_h[i], y + 0.9), (s_h[i], y + 0.9)])
-                colors.append(plt.cm.Reds(shade[j]) if coalloc[j] else plt.cm.Blues(shade[j]))
+    ex, y0, y1 = _node_runs(nodes_of, offsets)
+    polys = np.stack([np.column_stack([s_h[ex], y0]), np.column_stack([f_h[ex], y0]),
+                      np.column_stack([f_h[ex], y1]), np.column_stack([s_h[ex], y1])], axis=1)
+    job = np.asarray(rows, dtype=np.int64)[ex]
+    colors = np.where(coalloc[job][:, None], plt.cm.Reds(shade[job]), plt.cm.Blues(shade[job]))
     height = min(12.0, 3.0 + fed.total_nodes / 40)
     fig, (ax, ux) = plt.subplots(2, 1, figsize=(10, height + 2.0), sharex=True,
                                  gridspec_kw={"height_ratios": [height, 2.0], "hspace": 0.08})
@@ -209,6 +209,30 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
     ux.legend(handles[::-1], labels[::-1], loc="upper left", bbox_to_anchor=(1.005, 1.0),
               borderaxespad=0.0, fontsize=7, title=f"of {fed.total_nodes}", title_fontsize=7)
     return _save(fig, path)
+
+
+def _node_runs(nodes_of, offsets):
+    """The Gantt chart's bars as ``(execution, y0, y1)`` arrays: one per run of consecutive
+    nodes that an execution held in a cluster (``nodes_of[i][k]``, increasing indices), from
+    the run's first node to 0.9 past its last, on the chart's y axis (cluster ``k`` from
+    ``offsets[k]``)."""
+    ex, y0, y1 = [np.empty(0, dtype=np.int64)], [np.empty(0)], [np.empty(0)]
+    for k in range(len(offsets) - 1):
+        held = [nodes[k] for nodes in nodes_of]
+        counts = np.fromiter((n.size for n in held), dtype=np.int64, count=len(held))
+        if counts.sum() == 0:
+            continue
+        node = np.concatenate(held)
+        row = np.repeat(np.arange(len(held)), counts)
+        # A run starts where the execution changes or a node does not follow the last.
+        first = np.ones(node.size, dtype=bool)
+        first[1:] = (row[1:] != row[:-1]) | (node[1:] != node[:-1] + 1)
+        head = np.flatnonzero(first)
+        tail = np.append(head[1:], node.size) - 1
+        ex.append(row[head])
+        y0.append(offsets[k] + node[head].astype(float))
+        y1.append(offsets[k] + node[tail] + 0.9)
+    return np.concatenate(ex), np.concatenate(y0), np.concatenate(y1)
 
 
 def plot_box(data, ylabel="", title=None, path=None):

@@ -52,3 +52,32 @@ def test_gantt_strip_counts_the_nodes_in_use_per_cluster(tmp_path):
     fig = plot_gantt(s, path=tmp_path / "gantt.png")
     assert len(fig.axes) == 2 and fig.axes[1].get_ylabel() == "nodes in use"
     assert (tmp_path / "gantt.png").stat().st_size > 0
+
+
+def test_gantt_bars_cover_each_execution_s_nodes_in_maximal_runs():
+    """Twin of the bars' merge: every (execution, node) pair of a random assignment is
+    covered by exactly one bar of its execution, and no two bars of one execution and
+    cluster touch (each run is as long as it can be)."""
+    from moga.plot import _node_runs
+
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        sizes = rng.integers(1, 40, size=rng.integers(1, 5))
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        nodes_of = []
+        for _ in range(rng.integers(0, 25)):
+            nodes_of.append([np.sort(rng.choice(n, size=rng.integers(0, n + 1), replace=False))
+                             .astype(np.int64) for n in sizes])
+        ex, y0, y1 = _node_runs(nodes_of, offsets)
+        want = {(i, int(offsets[k] + v)) for i, per in enumerate(nodes_of)
+                for k, nodes in enumerate(per) for v in nodes}
+        got = []
+        for i, a, b in zip(ex, y0, y1, strict=True):
+            assert float(a).is_integer() and np.isclose(b - 0.9, round(b - 0.9))
+            got += [(int(i), v) for v in range(int(a), int(round(b - 0.9)) + 1)]
+        assert len(got) == len(set(got)) and set(got) == want
+        ends = {(int(i), int(round(b - 0.9))) for i, b in zip(ex, y1, strict=True)}
+        for i, a in zip(ex, y0, strict=True):
+            k = np.searchsorted(offsets, a, side="right") - 1
+            if a > offsets[k]:  # a run that could have gone on from the node before
+                assert (int(i), int(a) - 1) not in ends
