@@ -150,8 +150,8 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
 
     A job's tasks are bars on the nodes they ran on (nodes as assigned by
     :meth:`moga.schedule.Schedule.node_assignment`), one bar per run of
-    consecutive nodes in a cluster, so a month of tens of thousands of jobs
-    draws in seconds. Co-allocated jobs are drawn in red tones, the others in
+    consecutive nodes in a cluster (not one per task, which a month's schedule
+    has millions of). Co-allocated jobs are drawn in red tones, the others in
     blue tones; a preempted job has bars for each execution
     (:attr:`moga.Schedule.segments`). The strip stacks the
     clusters' nodes in use (fastest cluster at the bottom, as in the chart's top
