@@ -86,24 +86,36 @@ def _evolve(args, js, fed, params, cpu_budget):
             client.close()
 
 
+def _cpu_budget(args, params):
+    """``--cpu-budget``, or None with a warning naming what keeps the size rule from this
+    run (:func:`~moga.evolution.sizing.unsized_by`) when it cannot apply."""
+    from ..evolution.sizing import unsized_by
+
+    unsized = unsized_by(params, args.backfill, args.islands)
+    if args.cpu_budget is None or not unsized:
+        return args.cpu_budget
+    words = {"islands": "--islands", "backfill": f"--backfill {args.backfill}",
+             "archive_size": "archive_size = 0 in --params",
+             "pop_size": "--pop" if args.pop is not None else "pop_size in --params",
+             "n_gen": "--gen" if args.gen is not None else "n_gen in --params",
+             "easy_search": "easy_search in --params"}
+    print("moga: warning: --cpu-budget bounds only a run whose search, population and "
+          "generations the size rule picks, and this run was given "
+          f"{', '.join(words[n] for n in unsized)}: it ignores the budget (bound it with "
+          "--gen or --time-limit)", file=sys.stderr)
+    return None
+
+
 def run(args) -> int:
-    from ..evolution.sizing import CPU_BUDGET, SMALL_JOBS, applies, unsized_by
+    from ..evolution.sizing import CPU_BUDGET, SMALL_JOBS, applies
 
     trace, fed, js, params, out = load_ga(args, OUTPUTS)
+    # The run needs the job-set only: the whole trace's records (tens of MB on a large
+    # trace) are let go before it, its report kept for run.json.
+    trace_report = trace.report.as_dict()
+    del trace
     shown = params.for_moga(args.backfill)
-    cpu_budget = args.cpu_budget
-    unsized = unsized_by(params, args.backfill, args.islands)
-    if cpu_budget is not None and unsized:
-        words = {"islands": "--islands", "backfill": f"--backfill {args.backfill}",
-                 "archive_size": "archive_size = 0 in --params",
-                 "pop_size": "--pop" if args.pop is not None else "pop_size in --params",
-                 "n_gen": "--gen" if args.gen is not None else "n_gen in --params",
-                 "easy_search": "easy_search in --params"}
-        print("moga: warning: --cpu-budget bounds only a run whose search, population and "
-              "generations the size rule picks, and this run was given "
-              f"{', '.join(words[n] for n in unsized)}: it ignores the budget (bound it with "
-              "--gen or --time-limit)", file=sys.stderr)
-        cpu_budget = None
+    cpu_budget = _cpu_budget(args, params)
     if applies(params, args.backfill, args.islands) and (len(js) > SMALL_JOBS
                                                           or cpu_budget is not None):
         budget = CPU_BUDGET if cpu_budget is None else cpu_budget
@@ -128,7 +140,7 @@ def run(args) -> int:
               f"estimated at {choice['easy_search_cpu_s']:.0f} CPU-s, this run at "
               f"{choice['estimated_cpu_s']:.0f} (run.json: default)", flush=True)
     with output_set(out, "run", settings(args)) as o:
-        summary, drawn = _write(args, o, res, trace, fed, js)
+        summary, drawn = _write(args, o, res, trace_report, fed, js)
     k = res.knee()
     km, ke = summary["knee_change_pct"]
     print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: makespan "
@@ -155,14 +167,14 @@ def _front_csv(res) -> str:
     return "\n".join(rows) + "\n"
 
 
-def _write(args, out, res, trace, fed, js):
+def _write(args, out, res, trace_report, fed, js):
     """Write the run's files and plots through the output set ``out``; returns ``(summary,
     plots written)``."""
     from ..plot import plot_convergence, plot_front, plot_gantt
 
     atomic_write(out / "front.csv", _front_csv(res))
     summary = res.summary()
-    summary["trace_report"] = trace.report.as_dict()
+    summary["trace_report"] = trace_report
     summary["jobset_report"] = js.report
     summary["federation_spec"] = fed.to_dict()
     atomic_write(out / "run.json", json.dumps(summary, indent=2, default=str) + "\n")
