@@ -84,18 +84,6 @@ def one(kind: str, budget: float, limit: float, quick: bool, progress=None) -> d
     """One run in this process, the comparisons stopped after ``limit`` CPU-s: its CPU
     seconds, peak RSS and hypervolume per generation (each generation's ``[n, CPU-s, hv]``
     also appended to the file ``progress`` if given, for a run cut short)."""
-    from moga.evolution import sizing
-
-    small = sizing.SMALL_JOBS
-    if quick:
-        sizing.SMALL_JOBS = 0  # the measured rule on 60 jobs for every run, not only the budgeted default
-    try:
-        return _one(kind, budget, limit, quick, progress)
-    finally:
-        sizing.SMALL_JOBS = small
-
-
-def _one(kind, budget, limit, quick, progress):
     import moga
 
     js, fed = _jobset(quick)

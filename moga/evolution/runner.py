@@ -290,7 +290,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         params = params.for_moga(backfill)  # the EASY search wherever it applies
         choice = described(params, len(jobset), backfill)
     problem.decode_seconds, problem.n_decoded = 0.0, 0
-    if islands is not None or client is not None or migration is not None:
+    if islands is not None:
         from .islands import run_islands
 
         if verbose or not params.mating_neighbours or _PYMOO_LOOP:

@@ -165,22 +165,21 @@ def check_budget(cpu_budget) -> float:
     return float(cpu_budget)
 
 
-def applies(params: GAParams, backfill: str, islands) -> bool:
-    """Whether the size rule picks this run's search: nothing of it set by the caller."""
-    return (backfill == "none" and islands is None and params.archive_size > 0
-            and params.pop_size is None and params.n_gen is None
-            and params.easy_search is None)
-
-
 def unsized_by(params: GAParams, backfill: str, islands) -> tuple[str, ...]:
-    """What the caller set that keeps the size rule from a run (empty where it
-    :func:`applies`): ``"islands"``, ``"backfill"``, ``"archive_size"`` (0) and whichever of
+    """What the caller set that keeps the size rule from a run (empty where it applies):
+    ``"islands"``, ``"backfill"``, ``"archive_size"`` (0) and whichever of
     ``"pop_size"``, ``"n_gen"`` and ``"easy_search"`` are given."""
     why = (("islands",) if islands is not None else ()) + (
         ("backfill",) if backfill != "none" else ()) + (
         ("archive_size",) if params.archive_size <= 0 else ())
     return why + tuple(n for n in ("pop_size", "n_gen", "easy_search")
                        if getattr(params, n) is not None)
+
+
+def applies(params: GAParams, backfill: str, islands) -> bool:
+    """Whether the size rule picks this run's search: nothing of it set by the caller
+    (:func:`unsized_by` empty)."""
+    return not unsized_by(params, backfill, islands)
 
 
 def described(params: GAParams, n_jobs: int, backfill: str = "none") -> DefaultChoice:
