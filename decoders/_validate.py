@@ -240,13 +240,24 @@ def _budgets(nodes, power_idle, power_cap, cluster_caps):
     K = nodes.shape[0]
     budget = np.full(K + 1, np.inf)
     if cluster_caps is not None:
-        caps = np.asarray(cluster_caps, dtype=np.float64)
-        if caps.shape != (K,) or np.isnan(caps).any():
+        try:
+            caps = np.asarray(cluster_caps, dtype=np.float64)
+        except (TypeError, ValueError):
+            caps = None
+        if caps is None or caps.shape != (K,) or np.isnan(caps).any():
             raise ValueError(f"cluster_caps must hold one number (or inf) per cluster ({K}), "
                              f"got {cluster_caps!r}")
         budget[:K] = caps - nodes * power_idle
     if power_cap is not None:
-        budget[K] = float(power_cap) - float(np.dot(nodes, power_idle))
+        # A NaN would pass every comparison below and leave the decode uncapped; inf (like
+        # None) is no cap, as it has always been.
+        raw = np.asarray(power_cap) if not isinstance(power_cap, bool) else np.asarray("")
+        cap = float(raw) if raw.ndim == 0 and raw.dtype.kind in "iuf" else None
+        if cap is None or np.isnan(cap):
+            got = repr(power_cap) if cap is None else cap
+            raise ValueError(f"power_cap must be a finite number of W, got {got} (None or inf "
+                             "for no cap)")
+        budget[K] = cap - float(np.dot(nodes, power_idle))
     return budget
 
 

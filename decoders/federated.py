@@ -537,7 +537,43 @@ def decode(*args, **options) -> FederatedDecode:
     """
     if len(args) >= 2 and has_fields(args[0], JOB_FIELDS) and has_fields(args[1], CLUSTER_FIELDS):
         return _decode_models(*args, **options)
+    if args and not all(_array_like(a) for a in args[:2]):
+        _refuse_models(args)
     return decode_arrays(*args, **options)
+
+
+def _array_like(a) -> bool:
+    """True for what the array form takes as an array (the first two are never scalars)."""
+    return isinstance(a, (np.ndarray, list, tuple)) or hasattr(a, "__array__")
+
+
+def _refuse_models(args):
+    """Name what is missing when :func:`decode`'s first two arguments are objects that are not
+    a job-set and a federation."""
+    if len(args) < 2:
+        raise TypeError("decode(jobset, federation): no federation given")
+    if has_fields(args[0], CLUSTER_FIELDS) and has_fields(args[1], JOB_FIELDS):
+        raise TypeError("decode(jobset, federation): the arguments are swapped (the first is a "
+                        "federation, the second a job-set)")
+    for what, obj, fields in (("job-set", args[0], JOB_FIELDS),
+                              ("federation", args[1], CLUSTER_FIELDS)):
+        missing = [f for f in fields if not hasattr(obj, f)]
+        if missing:
+            raise TypeError(f"decode(jobset, federation): the {what} has no attribute "
+                            f"{missing[0]!r} (it is a {type(obj).__name__}; a {what} needs "
+                            f"{', '.join(fields)})")
+
+
+def _fields(what, obj, fields) -> list:
+    """The arrays ``fields`` of ``obj``, each checked to be 1-D."""
+    out = []
+    for f in fields:
+        v = getattr(obj, f)
+        if np.ndim(v) != 1:
+            raise ValueError(f"decode(jobset, federation): the {what}'s {f} must be a 1-D array, "
+                             f"got {type(v).__name__} of shape {np.shape(v)}")
+        out.append(v)
+    return out
 
 
 def _decode_models(jobset, federation, order=None, blacklist=None, *, estimates: str = "exact",
@@ -549,8 +585,9 @@ def _decode_models(jobset, federation, order=None, blacklist=None, *, estimates:
                             "the federation; pass the arrays to decode_arrays to set it")
     if estimates not in ("exact", "requested"):
         raise ValueError(f"estimates must be 'exact' or 'requested', got {estimates!r}")
-    job = [getattr(jobset, f) for f in JOB_FIELDS]
-    J, K = len(job[0]), len(federation.nodes)
+    job = _fields("job-set", jobset, JOB_FIELDS)
+    cluster = _fields("federation", federation, CLUSTER_FIELDS)
+    J, K = len(job[0]), len(cluster[0])
     order = np.arange(J) if order is None else order
     blacklist = np.zeros((J, K)) if blacklist is None else blacklist
     power = getattr(jobset, "power", None)
@@ -561,7 +598,7 @@ def _decode_models(jobset, federation, order=None, blacklist=None, *, estimates:
         estimate = getattr(jobset, "requested", None)
         if estimate is None:
             raise ValueError("estimates='requested' needs a job-set with requested times")
-    return decode_arrays(*job, *(getattr(federation, f) for f in CLUSTER_FIELDS), order, blacklist,
+    return decode_arrays(*job, *cluster, order, blacklist,
                          backfill=backfill, check=check, power=power,
                          power_cap=getattr(federation, "power_cap", None),
                          cluster_caps=getattr(federation, "cluster_caps", None),

@@ -21,6 +21,12 @@ command only; a command that fails before the end leaves the previous set as
 it was, and one stopped while moving its files in leaves a manifest that says
 ``"complete": false``, which readers (``moga schedule``) refuse through
 :func:`check_set`.
+
+A command removes only its own previous set: as Git refuses to overwrite files
+it did not write, :func:`check_out` refuses a folder whose manifest names
+another command, and a folder the command reads its input from. The manifest
+is read against a typed schema (:data:`MANIFEST_FIELDS`); one that fails it is
+unreadable, and the message names the file and the field.
 """
 
 from __future__ import annotations
@@ -34,9 +40,9 @@ import shutil
 import time
 from pathlib import Path
 
-__all__ = ["MANIFEST", "OutputError", "OutputSet", "atomic_create", "atomic_path",
-           "atomic_write", "check_set", "check_writable", "inside", "output_set", "read_manifest",
-           "safe_name"]
+__all__ = ["MANIFEST", "MANIFEST_FIELDS", "OutputError", "OutputSet", "atomic_create",
+           "atomic_path", "atomic_write", "check_out", "check_set", "check_writable", "inside",
+           "manifest_problem", "output_set", "read_manifest", "safe_name"]
 
 #: The manifest of a folder's output set.
 MANIFEST = ".moga-set.json"
@@ -44,6 +50,16 @@ _LOCK = ".moga-set.lock"
 _STAGE = ".moga-staging-"
 #: How long a command waits for another one to finish moving its set in, s.
 LOCK_WAIT_S = 60.0
+#: The manifest's fields: name -> (type, what it must be, required). A manifest with a field
+#: of another type, or without a required one, is unreadable.
+MANIFEST_FIELDS = {
+    "command": (str, "a string", True),
+    "files": (list, "a list of file names (strings)", True),
+    "complete": (bool, "true or false", True),
+    "settings": (dict, "an object", False),
+    "written": (str, "a string", False),
+    "previous": (list, "a list of file names (strings)", False),
+}
 
 
 class OutputError(OSError):
@@ -185,14 +201,46 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def read_manifest(folder) -> dict | None:
-    """The manifest of ``folder``'s output set, or None when it has none (or an unreadable
-    one)."""
+def _load_manifest(folder) -> tuple[dict | None, str | None]:
+    """``(manifest, None)``, ``(None, None)`` without one, or ``(None, why)`` when the file
+    is there but unreadable or fails :data:`MANIFEST_FIELDS` (``why`` names the field)."""
+    path = Path(folder) / MANIFEST
     try:
-        doc = json.loads((Path(folder) / MANIFEST).read_text())
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
+        text = path.read_text()
+    except FileNotFoundError:
+        return None, None
+    except OSError as e:
+        return None, f"cannot be read ({e.strerror or e})"
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None, "is not JSON"
+    if not isinstance(doc, dict):
+        return None, f"is not a JSON object (a {type(doc).__name__})"
+    for name, (kind, what, required) in MANIFEST_FIELDS.items():
+        if name not in doc:
+            if required:
+                return None, f"has no field {name!r}"
+            continue
+        v = doc[name]
+        if not isinstance(v, kind) or (kind is list and not all(isinstance(x, str)
+                                                                for x in v)):
+            return None, f"field {name!r} must be {what}, got {json.dumps(v)[:60]}"
+    return doc, None
+
+
+def read_manifest(folder) -> dict | None:
+    """The manifest of ``folder``'s output set, or None when it has none or an unreadable one
+    (not JSON, or a field of :data:`MANIFEST_FIELDS` missing or of the wrong type; see
+    :func:`manifest_problem`)."""
+    return _load_manifest(folder)[0]
+
+
+def manifest_problem(folder) -> str | None:
+    """Why ``folder``'s manifest is unreadable, naming the file and the field; None when it
+    is readable or absent."""
+    why = _load_manifest(folder)[1]
+    return None if why is None else f"{Path(folder) / MANIFEST}: the outputs' manifest {why}"
 
 
 def check_set(folder, file=None, what: str = "") -> None:
@@ -210,20 +258,79 @@ def check_set(folder, file=None, what: str = "") -> None:
     from .errors import InputError
 
     folder = Path(folder)
-    doc = read_manifest(folder)
+    doc, why = _load_manifest(folder)
     if doc is None:
-        if (folder / MANIFEST).exists():
-            raise InputError(f"{folder}: the outputs' manifest {MANIFEST} is unreadable; run "
-                             "the command again")
+        if why is not None:
+            raise InputError(f"{folder / MANIFEST}: the outputs' manifest {why}, so it is "
+                             "unreadable; run the command again")
         return
-    cmd = doc.get("command", "a command")
-    if not doc.get("complete"):
+    cmd = doc["command"]
+    if not doc["complete"]:
         raise InputError(f"{folder}: an incomplete set of outputs (moga {cmd} stopped while "
                          "writing them); run it again")
-    if file is not None and Path(file).name not in doc.get("files", []):
+    if file is not None and Path(file).name not in doc["files"]:
         raise InputError(f"{folder}/{Path(file).name}: not part of the folder's outputs "
-                         f"(moga {cmd} wrote {', '.join(doc.get('files', [])) or 'nothing'})"
+                         f"(moga {cmd} wrote {', '.join(doc['files']) or 'nothing'})"
                          + (f"; {what}" if what else ""))
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _under(a: Path, b: Path) -> bool:
+    try:
+        ra, rb = a.resolve(), b.resolve()
+    except OSError:
+        return False
+    return ra == rb or rb in ra.parents
+
+
+def check_out(out, command: str, reads=(), within=()) -> None:
+    """Refuse to write ``command``'s outputs into ``out`` where they would replace files that
+    the command did not write.
+
+    The rule (docs/outputs.md): a command replaces only its own previous set. ``out`` is
+    refused when its manifest names another command (complete or not: its files are that
+    command's), when it is one of the folders ``reads`` the command reads its input from,
+    and when it is, or lies inside, one of the folders ``within`` (the parts of a store the
+    command reads). A folder without a manifest, or with an unreadable one, is taken: the
+    files in it that no set lists are never removed.
+
+    Parameters
+    ----------
+    out : path
+        The output folder.
+    command : str
+        The command about to write there, as its manifest names it (``run``, ``rl train``).
+    reads, within : iterables of paths
+        Folders ``out`` may not be, and folders it may not be or lie inside.
+
+    Raises
+    ------
+    OutputError
+        One line naming ``out``, and the other command's set or the folder read.
+    """
+    out = Path(out)
+    for r in reads:
+        if _same(out, Path(r)):
+            raise OutputError(f"--out {out}: moga {command} reads its input from this folder, "
+                              "and its outputs would replace the files there; choose another "
+                              "--out")
+    for r in within:
+        if _under(out, Path(r)):
+            raise OutputError(f"--out {out}: inside {r}, which moga {command} reads; choose "
+                              "another --out")
+    doc = read_manifest(out)
+    if doc is not None and doc["command"] != command:
+        state = "the outputs" if doc["complete"] else "an incomplete set of outputs"
+        raise OutputError(f"--out {out}: holds {state} of moga {doc['command']} "
+                          f"({', '.join(doc['files'][:4])}"
+                          f"{', ...' if len(doc['files']) > 4 else ''}), which moga {command} "
+                          "would replace; choose another --out, or remove that folder first")
 
 
 class OutputSet:
@@ -305,7 +412,7 @@ def _clean_stale_stages(out: Path) -> None:
 
 
 @contextlib.contextmanager
-def output_set(out, command: str, settings: dict | None = None):
+def output_set(out, command: str, settings: dict | None = None, reads=(), within=()):
     """Write one command's outputs as one set into the folder ``out``.
 
     Yields an :class:`OutputSet`: every file of the set is written through its
@@ -314,6 +421,8 @@ def output_set(out, command: str, settings: dict | None = None):
     (``command``, ``settings``, ``files``, ``"complete": true``) written,
     under a lock that another command writing to the same folder waits for.
     On an exception the staging folder is removed and ``out`` is untouched.
+    The previous set is only ever the same command's: :func:`check_out` is
+    applied on entry and again under the lock.
 
     Parameters
     ----------
@@ -323,14 +432,18 @@ def output_set(out, command: str, settings: dict | None = None):
         The command's name, for the manifest and messages.
     settings : dict, optional
         What the command ran with (JSON-able; other values are written as strings).
+    reads, within : iterables of paths
+        Folders the command reads from, as :func:`check_out` takes them.
 
     Raises
     ------
     OutputError
-        If the files cannot be written or moved in, or another command holds
-        the lock for longer than :data:`LOCK_WAIT_S`.
+        If ``out`` holds another command's set or is a folder the command
+        reads, if the files cannot be written or moved in, or if another
+        command holds the lock for longer than :data:`LOCK_WAIT_S`.
     """
     out = Path(out)
+    check_out(out, command, reads, within)
     try:
         out.mkdir(parents=True, exist_ok=True)
         _clean_stale_stages(out)
@@ -344,6 +457,7 @@ def output_set(out, command: str, settings: dict | None = None):
         files = oset.files()
         lock = _acquire(out)
         try:
+            check_out(out, command, reads, within)  # another command may have written since
             old = read_manifest(out) or {}
             doc = {"command": command, "settings": settings or {}, "files": files,
                    "complete": False, "written": time.strftime("%Y-%m-%dT%H:%M:%S%z")}

@@ -11,7 +11,7 @@ import time
 from ..model.platform import PRESETS, Federation
 from ..model.traces import resolve_trace
 from ..model.workload import default_trace_path, load_swf
-from ..outputs import check_writable
+from ..outputs import check_out, check_writable
 
 # -- option types: each error names its option --------------------------------------------
 
@@ -250,7 +250,7 @@ def load_ga(args, outputs):
     """``(trace, federation, jobset, GAParams, output folder)`` of a GA command."""
     from ..evolution.params import GAParams
 
-    out = prepare_out(args.out, outputs)
+    out = prepare_out(args.out, outputs, args.command)
     trace, fed, js = load_workload(args)
     params = GAParams.from_toml(args.params) if args.params else GAParams()
     if args.params and args.gen is None and params.n_gen is not None:
@@ -263,12 +263,17 @@ def load_ga(args, outputs):
 # -- outputs -------------------------------------------------------------------------------
 
 
-def prepare_out(out, names):
+def prepare_out(out, names, command=None, reads=()):
     """Create the output folder and check that every output file can be written, before work.
 
     A search must not run for results that could not be kept: the probe writes
-    real bytes, so a full disk is found here.
+    real bytes, so a full disk is found here. Given ``command`` (its name in
+    the manifest), a folder holding another command's outputs, or one of the
+    folders ``reads`` the command reads from, is refused here too
+    (:func:`moga.outputs.check_out`), before the work rather than after it.
     """
+    if command is not None:
+        check_out(out, command, reads)
     out = check_writable(out, "--out")
     for n in names:
         if (out / n).is_dir():

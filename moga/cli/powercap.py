@@ -91,7 +91,8 @@ def run(args) -> int:
 
         require("ortools.sat.python.cp_model", "the hybrid dispatcher (--dispatchers hybrid)",
                 "cp")
-    out = prepare_out(args.out, ["powercap.md", "powercap.json", "power.png", "wqt.png"])
+    out = prepare_out(args.out, ["powercap.md", "powercap.json", "power.png", "wqt.png"],
+                      command="powercap")
     trace, fed, js = load_workload(args)
     caps = [cap_fraction(c, fed) for c in args.caps]
     _check_caps(caps, args)

@@ -178,7 +178,8 @@ def _study(args, js, machine):
 def run(args) -> int:
     from ..realtime.study import SCHEME_SET, plot_slowdowns, study_table
 
-    out = prepare_out(args.out, ["realtime.md", "realtime.json", "slowdown.png"])
+    out = prepare_out(args.out, ["realtime.md", "realtime.json", "slowdown.png"],
+                      command="realtime")
     _check_options(args, list(SCHEME_SET) if args.schemes is None else args.schemes)
     trace = read_trace(args)
     machine = _machine(args, trace)

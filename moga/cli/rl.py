@@ -86,7 +86,7 @@ def run_train(args) -> int:
     from ..rl.study import plot_learning_curve
     from ..rl.train import TrainConfig, train
 
-    out = prepare_out(args.out, ["policy.npz", "learning_curve.png"])
+    out = prepare_out(args.out, ["policy.npz", "learning_curve.png"], command="rl train")
     cfg = _config(args.lam, args.beta, args.c)
     tc = TrainConfig(iterations=args.iterations, sequences=args.sequences,
                      trajectories=args.trajectories, lr=args.lr, seed=args.seed,
@@ -113,7 +113,8 @@ def run_evaluate(args) -> int:
     from ..rl.policy import load_params, shipped_policy
     from ..rl.study import evaluate_grid, grid_table, plot_edp_vs_lambda
 
-    out = prepare_out(args.out, ["evaluate.md", "evaluate.json", "edp_vs_lambda.png"])
+    out = prepare_out(args.out, ["evaluate.md", "evaluate.json", "edp_vs_lambda.png"],
+                      command="rl evaluate")
     params, meta = load_params(args.policy) if args.policy else shipped_policy()
     print(f"policy {args.policy or 'shipped with moga'} (trained at lambda {meta.get('lam')}, "
           f"beta {meta.get('beta')}); {args.sequences} unseen sequences per setting", flush=True)

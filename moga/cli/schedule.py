@@ -45,9 +45,10 @@ def run(args) -> int:
     res = _checked_result(src, load_result)
     i = _member(res, args.point, src)
     out = prepare_out(args.out or (src.parent / f"schedule-{args.point}"),
-                      ["schedule.csv", "schedule.swf", "gantt.png"])
+                      ["schedule.csv", "schedule.swf", "gantt.png"], command="schedule",
+                      reads=[src.parent])
     s = _decode_checked(res, i, src)
-    with output_set(out, "schedule", settings(args)) as o:
+    with output_set(out, "schedule", settings(args), reads=[src.parent]) as o:
         s.to_csv(o / "schedule.csv")
         s.to_swf(o / "schedule.swf")
         drawn = plots([("gantt.png", lambda: plot_gantt(s, path=o / "gantt.png"))])

@@ -151,7 +151,7 @@ def _prepare(args):
     if tags and entry is not None and "realtime" not in entry.supports:
         raise InputError(f"{', '.join(tags)}: real-time tags change nothing under "
                          f"{args.policy}; they are for the real-time policies")
-    out = prepare_out(args.out, OUTPUTS)
+    out = prepare_out(args.out, OUTPUTS, command="simulate")
     features = entry.supports if entry is not None else frozenset()
     if "one_machine" in features and args.federation == "default":
         args.federation = "machine@auto"

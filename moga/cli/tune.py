@@ -59,7 +59,7 @@ def run(args) -> int:
     from ..experiments.tuning import plot_study, tune
 
     out = prepare_out(args.out, ["best.toml", "trials.csv", "tune.json", "history.png",
-                                 "importances.png"])
+                                 "importances.png"], command="tune")
     trace = read_trace(args)
     fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     jobsets = [jobset_of(trace, args, fed, start=s) for s in args.starts or [args.start]]

@@ -52,7 +52,7 @@ def run(args) -> int:
     from ..value import attach_values, compare_value
 
     out = prepare_out(args.out, ["value.csv", "value.json", "value_over_time.png",
-                                 "value_by_class.png"])
+                                 "value_by_class.png"], command="value")
     trace = read_trace(args)
     fed = Federation.load(args.federation, auto_nodes=trace.auto_nodes)
     # Jobs run inside one cluster: the largest cluster bounds the width.

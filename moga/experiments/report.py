@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..metrics import igd_plus, normalized_hypervolume, reference_front, spread
-from ..outputs import atomic_write, check_writable, output_set, safe_name
+from ..outputs import atomic_write, check_out, check_writable, output_set, safe_name
 from .sweep.store import StoreError, foreign_runs, load_results
 
 __all__ = ["run_metrics", "summarize", "wilcoxon_vs", "make_report"]
@@ -118,6 +118,11 @@ def make_report(out, dest=None) -> dict:
     """
 
     out = Path(out)
+    # The report is refused in the store's root and run rows, where its tables would sit
+    # among the rows it reads; its default folder, STORE/report, is its own.
+    reads, within = [out], [out / "runs", out / "fronts"]
+    if dest is not None:
+        check_out(dest, "report", reads, within)
     if not out.is_dir():
         raise StoreError(f"{out}: not a results store ({'a file' if out.exists() else 'no such folder'}"
                          "); give the --out folder of moga sweep")
@@ -132,7 +137,7 @@ def make_report(out, dest=None) -> dict:
     dest = check_writable(Path(dest) if dest else out / "report",
                           "--out" if dest else "report folder")
     metrics = run_metrics(rows, fronts)
-    with output_set(dest, "report", {"store": str(out)}) as oset:
+    with output_set(dest, "report", {"store": str(out)}, reads, within) as oset:
         written = _write_report(oset, out, dest, rows, fronts, metrics, foreign)
     return written
 

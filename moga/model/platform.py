@@ -48,10 +48,12 @@ __all__ = ["Federation", "PRESETS"]
 PRESETS = ("default", "ricc", "curie", "machine")
 
 _FIELDS = ("nodes", "speed", "power_busy", "power_idle", "link")
-#: Plausible ranges of the cluster fields: a speed of 1e-300 or a node of 1e300 W passes the
-#: positivity checks and turns every time or energy into a number without meaning.
+#: Plausible ranges of the cluster fields: a speed of 1e-300, a node of 1e300 W or a link of
+#: 1e-300 Mbit/s passes the positivity checks and turns every time or energy into a number
+#: without meaning. Links go up to 1e9 Mbit/s, above what a preset resized to 1e7 nodes per
+#: cluster reaches (about 3e8).
 _PLAUSIBLE = {"nodes": (1, 10**7), "speed": (1e-3, 1e3), "power_busy": (1e-3, 1e7),
-              "power_idle": (1e-3, 1e7)}
+              "power_idle": (1e-3, 1e7), "link": (1e-3, 1e9)}
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -75,7 +77,8 @@ class Federation:
     power_busy, power_idle : array_like of float
         Power of one node computing and idle, in W; ``power_busy >= power_idle > 0``.
     link : array_like of float
-        Bandwidth of each cluster's link to the central switch, Mbit/s, > 0.
+        Bandwidth of each cluster's link to the central switch, Mbit/s, in
+        [1e-3, 1e9].
     name : str
         A name for the federation.
     power_cap : float, optional
@@ -345,9 +348,10 @@ class Federation:
             if unknown:
                 raise ValueError(f"{source}: cluster #{i + 1} has unknown key(s) {unknown}")
             cap = c.get("power_cap", np.inf)
-            if isinstance(cap, bool) or not isinstance(cap, (int, float)):
-                raise ValueError(f"{source}: cluster #{i + 1} key 'power_cap' must be a number, "
-                                 f"got {cap!r}")
+            if isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap != cap:
+                # NaN (TOML's nan) would read as no cap; a missing key is the way to say that
+                raise ValueError(f"{source}: cluster #{i + 1} key 'power_cap' must be a number "
+                                 f"of W (leave it out for no cap), got {cap!r}")
             caps.append(float(cap))
             for f in required:
                 v = c[f]
