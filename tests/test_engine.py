@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from pymoo.core.population import Population
 from pymoo.core.problem import Problem
 from pymoo.operators.survival.rank_and_crowding import RankAndCrowding
+from pymoo_twin import pymoo_run
 
 import moga
-import moga.evolution.runner as runner
 from moga.evolution.engine import survive
 
 
@@ -23,9 +23,7 @@ def small():
 
 
 def _both(monkeypatch, *args, **kwargs):
-    monkeypatch.setattr(runner, "_PYMOO_LOOP", True)
-    slow = moga.run(*args, **kwargs)
-    monkeypatch.setattr(runner, "_PYMOO_LOOP", False)
+    slow = pymoo_run(*args, **kwargs)
     fast = moga.run(*args, **kwargs)
     return slow, fast
 
@@ -38,6 +36,7 @@ def _both(monkeypatch, *args, **kwargs):
     {"seed": 5, "stagnation": 3, "stagnation_tol": 0.02},
     {"seed": 2, "use_blacklist": False},
     {"seed": 4, "params": {"easy_search": False}},
+    {"seed": 6, "params": {"mating_neighbours": 0}},
 ])
 def test_array_loop_equals_pymoo(small, monkeypatch, kwargs):
     js, fed = small

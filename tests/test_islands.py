@@ -14,7 +14,8 @@ import moga
 from moga.evolution import islands as isl
 from moga.evolution.params import GAParams
 from moga.evolution.problem import SchedulingProblem
-from moga.evolution.runner import _seeded_archive, _submit_individual
+from moga.evolution.runner import _submit_individual
+from moga.evolution.search import _seeded_archive
 
 POP, GEN = 16, 12
 MIGRATION = {"interval": 4, "migrants": 3}
@@ -113,8 +114,8 @@ def test_bad_island_settings_are_refused(setup):
         isl.Migration.coerce({"every": 3})
     with pytest.raises(ValueError, match="interval must be an integer >= 1"):
         isl.Migration(interval=0)
-    with pytest.raises(ValueError, match="neighbourhood mating"):
-        moga.run(js, fed, pop_size=POP, n_gen=2, islands=2, params={"mating_neighbours": 0})
+    with pytest.raises(ValueError, match="verbose=False"):
+        moga.run(js, fed, pop_size=POP, n_gen=2, islands=2, verbose=True)
     with pytest.raises(TypeError, match="dask.distributed.Client"):
         moga.run(js, fed, pop_size=POP, n_gen=2, islands=2, client="tcp://nowhere:8786")
 

@@ -65,7 +65,7 @@ def test_a_budget_given_binds_a_small_job_set_too(setup, monkeypatch):
     generous one gives today's default run bit for bit, a tight one stops it."""
     from types import SimpleNamespace
 
-    from moga.evolution import runner
+    from moga.evolution import search as search_mod
 
     js, fed = setup
     assert len(js) <= sizing.SMALL_JOBS
@@ -84,8 +84,8 @@ def test_a_budget_given_binds_a_small_job_set_too(setup, monkeypatch):
     # this test lowers to 2 generations.
     monkeypatch.setattr(sizing, "MIN_EASY_GEN", 2)
     clock = iter(range(1, 10**6))
-    monkeypatch.setattr(runner, "time", SimpleNamespace(process_time=lambda: float(next(clock)),
-                                                        perf_counter=runner.time.perf_counter))
+    monkeypatch.setattr(search_mod, "time", SimpleNamespace(
+        process_time=lambda: float(next(clock)), perf_counter=search_mod.time.perf_counter))
     tight = moga.run(js, fed, seed=3, cpu_budget=4.0)
     assert tight.info["default"]["rule"] == "measured"
     assert tight.info["stopped_by"] == "cpu budget"
@@ -195,15 +195,15 @@ def test_a_sized_run_stops_before_a_generation_would_pass_its_cpu_budget(setup, 
     says so, and the generations run repeat it bit for bit."""
     from types import SimpleNamespace
 
-    from moga.evolution import runner
+    from moga.evolution import search as search_mod
 
     js, fed = setup
     te, ti = fixed_costs
     budget = sizing.estimate(True, te, ti, EASY_BUDGET[0], 100, None) * 1.0001
     assert budget > sizing.MIN_EASY_GEN + 1
     clock = iter(range(1, 10**6))
-    monkeypatch.setattr(runner, "time", SimpleNamespace(process_time=lambda: float(next(clock)),
-                                                        perf_counter=runner.time.perf_counter))
+    monkeypatch.setattr(search_mod, "time", SimpleNamespace(
+        process_time=lambda: float(next(clock)), perf_counter=search_mod.time.perf_counter))
     res = moga.run(js, fed, seed=2, cpu_budget=budget)
     d, ran = res.info["default"], int(res.history["n_gen"][-1])
     assert d["rule"] == "measured" and d["estimated_gen"] == 100

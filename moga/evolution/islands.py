@@ -42,10 +42,7 @@ import numpy as np
 
 from ..metrics import normalized_hypervolume
 from .archive import ParetoArchive
-from .duplicates import _row_hashes
-from .engine import _first_occurrences, _merge_survive, _pairs
-from .mating import ArrayMating
-from .survival import Population, survive
+from .engine import Evolution
 
 __all__ = ["Migration", "TOPOLOGIES", "run_islands"]
 
@@ -128,6 +125,7 @@ class _Parts:
     """The search's parts built from a :class:`_Spec` (problem, operators, mating)."""
 
     def __init__(self, spec: _Spec):
+        from .mating import PymooTournament
         from .problem import SchedulingProblem
         from .search import _search_parts
 
@@ -135,10 +133,9 @@ class _Parts:
                                          objectives=spec.objectives,
                                          use_blacklist=spec.use_blacklist,
                                          backfill=spec.backfill)
-        (self.search, self.sampling, selection, crossover, mutation,
-         improve) = _search_parts(self.problem, spec.params, spec.initial)
-        self.selection = selection
-        self.mating = ArrayMating(selection, crossover, mutation, improve=improve)
+        (self.search, self.sampling, selection, self.crossover, self.mutation,
+         self.improve) = _search_parts(self.problem, spec.params, spec.initial)
+        self.selection = selection if selection is not None else PymooTournament()
         self.extra = None
         if spec.params.fast_end:
             from .fast_end import FastEndSearch
@@ -146,6 +143,13 @@ class _Parts:
             self.extra = FastEndSearch(spec.params.fast_end)
         self.decoders = ((self.problem,) if self.search is self.problem
                          else (self.problem, self.search))
+
+    def evolution(self, seed, pop_size: int) -> Evolution:
+        """The island's generation loop (:class:`~moga.evolution.engine.Evolution`)."""
+        return Evolution(self.search, pop_size=pop_size, sampling=self.sampling,
+                         selection=self.selection, crossover=self.crossover,
+                         mutation=self.mutation, seed=seed, improve=self.improve,
+                         extra=self.extra)
 
     def counters(self) -> tuple:
         """Decodes so far and their seconds, over the run's decoders."""
@@ -189,7 +193,8 @@ def _epoch(spec: _Spec, state: dict, migrants, until: int, time_left=None, stop=
     returned by this function. ``migrants`` (``(X, F)`` or None) join the
     population first (see the module docstring). ``time_left`` (seconds) and
     ``stop`` (a callable) may end the epoch early, after a generation. The
-    result depends only on the inputs when neither ends it.
+    result depends only on the inputs when neither ends it. The generations are
+    the run's own loop (:class:`~moga.evolution.engine.Evolution`) stepped.
     """
     from .search import _Recorder
 
@@ -198,65 +203,50 @@ def _epoch(spec: _Spec, state: dict, migrants, until: int, time_left=None, stop=
     search = parts.search
     t_start = time.perf_counter()
     n0, s0 = parts.counters()
+    twins = None if search is parts.problem else search.twins
     if "seed" in state:
-        rs = np.random.default_rng(state["seed"])
+        evo = parts.evolution(state["seed"], params.pop_size)
         archive = _archive(spec)
-        recorder = _Recorder(spec.reference, t_start, None, archive,
-                             None if search is parts.problem else search.twins)
-        # moga.evolution.engine.evolve's first generation, draw for draw.
-        X = np.ascontiguousarray(parts.sampling._do(search, params.pop_size, random_state=rs),
-                                 dtype=np.float64) + 0.0
-        hashes = _row_hashes(X)
-        keep = _first_occurrences(X, hashes)
-        X, hashes = X[keep], hashes[keep]
-        F = search.decode(X)[0]
-        n_gen, n_evals = 1, len(X)
-        pop = survive(X, F, len(X), rs, hashes)
-        recorder.record(n_gen, n_evals, F, lambda rows: X[rows],
-                        lambda: pop.F[pop.rank == 0])
+        recorder = _Recorder(spec.reference, t_start, None, archive, twins)
+        X, F = evo.step()
+        recorder.record(evo.n_gen, evo.n_evals, F, lambda rows: X[rows],
+                        lambda pop=evo.pop: pop.F[pop.rank == 0])
         stopped = None
         out = {"index": state["index"], "n_decoded": 0, "decode_s": 0.0, "history": []}
     else:
-        rs = np.random.Generator(np.random.PCG64())
-        rs.bit_generator.state = state["rng"]
+        evo = parts.evolution(0, params.pop_size)
+        evo.set_state({"rng": state["rng"], "n_gen": state["n_gen"],
+                       "n_evals": state["n_evals"], "exhausted": False,
+                       **{k: state[k] for k in ("X", "F", "rank", "crowding", "hashes")}})
         archive = _archive(spec, state["archive_F"], state["archive_X"])
-        recorder = _Recorder(spec.reference, t_start, None, archive,
-                             None if search is parts.problem else search.twins)
-        pop = Population(state["X"], state["F"], state["rank"], state["crowding"],
-                         state["hashes"])
-        n_gen, n_evals, stopped = state["n_gen"], state["n_evals"], state["stopped"]
+        recorder = _Recorder(spec.reference, t_start, None, archive, twins)
+        stopped = state["stopped"]
         out = {k: state[k] for k in ("index", "n_decoded", "decode_s")}
         out["history"] = list(state["history"])
         if migrants is not None and len(migrants[0]):
-            pop = _receive(pop, migrants, params.pop_size, rs)
-    while stopped is None and n_gen < until:
+            evo.receive(migrants)
+    while stopped is None and evo.n_gen < until:
         if (time_left is not None and time.perf_counter() - t_start >= time_left) \
                 or (stop is not None and stop()):
             break
-        # moga.evolution.engine.evolve's generation, draw for draw.
-        X, hashes = parts.mating.children(search, pop.X, params.pop_size, rs,
-                                          lambda n, pop=pop: _pairs(parts.selection, pop, rs, n),
-                                          hashes=pop.hashes)
-        if len(X) == 0:
+        X, F = evo.step()
+        if evo.exhausted:
             stopped = "no new child"
             break
-        if parts.extra is not None:
-            X, hashes = _with_extra(parts.extra(search, pop, rs), search, pop, X, hashes)
-        F = search.decode(X)[0]
-        n_evals += len(X)
-        pop = _merge_survive(pop, X, F, hashes, params.pop_size, rs)
-        n_gen += 1
-        recorder.record(n_gen, n_evals, F, lambda rows, X=X: X[rows],
-                        lambda pop=pop: pop.F[pop.rank == 0])
+        recorder.record(evo.n_gen, evo.n_evals, F, lambda rows, X=X: X[rows],
+                        lambda pop=evo.pop: pop.F[pop.rank == 0])
     n1, s1 = parts.counters()
+    pop = evo.pop
     if archive is not None:
         front_F, front_X = archive.F, archive.X
     else:
         first = pop.rank == 0
         front_F, front_X = pop.F[first], pop.X[first]
-    out.update({"rng": rs.bit_generator.state, "X": pop.X, "F": pop.F, "rank": pop.rank,
-                "crowding": pop.crowding, "hashes": pop.hashes, "n_gen": n_gen,
-                "n_evals": n_evals, "stopped": stopped,
+    state = evo.state()
+    out.update({"rng": state["rng"], "X": state["X"], "F": state["F"],
+                "rank": state["rank"], "crowding": state["crowding"],
+                "hashes": state["hashes"], "n_gen": evo.n_gen,
+                "n_evals": evo.n_evals, "stopped": stopped,
                 "archive_F": None if archive is None else archive.F,
                 "archive_X": None if archive is None else archive.X,
                 "front_F": front_F, "front_X": front_X,
@@ -268,38 +258,12 @@ def _epoch(spec: _Spec, state: dict, migrants, until: int, time_left=None, stop=
     return out
 
 
-def _with_extra(E, search, pop, X, hashes):
-    """The children ``X`` and the extra rows ``E`` unlike any parent or child (as in evolve)."""
-    from .duplicates import SeenRows
-
-    if E is None or not len(E):
-        return X, hashes
-    E = np.ascontiguousarray(E, dtype=np.float64) + 0.0
-    seen = SeenRows(np.vstack([pop.X, X]), np.concatenate([pop.hashes, hashes]))
-    new = [(row, h) for row, h in zip(E, _row_hashes(E), strict=True) if seen.add(row, h)]
-    if not new:
-        return X, hashes
-    return (np.vstack([X, np.array([r for r, _ in new])]),
-            np.concatenate([hashes, np.array([h for _, h in new], dtype=np.uint64)]))
-
-
 def _emigrants(state: dict, k: int):
     """``(X, F)`` of the ``k`` best members of an island: by rank, then larger crowding
     distance, then position."""
     n = len(state["F"])
     best = np.lexsort((np.arange(n), -state["crowding"], state["rank"]))[:k]
     return state["X"][best], state["F"][best]
-
-
-def _receive(pop: Population, migrants, pop_size: int, rs) -> Population:
-    """The population after the migrants joined: NSGA-II's survival of both, members first
-    (a migrant equal to a member is dropped)."""
-    mX, mF = migrants
-    X = np.vstack([pop.X, mX])
-    F = np.vstack([pop.F, mF])
-    hashes = np.concatenate([pop.hashes, _row_hashes(mX)])
-    keep = _first_occurrences(X, hashes)
-    return survive(X[keep], F[keep], pop_size, rs, hashes[keep])
 
 
 def _migrants(states: list, migration: Migration) -> list:

@@ -21,7 +21,7 @@ from pymoo.core.variable import get
 
 from .duplicates import SeenRows, _row_hashes
 
-__all__ = ["ArrayMating", "NeighbourSelection", "nearest_neighbours"]
+__all__ = ["ArrayMating", "NeighbourSelection", "PymooTournament", "nearest_neighbours"]
 
 
 def nearest_neighbours(F, k: int, rows=None) -> np.ndarray:
@@ -134,6 +134,34 @@ class NeighbourSelection(Selection):
         nb = nearest_neighbours(F, self.neighbours, rows)
         second = nb[at, random_state.integers(0, nb.shape[1], n_select)]
         return np.column_stack([first, second])
+
+
+class PymooTournament:
+    """pymoo's NSGA-II parent selection (binary tournament by dominance, then crowding
+    distance, ties drawn) with the array interface of :class:`NeighbourSelection`.
+
+    The generation loop (:class:`~moga.evolution.engine.Evolution`) asks every selection
+    for ``pairs(rank, crowding, F, n_select, random_state)``; this one hands the arrays to
+    pymoo's own ``TournamentSelection(func_comp=binary_tournament)``, so a run with
+    ``GAParams.mating_neighbours = 0`` makes pymoo's draws, in pymoo's order.
+    """
+
+    def pairs(self, rank, crowding, F, n_select, random_state) -> np.ndarray:
+        """``n_select`` parent index pairs (n_select, 2) by pymoo's binary tournament."""
+        from types import SimpleNamespace
+
+        from pymoo.algorithms.moo.nsga2 import binary_tournament
+        from pymoo.core.population import Population
+        from pymoo.operators.selection.tournament import TournamentSelection
+
+        F = np.asarray(F, dtype=float)
+        pop = Population.new(F=F, CV=np.zeros((len(F), 1)), rank=np.asarray(rank),
+                             crowding=np.asarray(crowding, dtype=float))
+        algorithm = SimpleNamespace(tournament_type="comp_by_dom_and_crowding",
+                                    random_state=random_state)
+        S = TournamentSelection(func_comp=binary_tournament)._do(
+            None, pop, n_select, n_parents=2, random_state=random_state, algorithm=algorithm)
+        return np.asarray(S, dtype=np.int64)
 
 
 class ArrayMating(InfillCriterion):
