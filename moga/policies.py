@@ -152,12 +152,22 @@ POLICIES = {p.name: p for p in (
 
 
 def policy_info(name: str) -> PolicyInfo:
-    """The catalogue entry ``name``, or a ValueError listing the known ones."""
+    """The catalogue entry ``name``, or a ValueError listing the known ones.
+
+    The entry is checked to be a :class:`PolicyInfo`: :data:`POLICIES` is a plain dict that
+    users may add to, and an entry of another type would fail later with an error that
+    names neither the entry nor the catalogue.
+    """
     try:
-        return POLICIES[name]
+        entry = POLICIES[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown policy {name!r}; choose one of {list(POLICIES)} or give "
                          "path.py:Class (an OnlinePolicy)") from None
+    if not isinstance(entry, PolicyInfo):
+        raise TypeError(f"moga.POLICIES[{name!r}] is a {type(entry).__name__}, not a "
+                        "moga.sim.PolicyInfo; add an entry made from another, for example "
+                        f"dataclasses.replace(moga.POLICIES['easy'], name={name!r})")
+    return entry
 
 
 def _resolve(policy):
@@ -165,7 +175,7 @@ def _resolve(policy):
     ``path.py:Class`` or instance."""
     if isinstance(policy, str):
         if policy in POLICIES:
-            return policy, POLICIES[policy], None
+            return policy, policy_info(policy), None
         if ".py:" in policy:
             obj = load_policy(policy)
             return getattr(obj, "name", type(obj).__name__), None, obj

@@ -426,3 +426,40 @@ def test_11_none_swapped_and_scalar_inputs_are_named(arrays):
                                   ("nodes", "speed", "power_busy", "power_idle")}, link=5.0)
     with pytest.raises(ValueError, match="the federation's link must be a 1-D array"):
         decoders.decode(js, fd)
+
+
+# ------------------------------------------------ 9. the help and the guide name moga.POLICIES
+def test_9_simulate_help_lists_exactly_the_catalogue():
+    from moga.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if hasattr(a, "choices")
+               and isinstance(a.choices, dict) and "simulate" in a.choices)
+    help_ = next(a.help for a in sub.choices["simulate"]._actions
+                 if "--policy" in a.option_strings)
+    listed = re.search(r"moga\.POLICIES: ([^)]*)\)", help_).group(1).split(", ")
+    assert listed == list(moga.POLICIES)
+    assert "moga.sim." not in help_
+
+
+def test_9_the_guides_call_no_deprecated_name():
+    moved = ("moga.sim.simulate", "moga.sim.POLICIES", "moga.sim.policy_info")
+    for f in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]:
+        text = f.read_text()
+        assert not [m for m in moved if m + "(" in text or m + "[" in text], f
+
+
+# ------------------------------------------ 10. catalogue entries are checked when looked up
+def test_10_a_catalogue_entry_that_is_not_a_policy_info_is_named(monkeypatch):
+    js = moga.load_default().jobset(n_jobs=20, federation=moga.Federation.preset(),
+                                    batch=False)
+    monkeypatch.setitem(moga.POLICIES, "mine", "easy")
+    with pytest.raises(TypeError, match=r"moga.POLICIES\['mine'\] is a str, not a "
+                                        r"moga.sim.PolicyInfo"):
+        moga.simulate(js, moga.Federation.preset(), "mine")
+    with pytest.raises(TypeError, match="not a moga.sim.PolicyInfo"):
+        moga.policies.policy_info("mine")
+    import dataclasses
+
+    monkeypatch.setitem(moga.POLICIES, "mine", dataclasses.replace(moga.POLICIES["easy"],
+                                                                   name="mine"))
+    assert moga.simulate(js, moga.Federation.preset(), "mine").makespan > 0

@@ -32,13 +32,11 @@ OUTPUTS = ["schedule.csv", "schedule.swf", "segments.csv", "metrics.json", "gant
 
 def add_arguments(p) -> None:
     add_workload_args(p, power="none", online=True)
+    from ..policies import POLICIES
+
+    # The list comes from the catalogue itself, so a new entry is listed without an edit here.
     p.add_argument("--policy", default="easy",
-                   help="a registered policy (moga.sim.POLICIES: fcfs, easy, prb, hybrid, "
-                        "realtime-first, realtime-preempt, value-density, online-moga, "
-                        "online-EASY, online-FCFS-multi, "
-                        "Max-Max-Value, Max-Max-VPR, rt-baseline, rt-highpq, rt-preempt-none, "
-                        "rt-preempt-sys, rt-preempt-app, rt-preempt-jit, "
-                        "rt-preempt-jit-improved, rt-preempt-jit-qsim) or "
+                   help=f"a registered policy (moga.POLICIES: {', '.join(POLICIES)}) or "
                         "path/to/file.py:Class (an OnlinePolicy; docs/guide/policies.md; "
                         "the file is imported, so its module-level code runs with your "
                         "rights) (default: easy)")
@@ -138,9 +136,9 @@ def _tag_jobs(args, entry, fed, js):
 def _prepare(args):
     """``(registry entry or None, online-moga options, output folder, federation, job-set)``,
     every option checked before the simulation."""
-    from ..policies import POLICIES
+    from ..policies import POLICIES, policy_info
 
-    entry = POLICIES.get(args.policy)
+    entry = policy_info(args.policy) if args.policy in POLICIES else None
     if entry is not None and entry.extra == "cp":  # before any work
         from ..errors import require
 
