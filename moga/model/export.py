@@ -24,13 +24,19 @@ Three files, each written atomically (:mod:`moga.outputs`):
     For a schedule with preemptions (:attr:`moga.Schedule.segments`), one
     row per execution (:data:`SEGMENT_COLUMNS`): the job, its execution
     number, start and end, restart read, computation kept and lost,
-    checkpoint writes, whether it was preempted, and its nodes. In
+    checkpoint writes, whether it was preempted, its nodes and its energy. In
     ``schedule.csv`` a preempted job's ``execution_time`` is then
     ``finish - start`` over all its executions, its ``allocated_resources``
     the nodes of its last one.
 
-Times in ``schedule.csv`` are rounded to multiples of :data:`CSV_TICK` (1/64 s):
-such numbers have at most six decimals and add exactly in binary, so evalys,
+One rule for the numbers of every file (docs/outputs.md, "One rule for exported
+numbers"): every time written (``schedule.csv``, ``segments.csv``, ``schedule.swf``)
+is :func:`export_times` of the exact time, the nearest multiple of :data:`CSV_TICK`
+(1/64 s), so one instant is one number in every file and every duration written is
+the difference of two written times; every energy is computed from the exact times
+(:meth:`moga.Schedule.execution_energy`) and written with all its digits, so the
+energies add up to ``metrics.json``'s to rounding error. Numbers on the tick
+have at most six decimals and add exactly in binary, so evalys,
 which writes every column to six decimals and recomputes each start as
 ``submission_time + waiting_time`` and each finish as ``starting_time +
 execution_time``, finds a job's start at the very instant its predecessor on
@@ -57,8 +63,9 @@ import numpy as np
 from ..errors import MissingExtraError
 from ..outputs import atomic_write
 
-__all__ = ["BATSIM_COLUMNS", "CSV_TICK", "SEGMENT_COLUMNS", "jobs_table", "node_offsets", "to_dataframe",
-           "write_csv", "write_segments_csv", "write_swf"]
+__all__ = ["BATSIM_COLUMNS", "CSV_TICK", "SEGMENT_COLUMNS", "export_times", "format_number",
+           "jobs_table", "node_offsets", "to_dataframe", "write_csv", "write_segments_csv",
+           "write_swf"]
 
 #: Columns of ``schedule.csv``: Batsim's ``out_jobs.csv``, in its order.
 BATSIM_COLUMNS = ("job_id", "workload_name", "profile", "submission_time",
@@ -67,15 +74,35 @@ BATSIM_COLUMNS = ("job_id", "workload_name", "profile", "submission_time",
                   "turnaround_time", "stretch", "allocated_resources", "consumed_energy",
                   "metadata")
 
-#: Resolution of the times in ``schedule.csv``, in seconds: a power of two with six decimals
-#: (1/64 = 0.015625), so that sums of such times are exact and evalys's six-decimal
-#: rounding leaves them unchanged.
+#: Resolution of every exported time (``schedule.csv``, ``segments.csv``, ``schedule.swf``),
+#: in seconds: a power of two with six decimals (1/64 = 0.015625), so that sums of such
+#: times are exact and evalys's six-decimal rounding leaves them unchanged.
 CSV_TICK = 1.0 / 64.0
 
 #: Columns of ``segments.csv``: one row per execution of a job.
 SEGMENT_COLUMNS = ("job_id", "execution", "starting_time", "finish_time", "read_time",
                    "compute_kept", "compute_lost", "checkpoint_write", "preempted",
-                   "allocated_resources")
+                   "allocated_resources", "consumed_energy")
+
+
+def export_times(t) -> np.ndarray:
+    """Times as every export writes them: each the nearest multiple of :data:`CSV_TICK`.
+
+    The one rounding of every exporter, so that an instant is the same number in
+    ``schedule.csv``, ``segments.csv`` and ``schedule.swf``. Each moves by at most
+    half a tick; the rounding is monotone, so no order of events changes (two
+    events may land on one tick). NaN and infinities stay as they are.
+
+    Parameters
+    ----------
+    t : array_like of float
+        Times in s.
+
+    Returns
+    -------
+    ndarray of float64
+    """
+    return np.round(np.asarray(t, dtype=np.float64) / CSV_TICK) * CSV_TICK
 
 
 def node_offsets(federation) -> np.ndarray:
@@ -103,13 +130,10 @@ def jobs_table(schedule) -> dict:
     turnaround = finish - js.release
     offsets = node_offsets(fed)
     nodes = schedule.node_assignment()
-    draw = np.maximum(js.power[:, None] * fed.power_busy[None, :], fed.power_idle[None, :])
     rejected, killed = schedule.rejected, schedule.killed
-    energy = (alloc * draw).sum(axis=1) * np.where(rejected, 0.0, run)  # no nodes, no time
+    energy = schedule.execution_energy()
     if schedule.segments is not None:  # preempted jobs draw busy power only while they run
-        seg = schedule.segments
-        per = (schedule.execution_alloc() * draw[seg.job]).sum(axis=1) * (seg.end - seg.start)
-        energy = np.bincount(seg.job, weights=per, minlength=len(js))
+        energy = np.bincount(schedule.segments.job, weights=energy, minlength=len(js))
         # A rejected row has no nodes and no energy, even when the job ran before a
         # preemption: its executions are in segments.csv (and in the total energy).
         energy[rejected] = 0.0
@@ -142,9 +166,25 @@ def jobs_table(schedule) -> dict:
     }
 
 
-def _cell(v) -> str:
+def format_number(v) -> str:
+    """A number as every exporter writes it: a float with all its digits (``repr``, the
+    shortest text that reads back to the same float; ``nan`` and ``inf`` as such), anything
+    else as ``str``.
+
+    The one formatting of the numbers of ``schedule.csv``, ``segments.csv``,
+    ``schedule.swf`` and the comparison tables (``compare.csv``, ``value.csv``), so that a
+    number read back from one agrees with the same number in another and in
+    ``metrics.json``.
+    """
     if isinstance(v, (float, np.floating)):
         return repr(float(v))
+    return str(v)
+
+
+def _cell(v) -> str:
+    """One CSV or SWF field: a number by :func:`format_number`, text quoted as CSV."""
+    if isinstance(v, (float, np.floating)):
+        return format_number(v)
     s = str(v)
     if any(c in s for c in ',"\n'):
         return '"' + s.replace('"', '""') + '"'
@@ -152,10 +192,9 @@ def _cell(v) -> str:
 
 
 def _on_ticks(table) -> dict:
-    """The table with its times rounded to :data:`CSV_TICK` and the durations between them
-    recomputed, so that start = submission + wait and finish = start + execution exactly."""
-    q = {c: np.round(np.asarray(table[c], dtype=np.float64) / CSV_TICK) * CSV_TICK
-         for c in ("submission_time", "starting_time", "finish_time")}
+    """The table with its times as exported (:func:`export_times`) and the durations between
+    them recomputed, so that start = submission + wait and finish = start + execution exactly."""
+    q = {c: export_times(table[c]) for c in ("submission_time", "starting_time", "finish_time")}
     run = q["finish_time"] - q["starting_time"]
     turnaround = q["finish_time"] - q["submission_time"]
     out = dict(table)
@@ -181,7 +220,8 @@ def write_csv(schedule, path) -> None:
 
 def write_segments_csv(schedule, path) -> None:
     """Write ``segments.csv`` (:data:`SEGMENT_COLUMNS`) of a schedule with preemptions to
-    ``path``, atomically; a ValueError for a schedule without segments."""
+    ``path``, atomically; times by :func:`export_times`, each execution's energy from
+    :meth:`moga.Schedule.execution_energy`; a ValueError for a schedule without segments."""
     seg = schedule.segments
     if seg is None:
         raise ValueError("this schedule has no preemptions: each job ran once, on "
@@ -190,6 +230,8 @@ def write_segments_csv(schedule, path) -> None:
     offsets = node_offsets(fed)
     nodes = schedule.execution_nodes()
     ids = schedule.jobset.id.astype(np.int64)
+    start, end = export_times(seg.start), export_times(seg.end)
+    energy = schedule.execution_energy()
     seen = np.zeros(len(schedule.jobset), dtype=np.int64)
     lines = [",".join(SEGMENT_COLUMNS)]
     for i in np.lexsort((seg.job, seg.start)):
@@ -198,22 +240,25 @@ def write_segments_csv(schedule, path) -> None:
         where = _interval_string(np.concatenate([offsets[k] + nodes[i][k]
                                                  for k in range(fed.n_clusters)]))
         lines.append(",".join(_cell(v) for v in (
-            int(ids[j]), int(seen[j]), seg.start[i], seg.end[i], seg.read[i], seg.compute[i],
-            seg.lost[i], seg.write[i], int(bool(seg.preempted[i])), where)))
+            int(ids[j]), int(seen[j]), start[i], end[i], seg.read[i], seg.compute[i],
+            seg.lost[i], seg.write[i], int(bool(seg.preempted[i])), where, energy[i])))
     atomic_write(path, "\n".join(lines) + "\n")
 
 
 def write_swf(schedule, path) -> None:
-    """Write the schedule as an SWF file (18 fields, real wait and run times), atomically."""
+    """Write the schedule as an SWF file (18 fields, real wait and run times), atomically;
+    submit, start and finish by :func:`export_times`, as in ``schedule.csv``."""
     js, fed = schedule.jobset, schedule.federation
     alloc = schedule.alloc
+    release, start, finish = (export_times(t) for t in (js.release, schedule.start,
+                                                        schedule.finish))
     main = np.argmax(alloc, axis=1) + 1
     head = ["; Version: 2.2",
             f"; Computer: moga federation {fed.name} ({', '.join(fed.names)})",
             f"; MaxProcs: {fed.total_nodes}",
             f"; MaxNodes: {fed.total_nodes}",
             f"; Note: schedule of {js.name} ({len(js)} jobs) by moga, model {schedule.model}, "
-            f"backfill {schedule.backfill}; times in s from the first release; partition = "
+            f"backfill {schedule.backfill}; times in s from the first release, on a 1/64 s tick; partition = "
             "the cluster holding most of the job's tasks (1-based)"]
     rejected, killed = schedule.rejected, schedule.killed
     rows = []
@@ -221,12 +266,12 @@ def write_swf(schedule, path) -> None:
         if rejected[j]:  # cancelled: it never completed
             wait, run, procs, status, part = -1, -1, -1, 5, -1
         else:
-            wait = repr(float(schedule.start[j] - js.release[j]))
-            run = repr(float(schedule.finish[j] - schedule.start[j]))
+            wait = _cell(start[j] - release[j])
+            run = _cell(finish[j] - start[j])
             # 0, failed: the system ended a job killed at its requested time
             procs, status, part = int(js.tasks[j]), 0 if killed[j] else 1, int(main[j])
-        f = [int(js.id[j]), repr(float(js.release[j])), wait, run, procs, -1, -1,
-             int(js.tasks[j]), repr(float(js.requested[j])), -1, status, -1, -1, -1, -1,
+        f = [int(js.id[j]), _cell(release[j]), wait, run, procs, -1, -1,
+             int(js.tasks[j]), _cell(js.requested[j]), -1, status, -1, -1, -1, -1,
              part, -1, -1]
         rows.append(" ".join(str(x) for x in f))
     atomic_write(path, "\n".join(head + rows) + "\n")

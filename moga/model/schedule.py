@@ -151,6 +151,24 @@ class Schedule:
         return power_profile(self.start[ran], self.finish[ran], self.alloc[ran],
                              self.jobset.power[ran], self.federation)
 
+    def execution_energy(self) -> np.ndarray:
+        """Energy each execution's nodes draw while it runs, J: per row of :attr:`segments`,
+        or per job when the schedule has none (0 for a rejected job that never ran).
+
+        An execution on ``alloc[k]`` nodes of each cluster ``k`` draws
+        ``sum_k alloc[k] * max(power * power_busy[k], power_idle[k]) * (end - start)``,
+        from the exact times; ``schedule.csv``'s ``consumed_energy`` and
+        ``segments.csv``'s are these numbers, and :meth:`summary`'s
+        ``jobs_energy_J`` is their sum.
+        """
+        js, fed = self.jobset, self.federation
+        draw = np.maximum(js.power[:, None] * fed.power_busy[None, :], fed.power_idle[None, :])
+        if self.segments is not None:
+            seg = self.segments
+            return (self.execution_alloc() * draw[seg.job]).sum(axis=1) * (seg.end - seg.start)
+        run = np.where(self.rejected, 0.0, self.finish - self.start)  # no nodes, no time
+        return (self.alloc * draw).sum(axis=1) * run
+
     def bounded_slowdown(self, bound: float = BSLD_BOUND) -> np.ndarray:
         """Per-job bounded slowdown ``max(1, (F - r) / max(F - S, bound))`` (NaN for a
         rejected job)."""
@@ -169,16 +187,20 @@ class Schedule:
         return value_at(self.finish, js.v_start, js.v_final, js.soft, js.hard)
 
     def summary(self) -> dict:
-        """Objectives, counters, the mean wait and the mean bounded slowdown (10-minute bound)
-        as a plain dict; the means are over the completed jobs (not the ``n_rejected``; the
-        ``n_killed`` jobs killed at their requested time count, as having ended there)."""
+        """Objectives, counters, the energy drawn by the jobs' nodes while they run
+        (``jobs_energy_J``, the sum of :meth:`execution_energy`; ``energy_J`` less it is
+        the energy of the nodes while idle), the mean wait and the mean bounded slowdown
+        (10-minute bound) as a plain dict; the means are over the completed jobs (not
+        the ``n_rejected``; the ``n_killed`` jobs killed at their requested time count, as
+        having ended there)."""
         rejected = self.rejected
         ran = ~rejected
         return {
             **({"policy": self.policy} if self.policy else {}),
             "model": self.model, "backfill": self.backfill, "rule": self.rule,
             "n_jobs": len(self.jobset), "makespan_s": self.makespan, "energy_J": self.energy,
-            "energy_kWh": self.energy_kwh, "flowtime_s": self.flowtime,
+            "energy_kWh": self.energy_kwh,
+            "jobs_energy_J": float(self.execution_energy().sum()), "flowtime_s": self.flowtime,
             "mean_wait_s": float(self.wait[ran].mean()) if ran.any() else float("nan"),
             "mean_bounded_slowdown": (float(self.bounded_slowdown()[ran].mean()) if ran.any()
                                       else float("nan")),

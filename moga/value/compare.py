@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..model.chromosome import join
+from ..model.export import format_number
 from ..model.jobset import JobSet
 from ..model.platform import Federation
 from .best_known import BestKnown, best_known, upper_bound
@@ -50,11 +51,11 @@ class ValueComparison:
                "completed", "jobs")
 
     def to_csv(self) -> str:
-        """The table as CSV text."""
+        """The table as CSV text, numbers with all their digits
+        (:func:`~moga.model.export.format_number`, as the schedules' files)."""
         lines = [",".join(self.COLUMNS)]
         for r in self.rows:
-            lines.append(",".join(f"{r[c]:.6g}" if isinstance(r[c], float) else str(r[c])
-                                  for c in self.COLUMNS))
+            lines.append(",".join(format_number(r[c]) for c in self.COLUMNS))
         return "\n".join(lines) + "\n"
 
 

@@ -11,7 +11,7 @@ from decoders.value import decode_value, decode_value_batch, value_at
 from ..errors import InputError
 from ..model.jobset import JobSet
 from ..model.platform import Federation
-from ..model.schedule import Schedule, check_chromosome, start_order
+from ..model.schedule import Schedule, check_chromosome, schedule_energy, start_order
 
 __all__ = ["ValueSchedule", "evaluate_value", "evaluate_value_batch", "value_at",
            "heuristic_order", "value_arrays", "value_schedule"]
@@ -25,8 +25,8 @@ class ValueSchedule(Schedule):
     A job that was not run (dropped because it could earn nothing any more)
     counts as rejected: NaN ``start`` and ``finish``, no allocation, no part
     in the objectives (``makespan``, ``energy`` and ``flowtime`` are those of
-    the jobs run; ``energy`` counts the busy increments at a power factor of
-    1).
+    the jobs run; ``energy`` counts the busy increments at each job's power
+    factor, as every schedule does).
 
     Attributes
     ----------
@@ -96,11 +96,11 @@ class ValueSchedule(Schedule):
 
 def _totals(js: JobSet, fed: Federation, start, finish, alloc) -> tuple[float, float]:
     """``(makespan, energy)`` of jobs that each ran inside one cluster: the federation's idle
-    power over the makespan plus the jobs' busy increments."""
+    power over the makespan plus the jobs' busy increments at their power factors
+    (:func:`~moga.model.schedule.schedule_energy`, so that the exported per-job energies
+    add up to it)."""
     makespan = float(finish.max() - js.release.min()) if len(js) else 0.0
-    inc = np.maximum(fed.power_busy - fed.power_idle, 0.0)
-    return makespan, fed.idle_power * makespan + float(((alloc * inc).sum(axis=1)
-                                                        * (finish - start)).sum())
+    return makespan, schedule_energy(js.release, start, finish, alloc, js.power, fed)
 
 
 def value_schedule(js: JobSet, fed: Federation, r, *, order=None, blacklist=None,
