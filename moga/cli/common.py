@@ -289,8 +289,10 @@ def settings(args) -> dict:
 def write_schedules(oset, schedules: dict) -> str:
     """Write ``schedules/NAME/schedule.csv`` and ``schedule.swf`` (and ``segments.csv`` for a
     schedule with preemptions) for each named schedule through the output set ``oset``;
-    returns the folder's name."""
+    returns the folder's name. A space in a name becomes ``_`` (``MOGA_without_blacklist``),
+    a fixed spelling that docs/outputs.md gives, so that a script can name the folder."""
     for name, s in schedules.items():
+        name = name.replace(" ", "_")
         s.to_csv(oset.path("schedules", name, "schedule.csv"))
         s.to_swf(oset.path("schedules", name, "schedule.swf"))
         if s.segments is not None:

@@ -1,0 +1,26 @@
+"""The frictions of the fifth newcomer review (issue 66, item 6), each checked by behaviour."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from moga.cli import main
+
+
+def test_compare_names_its_schedule_folders_and_reports_wall_and_cpu_time(tmp_path, capsys):
+    """Friction 5: a fixed folder name for every algorithm; friction 8: the table's time
+    column says wall time, and a CPU column sits beside it (compare.csv's cpu_time_s)."""
+    out = tmp_path / "c"
+    assert main(["compare", "--n-jobs", "25", "--pop", "6", "--gen", "2", "--no-progress",
+                 "--algorithms", "EASY", "MOGA without blacklist", "random search",
+                 "--out", str(out)]) == 0
+    assert sorted(p.name for p in (out / "schedules").iterdir()) == [
+        "EASY", "MOGA_without_blacklist", "random_search"]
+    head = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("algorithm"))
+    assert head.split()[-4:] == ["wall", "s", "CPU", "s"] and "time s" not in head
+    with open(out / "compare.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert all(float(r["cpu_time_s"]) >= 0 for r in rows)
+    doc = json.loads((out / "compare.json").read_text())
+    assert all("cpu_time_s" in r and "wall_time_s" in r for r in doc["rows"])
