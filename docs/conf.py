@@ -29,6 +29,9 @@ exclude_patterns = ["_build"]
 myst_heading_anchors = 3
 # Every warning counts (sphinx-build -W): a dead link or a missing page fails the build.
 suppress_warnings = []
+# Typographic quotes and ellipses, but no dashes: "--gen" in a help text or a page stays
+# two hyphens (an en dash would make a copied option wrong).
+smartquotes_action = "qe"
 
 # Every public method and documented attribute of a class, in source order.
 autodoc_default_options = {"members": True, "member-order": "bysource"}
@@ -85,6 +88,30 @@ def _point_at_site_results(app, docname, source):
     source[0] = _LINK.sub(repl, source[0])
 
 
+def _cli_as_its_help_says(app, doctree):
+    """The CLI reference (cli.md) as the help texts read on a terminal.
+
+    Docutils makes any ``word@word`` an e-mail link, so ``NAME@auto`` becomes
+    ``mailto:NAME%40auto``: such links go back to text. sphinx-argparse adds a
+    ``Default: x`` line to every option; where the help text already says its
+    default, the line would repeat it and is dropped.
+    """
+    from docutils import nodes
+
+    if app.env.docname != "cli":
+        return
+    for ref in list(doctree.findall(nodes.reference)):
+        if ref.get("refuri", "").startswith("mailto:"):
+            ref.replace_self(nodes.Text(ref.astext()))
+    for para in list(doctree.findall(nodes.paragraph)):
+        if not para.astext().startswith("Default:"):
+            continue
+        said = " ".join(p.astext() for p in para.parent.children if p is not para)
+        if "default" in said.lower():
+            para.parent.remove(para)
+
+
 def setup(app):
     _sync_results()
     app.connect("source-read", _point_at_site_results)
+    app.connect("doctree-read", _cli_as_its_help_says)

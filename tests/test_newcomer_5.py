@@ -24,3 +24,35 @@ def test_compare_names_its_schedule_folders_and_reports_wall_and_cpu_time(tmp_pa
     assert all(float(r["cpu_time_s"]) >= 0 for r in rows)
     doc = json.loads((out / "compare.json").read_text())
     assert all("cpu_time_s" in r and "wall_time_s" in r for r in doc["rows"])
+
+
+def _conf():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "conf.py"
+    spec = importlib.util.spec_from_file_location("moga_docs_conf", path)
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    return conf
+
+
+def test_the_cli_reference_keeps_option_names_addresses_and_one_default():
+    """Friction 6: no en dash for "--gen", no mailto link for NAME@auto, and no second
+    "Default:" line under a help text that states its default."""
+    from types import SimpleNamespace
+
+    from docutils.core import publish_doctree
+    from docutils.nodes import reference
+
+    conf = _conf()
+    assert "d" not in conf.smartquotes_action  # dashes stay hyphens
+    rst = ("--federation\n    name or NAME@auto (default: default)\n\n    Default: ``'default'``"
+           "\n\n--json\n    print JSON\n\n    Default: ``False``\n")
+    tree = publish_doctree(rst)
+    assert any(r.get("refuri", "").startswith("mailto:") for r in tree.findall(reference))
+    conf._cli_as_its_help_says(SimpleNamespace(env=SimpleNamespace(docname="cli")), tree)
+    text = tree.astext()
+    assert not any(r.get("refuri", "").startswith("mailto:") for r in tree.findall(reference))
+    assert "NAME@auto" in text and "Default: 'default'" not in text
+    assert "Default: False" in text  # a help text without its default keeps the line
