@@ -463,3 +463,74 @@ def test_10_a_catalogue_entry_that_is_not_a_policy_info_is_named(monkeypatch):
     monkeypatch.setitem(moga.POLICIES, "mine", dataclasses.replace(moga.POLICIES["easy"],
                                                                    name="mine"))
     assert moga.simulate(js, moga.Federation.preset(), "mine").makespan > 0
+
+
+# ------------------------------- 12. every numeric option reads -inf as a value, not an option
+def _parsers():
+    """``(argv prefix, parser)`` of every command and sub-command, positionals filled in."""
+    import argparse
+
+    from moga.cli import build_parser
+
+    out = []
+
+    def walk(parser, prefix):
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            fill = [("x" if a.nargs in (None, "+") else []) for a in parser._actions
+                    if not a.option_strings and a.nargs != "?"]
+            out.append((prefix, [f for f in fill if f]))
+            return
+        for name, sub in subs[0].choices.items():
+            walk(sub, [*prefix, name])
+
+    walk(build_parser(), [])
+    return out
+
+
+def _numeric_options():
+    import argparse
+
+    from moga.cli import build_parser
+
+    cases = []
+    for prefix, fill in _parsers():
+        parser = build_parser()
+        p = parser
+        for name in prefix:
+            p = next(a for a in p._actions
+                     if isinstance(a, argparse._SubParsersAction)).choices[name]
+        for a in p._actions:
+            if a.option_strings and a.type not in (None, str) and a.nargs != 0:
+                cases.append((prefix, fill, a.option_strings[-1]))
+    return cases
+
+
+def _parse(argv, capsys):
+    from moga.cli import build_parser
+
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as e:
+        return e.code, capsys.readouterr().err.strip().splitlines()[-1]
+    return 0, {k: repr(v) for k, v in vars(args).items() if not callable(v)}
+
+
+@pytest.mark.parametrize("value", ["-inf", "-Infinity", "-nan", "-1", "-1e400", "-.5", "-5%",
+                                   "-2kW"])
+def test_12_every_numeric_option_reads_a_negative_value(value, capsys):
+    cases = _numeric_options()
+    assert len(cases) > 40 and any(o == "--cpu-budget" for _, _, o in cases)
+    for prefix, fill, opt in cases:
+        split = _parse([*prefix, *fill, opt, value], capsys)
+        joined = _parse([*prefix, *fill, f"{opt}={value}"], capsys)
+        assert split == joined, (prefix, opt, value)
+        if split[0]:
+            assert "expected one argument" not in split[1], (prefix, opt, value)
+
+
+def test_12_cpu_budget_minus_inf_gets_its_message(capsys):
+    with pytest.raises(SystemExit) as e:
+        _main(["run", "--n-jobs", 20, "--cpu-budget", "-inf"])
+    assert e.value.code == 2
+    assert "--cpu-budget must be a finite number > 0, got -inf" in capsys.readouterr().err

@@ -72,12 +72,15 @@ def seed(text):
 
 #: What argparse takes for a value rather than an option: a negative number, also with a
 #: unit (``-5%``, ``-2kW``), so that a negative cap is refused for what it is.
-NEGATIVE_VALUE = re.compile(r"^-\d|^-\.\d")
+#: What argparse takes as a value, not an option, after an option: a negative number in any
+#: form that ``float`` reads (``-5``, ``-.5``, ``-1e400``, ``-inf``, ``-Infinity``, ``-nan``)
+#: and the units after it (``-5%``, ``-2kW``). No option of moga starts with ``-i`` or ``-n``.
+NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
 def values_may_be_negative(parser) -> None:
-    """Let ``parser`` and its subparsers take ``-5%`` or ``-2kW`` as a value (to refuse it
-    with the option's own message) rather than as an unknown option."""
+    """Let ``parser`` and its subparsers take ``-5%``, ``-2kW`` or ``-inf`` as a value (to
+    refuse it with the option's own message) rather than as an unknown option."""
     parser._negative_number_matcher = NEGATIVE_VALUE
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
