@@ -172,6 +172,9 @@ class BatchDecode(NamedTuple):
     #: Each schedule's nodes per job and cluster (int32, (P, J, K)), when
     #: ``decode_batch(allocations=True)``.
     alloc: np.ndarray | None = None
+    #: Each job's finish time (P, J), indexed like the job arrays, when
+    #: ``decode_batch(finishes=True)``.
+    finishes: np.ndarray | None = None
 
 
 def allocation_ranks(speed, power_busy):
@@ -285,7 +288,7 @@ def start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
 
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight, ties, out_f,
-            out_i, out_starts, out_alloc):
+            out_i, out_starts, out_alloc, out_finish):
     """Decode chromosomes ``lo`` to ``hi - 1`` of a population: the event loop of every federated decode.
 
     Parameters
@@ -318,6 +321,9 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
     out_alloc : int32[:, :, :]
         With P rows, ``out_alloc[p]`` receives row p's allocation (J, K);
         shape (0, J, K) skips it.
+    out_finish : float64[:, :]
+        With P rows, ``out_finish[p, j]`` receives the finish of job ``j``;
+        shape (0, J) skips it.
 
     At each event (a finish or an arrival) the jobs finishing by then release
     their nodes, then the rule starts what it can; time moves to the next
@@ -331,6 +337,7 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
     fluid = model == 0
     want_starts = out_starts.shape[0] > 0
     want_alloc = out_alloc.shape[0] > 0
+    want_finish = out_finish.shape[0] > 0
     plan = plans_on_estimates(jobs)
     if mode != 0 and hi > lo:
         arrival_order(jobs, st)
@@ -375,6 +382,9 @@ def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight
             for i in range(J):
                 for k in range(out.alloc.shape[1]):
                     out_alloc[p, i, k] = out.alloc[i, k]
+        if want_finish:
+            for i in range(J):
+                out_finish[p, i] = out.finish[i]
 
 
 _POOL = [None, 0, 0]  # the decode threads: executor, its size, the process that made it
@@ -392,15 +402,16 @@ def thread_pool(n):
 
 
 def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None, n_chunks=1,
-             starts=False, allocs=False, work=None):
+             starts=False, allocs=False, work=None, finishes=False):
     """Run :func:`_decode` over every row of ``orders`` (P, J) and ``blacklists`` (P, J, K).
 
     ``n_chunks`` contiguous chunks run in as many threads, each with its own
-    work arrays. Returns ``(out_f, out_i, out_starts, out_alloc, out)``:
+    work arrays. Returns ``(out_f, out_i, out_starts, out_alloc, out, out_finish)``:
     objectives (P, 3), counters (P, 2), start times by order position (P, J)
     when ``starts`` (else None), every row's allocation (P, J, K) when
-    ``allocs`` (else None), and the last chunk's :data:`Out`, which holds the
-    last row's schedule. ``work``, when given, is a ``(State, Out)`` pair of a
+    ``allocs`` (else None), the last chunk's :data:`Out`, which holds the
+    last row's schedule, and finish times by job (P, J) when ``finishes``
+    (else None). ``work``, when given, is a ``(State, Out)`` pair of a
     decode of the same J and K: the one chunk's work arrays, reused (with
     ``n_chunks`` 1; its Out is overwritten).
     """
@@ -413,6 +424,7 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
     out_i = np.empty((P, 2), dtype=np.int64)
     out_s = np.empty((P if starts else 0, J))
     out_a = np.empty((P if allocs else 0, J, K), dtype=np.int32)
+    out_e = np.empty((P if finishes else 0, J))
     n_chunks = max(1, min(P, n_chunks))
     if work is not None and n_chunks != 1:
         raise ValueError(f"reused work arrays serve one chunk, got n_chunks={n_chunks}")
@@ -423,13 +435,15 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
         # bundle of them would be typed in Python at every call).
         _decode(jobs, plat, orders, blacklists, model, mode, c * P // n_chunks,
                 (c + 1) * P // n_chunks, new_state(J, K) if work is None else work[0], outs[c],
-                weight, ties, out_f=out_f, out_i=out_i, out_starts=out_s, out_alloc=out_a)
+                weight, ties, out_f=out_f, out_i=out_i, out_starts=out_s, out_alloc=out_a,
+                out_finish=out_e)
 
     if n_chunks == 1:
         chunk(0)
     else:
         list(thread_pool(n_chunks).map(chunk, range(n_chunks)))
-    return out_f, out_i, (out_s if starts else None), (out_a if allocs else None), outs[-1]
+    return (out_f, out_i, (out_s if starts else None), (out_a if allocs else None), outs[-1],
+            (out_e if finishes else None))
 
 
 # -------------------------------------------------------------------- wrappers
@@ -678,7 +692,7 @@ def decode_arrays(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, 
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
     jobs, plat, order, blacklist = setup(arrs, order, blacklist, power=power, power_cap=power_cap,
                                          cluster_caps=cluster_caps, rule=rule, estimate=estimate)
-    f, i, _, _, out = run_rows(jobs, plat, order[None], blacklist[None], code, easy)
+    f, i, _, _, out, _ = run_rows(jobs, plat, order[None], blacklist[None], code, easy)
     return FederatedDecode(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                            float(f[0, 2]), int(i[0, 0]), int(i[0, 1]), out.reserve)
 
@@ -693,7 +707,8 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
                  orders, blacklists, model: str = "fluid", check: bool = True,
                  backfill: str = "none", rule: str = "fastest", power=None, power_cap=None,
                  cluster_caps=None, start_orders: bool = False, estimate=None,
-                 starts: bool = False, allocations: bool = False) -> BatchDecode:
+                 starts: bool = False, allocations: bool = False,
+                 finishes: bool = False) -> BatchDecode:
     """Decode a population of chromosomes in parallel (Numba threads).
 
     Parameters
@@ -710,6 +725,8 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
         Also return each job's start time, shape (P, J).
     allocations : bool
         Also return each schedule's nodes per job and cluster, shape (P, J, K).
+    finishes : bool
+        Also return each job's finish time, shape (P, J).
 
     Other parameters are as in :func:`decode`.
 
@@ -718,14 +735,15 @@ def decode_batch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     BatchDecode
         ``makespan``, ``energy``, ``flowtime`` (float arrays, shape (P,)) and the
         counters ``n_relaxed``, ``n_coalloc`` (int arrays, shape (P,));
-        ``start_orders`` (int64, (P, J)), ``starts`` and ``alloc`` when asked
-        for, else None.
+        ``start_orders`` (int64, (P, J)), ``starts``, ``alloc`` and ``finishes``
+        when asked for, else None.
     """
     return BatchDecoder(release, tasks, runtime, sigma, bw, nodes, speed, power_busy,
                         power_idle, link, model=model, check=check, backfill=backfill, rule=rule,
                         power=power, power_cap=power_cap, cluster_caps=cluster_caps,
                         estimate=estimate)(orders, blacklists, start_orders=start_orders,
-                                           starts=starts, allocations=allocations)
+                                           starts=starts, allocations=allocations,
+                                           finishes=finishes)
 
 
 class BatchDecoder:
@@ -755,7 +773,7 @@ class BatchDecoder:
         self._work = None  # one thread's work arrays, made at the first one-thread call
 
     def __call__(self, orders, blacklists, start_orders: bool = False, starts: bool = False,
-                 allocations: bool = False) -> BatchDecode:
+                 allocations: bool = False, finishes: bool = False) -> BatchDecode:
         """Decode ``orders`` (P, J) and ``blacklists`` (P, J, K); options and result as in
         :func:`decode_batch`."""
         J, K = self.n_jobs, self.n_clusters
@@ -764,10 +782,10 @@ class BatchDecoder:
         threads = get_num_threads() if orders.size >= THREAD_MIN_SLOTS else 1
         if threads == 1 and self._work is None:
             self._work = (new_state(J, K), new_out(J, K))
-        out_f, out_i, at, alloc, _ = run_rows(self._jobs, self._plat, orders, blacklists,
-                                              self._code, self._easy, n_chunks=threads,
-                                              starts=start_orders or starts, allocs=allocations,
-                                              work=self._work if threads == 1 else None)
+        out_f, out_i, at, alloc, _, fin = run_rows(
+            self._jobs, self._plat, orders, blacklists, self._code, self._easy,
+            n_chunks=threads, starts=start_orders or starts, allocs=allocations,
+            work=self._work if threads == 1 else None, finishes=finishes)
         by_start = by_job = None
         if start_orders:
             by_start = start_orders_of(orders, at)
@@ -775,7 +793,8 @@ class BatchDecoder:
             by_job = np.empty_like(at)
             by_job[np.arange(len(at))[:, None], orders] = at
         return BatchDecode(out_f[:, 0].copy(), out_f[:, 1].copy(), out_f[:, 2].copy(),
-                           out_i[:, 0].copy(), out_i[:, 1].copy(), by_start, by_job, alloc)
+                           out_i[:, 0].copy(), out_i[:, 1].copy(), by_start, by_job, alloc,
+                           fin)
 
 
 class Dispatch(NamedTuple):
@@ -838,6 +857,6 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     if method == "saf":  # the queue order: area, then arrival
         area = jobs.tasks * jobs.est
         order = readonly(np.lexsort((np.arange(J), jobs.release, area)).astype(np.int64))
-    f, i, _, _, out = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
+    f, i, _, _, out, _ = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
     return Dispatch(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                     float(f[0, 2]), int(i[0, 1]))

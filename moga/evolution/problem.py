@@ -18,6 +18,7 @@ from ..model.chromosome import join, repair, split
 from ..model.jobset import JobSet
 from ..model.platform import Federation
 from ..model.schedule import evaluate_batch
+from ..model.objectives import Decoded, Units, check_objectives, columns, needs_of
 
 __all__ = ["OBJECTIVES", "SchedulingProblem", "ScheduleRepair", "split", "join"]
 
@@ -26,9 +27,9 @@ __all__ = ["OBJECTIVES", "SchedulingProblem", "ScheduleRepair", "split", "join"]
 #: top of the population and its children, and smaller batches decode as fast.
 DECODE_BLOCK = 1 << 21
 
-#: Objectives a problem can minimise, with their units ("makespan+flowtime" is the
-#: single objective of GA-MF, after Gabaldon et al. 2015).
-OBJECTIVES = {"makespan": "s", "energy": "J", "flowtime": "s", "makespan+flowtime": "s"}
+#: Objectives a problem can minimise, with their units: a live view of the catalogue
+#: (:data:`moga.objectives.CATALOGUE`) as ``{name: unit}``.
+OBJECTIVES = Units()
 
 
 class SchedulingProblem(Problem):
@@ -43,7 +44,10 @@ class SchedulingProblem(Problem):
     model : {"fluid", "at_start"}
         Execution model of the decoder.
     objectives : sequence of str
-        Names from :data:`OBJECTIVES`, default ``("makespan", "energy")``.
+        Names from the catalogue (:data:`moga.objectives.CATALOGUE`), default
+        ``("makespan", "energy")``. The decode is asked for the per-job
+        outputs (starts, finishes, allocations) only when one of them reads
+        them.
     use_blacklist : bool
         True (default): ``X`` carries a blacklist. False: ``X`` is the order
         alone and every job may use every node (the ablation without blacklist,
@@ -72,11 +76,7 @@ class SchedulingProblem(Problem):
         use_blacklist = _use_blacklist(use_blacklist, kwargs, "SchedulingProblem")
         if backfill not in ("none", "easy"):
             raise ValueError(f"backfill must be 'none' or 'easy', got {backfill!r}")
-        objectives = tuple(objectives)
-        unknown = [o for o in objectives if o not in OBJECTIVES]
-        if unknown or not objectives:
-            raise ValueError(f"objectives must be a non-empty subset of {list(OBJECTIVES)}, "
-                             f"got {list(objectives)}")
+        objectives = check_objectives(objectives)
         J, K = len(jobset), federation.n_clusters
         K_enc = K if use_blacklist else 0
         xu = np.concatenate([np.full(J, J - 1.0), np.ones(J * K_enc)])
@@ -88,6 +88,7 @@ class SchedulingProblem(Problem):
         self.model = model
         self.backfill = backfill
         self.objectives = objectives
+        self._needs = needs_of(objectives)
         self.n_jobs = J
         self.n_clusters = K
         self.decode_seconds = 0.0
@@ -107,10 +108,8 @@ class SchedulingProblem(Problem):
         return self._columns(b), b
 
     def _columns(self, b) -> np.ndarray:
-        """The objective matrix (P, n_obj) of the batch decode ``b``."""
-        cols = {"makespan": b.makespan, "energy": b.energy, "flowtime": b.flowtime,
-                "makespan+flowtime": b.makespan + b.flowtime}
-        return np.column_stack([cols[o] for o in self.objectives])
+        """The objective matrix (P, n_obj) of the batch decode ``b``, by the catalogue."""
+        return columns(self.objectives, Decoded.of_batch(b, self.jobset, self.federation))
 
     def start_orders(self, X, backfill: str = "easy") -> np.ndarray:
         """The start orders (P, J) of the rows of ``X`` decoded with ``backfill``.
@@ -119,14 +118,18 @@ class SchedulingProblem(Problem):
         :class:`~moga.evolution.resequencing.Resequencer`. The decodes count
         in ``n_decoded`` and ``decode_seconds``.
         """
-        return self._batch(X, backfill, start_orders=True).start_orders
+        return self._batch(X, backfill, start_orders=True, objectives=False).start_orders
 
-    def _batch(self, X, backfill, start_orders=False, allocations=False, starts=False):
+    def _batch(self, X, backfill, start_orders=False, allocations=False, starts=False,
+               objectives=True):
         """One timed, counted batch decode of the rows of ``X``.
 
-        A large population is decoded in blocks of rows (:data:`DECODE_BLOCK` values
-        each): the decoder's contiguous copy of the blacklists then stays small.
+        With ``objectives``, the decode also gives the per-job outputs the problem's
+        objectives read (:attr:`moga.objectives.Objective.needs`). A large population
+        is decoded in blocks of rows (:data:`DECODE_BLOCK` values each): the decoder's
+        contiguous copy of the blacklists then stays small.
         """
+        needs = self._needs if objectives else frozenset()
         X = np.atleast_2d(X)
         t0 = time.perf_counter()
         rows = max(1, DECODE_BLOCK // max(X.shape[1], 1))
@@ -137,7 +140,9 @@ class SchedulingProblem(Problem):
                 parts.append(evaluate_batch(self.jobset, self.federation, orders, bls,
                                             model=self.model, backfill=backfill,
                                             start_orders=start_orders,
-                                            allocations=allocations, starts=starts))
+                                            allocations=allocations or "alloc" in needs,
+                                            starts=starts or "start" in needs,
+                                            finishes="finish" in needs))
             b = parts[0] if len(parts) == 1 else type(parts[0])(*(
                 None if f[0] is None else np.concatenate(f) for f in zip(*parts, strict=True)))
         except ValueError as e:

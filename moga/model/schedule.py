@@ -455,22 +455,24 @@ def evaluate(js: JobSet, fed: Federation, order=None, blacklist=None, model: str
 def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str = "fluid",
                    backfill: str = "none", rule: str = "fastest",
                    start_orders: bool = False, starts: bool = False,
-                   allocations: bool = False) -> federated.BatchDecode:
+                   allocations: bool = False, finishes: bool = False) -> federated.BatchDecode:
     """Decode a population in parallel: ``orders`` (P, J), ``blacklists`` (P, J, K).
 
     Options as in :func:`evaluate`; a federation with a power cap
     (:meth:`Federation.with_cap`) is honoured. Returns the objectives and counters per
     individual (:class:`decoders.BatchDecode`), with ``start_orders`` each
     schedule's start order (jobs by start time, ties in the chromosome's order),
-    with ``starts`` each job's start time (P, J), and with ``allocations`` each
-    schedule's nodes per job and cluster (``alloc``, P, J, K).
+    with ``starts`` each job's start time (P, J), with ``finishes`` each job's finish
+    time (P, J), and with ``allocations`` each schedule's nodes per job and cluster
+    (``alloc``, P, J, K).
     """
     _check_types(js, fed)
     try:
         return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists,
                                       model=model, check=False, backfill=backfill, rule=rule,
                                       start_orders=start_orders, starts=starts,
-                                      allocations=allocations, **power_kwargs(js, fed))
+                                      allocations=allocations, finishes=finishes,
+                                      **power_kwargs(js, fed))
     except federated.CapInfeasibleError as e:
         raise cap_error(e, js, fed) from None
 
@@ -478,9 +480,9 @@ def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str =
 def batch_evaluator(js: JobSet, fed: Federation, model: str = "fluid", backfill: str = "none",
                     rule: str = "fastest"):
     """:func:`evaluate_batch` of ``js`` on ``fed`` set up once: a callable
-    ``(orders, blacklists, start_orders=False, starts=False, allocations=False)`` that
-    returns what :func:`evaluate_batch` returns, for callers that decode one job-set
-    many times (:class:`decoders.federated.BatchDecoder`)."""
+    ``(orders, blacklists, start_orders=False, starts=False, allocations=False,
+    finishes=False)`` that returns what :func:`evaluate_batch` returns, for callers that
+    decode one job-set many times (:class:`decoders.federated.BatchDecoder`)."""
     _check_types(js, fed)
     try:
         return federated.BatchDecoder(*js.arrays(), *_fed_arrays(fed), model=model, check=False,
