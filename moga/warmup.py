@@ -16,7 +16,8 @@ import numpy as np
 
 from .policies import POLICIES, SESSION_KERNELS
 
-__all__ = ["KERNEL_GROUPS", "COMMAND_GROUPS", "cold_groups", "command_groups", "warmup"]
+__all__ = ["KERNEL_GROUPS", "COMMAND_GROUPS", "STILL_EVERY", "cold_groups", "command_groups",
+           "warmup"]
 
 #: Kernel groups: name -> (what uses them, [(module, kernel) the cache must hold]).
 KERNEL_GROUPS = {
@@ -100,22 +101,49 @@ def _compile(group: str) -> None:
             online(vjs, fed)
 
 
-def warmup(groups=None, say=print) -> dict:
-    """Compile (or load) every kernel group; returns seconds per group.
+#: Seconds between the lines that say a group is still compiling.
+STILL_EVERY = 60.0
 
-    ``say`` (default ``print``) is called with one line per group.
+
+def warmup(groups=None, say=print, still_every: float | None = None) -> dict:
+    """Compile (or load) the kernel groups ``groups`` (default all); returns seconds per group.
+
+    ``say`` (default ``print``; None for silence) is called with a line as each
+    group starts (``decoder: compiling (moga evaluate, ...)`` or ``decoder:
+    loading from the cache``), a line every ``still_every`` seconds (default
+    :data:`STILL_EVERY`) while it compiles, since a cold group can take minutes
+    on a busy machine, and a line as it ends (``decoder: compiled in 52.0 s``
+    or ``decoder: loaded from the cache in 0.4 s``).
     """
+    import threading
+
     names = list(KERNEL_GROUPS if groups is None else groups)
     unknown = [g for g in names if g not in KERNEL_GROUPS]
     if unknown:
         raise ValueError(f"unknown kernel group(s) {unknown}; choose from {list(KERNEL_GROUPS)}")
+    say = say or (lambda line: None)
+    every = STILL_EVERY if still_every is None else still_every
     out = {}
     for g in names:
-        cold = set(cold_groups([g]))  # a group may share kernels with one compiled before it
+        cold = bool(cold_groups([g]))  # a group may share kernels with one compiled before it
+        say(f"{g}: compiling ({KERNEL_GROUPS[g][0]})" if cold else f"{g}: loading from the cache")
         t0 = time.perf_counter()
-        _compile(g)
+        done = threading.Event()
+
+        def still(g=g, t0=t0, done=done):
+            while not done.wait(every):
+                say(f"{g}: still compiling, {time.perf_counter() - t0:.0f} s so far")
+
+        ticker = threading.Thread(target=still, daemon=True)
+        if cold:
+            ticker.start()
+        try:
+            _compile(g)
+        finally:
+            done.set()
+            if cold:
+                ticker.join()
         out[g] = time.perf_counter() - t0
-        if say is not None:
-            say(f"  {g} ({KERNEL_GROUPS[g][0]}): {'compiled' if g in cold else 'loaded'} in "
-                f"{out[g]:.1f} s")
+        say(f"{g}: compiled in {out[g]:.1f} s" if cold
+            else f"{g}: loaded from the cache in {out[g]:.1f} s")
     return out

@@ -56,3 +56,27 @@ def test_the_cli_reference_keeps_option_names_addresses_and_one_default():
     assert not any(r.get("refuri", "").startswith("mailto:") for r in tree.findall(reference))
     assert "NAME@auto" in text and "Default: 'default'" not in text
     assert "Default: False" in text  # a help text without its default keeps the line
+
+
+def test_warmup_says_each_group_asked_as_it_starts_while_it_compiles_and_as_it_ends(
+        capsys, monkeypatch):
+    """Friction 7: one line per group asked, as it starts and ends, and a line while a cold
+    group is still compiling, so that minutes of compiling are never silent."""
+    import time
+
+    from moga import warmup
+
+    monkeypatch.setattr(warmup, "cold_groups", lambda groups: [g for g in groups
+                                                                if g == "decoder"])
+    monkeypatch.setattr(warmup, "_compile", lambda group: time.sleep(0.35))
+    monkeypatch.setattr(warmup, "STILL_EVERY", 0.1)
+    assert main(["warmup", "--groups", "decoder", "value decoders"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("compiling or loading 2 kernel groups (decoder, value decoders)")
+    assert out[1].strip().startswith("decoder: compiling (")
+    assert any(ln.strip().startswith("decoder: still compiling,") for ln in out)
+    assert any(ln.strip().startswith("decoder: compiled in ") for ln in out)
+    assert out[-3].strip() == "value decoders: loading from the cache"
+    assert out[-2].strip().startswith("value decoders: loaded from the cache in ")
+    assert out[-1].startswith("done in ")
+    assert not any("real-time" in ln or "every kernel group" in ln for ln in out)

@@ -19,10 +19,12 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..warmup import warmup
+    from ..warmup import KERNEL_GROUPS, warmup
 
-    print("compiling or loading every kernel group:", flush=True)
-    secs = warmup(args.groups, say=lambda line: print(line, flush=True))
+    names = list(KERNEL_GROUPS) if args.groups is None else list(dict.fromkeys(args.groups))
+    print(f"compiling or loading {len(names)} kernel group{'s' * (len(names) != 1)} "
+          f"({', '.join(names)}); {COMPILE_NOTE} when not in the cache", flush=True)
+    secs = warmup(names, say=lambda line: print(f"  {line}", flush=True))
     print(f"done in {sum(secs.values()):.1f} s")
     return 0
 
