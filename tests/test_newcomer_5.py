@@ -80,3 +80,23 @@ def test_warmup_says_each_group_asked_as_it_starts_while_it_compiles_and_as_it_e
     assert out[-2].strip().startswith("value decoders: loaded from the cache in ")
     assert out[-1].startswith("done in ")
     assert not any("real-time" in ln or "every kernel group" in ln for ln in out)
+
+
+def test_a_python_policy_is_recorded_with_its_own_backfill_or_n_a(tmp_path):
+    """Friction 9: a user's policy starts jobs in an order of its own, so metrics.json says
+    "n/a" rather than "none", unless its class says (the docs' example says "easy")."""
+    from pathlib import Path
+
+    saf = Path(__file__).resolve().parents[1] / "docs" / "guide" / "examples" / "saf_easy.py"
+    plain = tmp_path / "plain.py"
+    plain.write_text(saf.read_text().replace('    backfill = "easy"', "    pass  #"))
+    for spec, want in ((f"{saf}:SmallestAreaFirst", "easy"),
+                       (f"{plain}:SmallestAreaFirst", "n/a")):
+        out = tmp_path / want.replace("/", "")
+        assert main(["simulate", "--policy", spec, "--n-jobs", "30", "--no-gantt",
+                     "--no-progress", "--out", str(out)]) == 0
+        assert json.loads((out / "metrics.json").read_text())["metrics"]["backfill"] == want
+    out = tmp_path / "rf"
+    assert main(["simulate", "--policy", "realtime-first", "--n-jobs", "30", "--no-gantt",
+                 "--no-progress", "--out", str(out)]) == 0
+    assert json.loads((out / "metrics.json").read_text())["metrics"]["backfill"] == "none"

@@ -226,6 +226,7 @@ class GuardedPolicy:
         self._policy, self.spec = policy, spec
         self._file = Path(spec.rpartition(":")[0]).resolve()
         self.name = getattr(policy, "name", type(policy).__name__)
+        self.backfill = getattr(policy, "backfill", "n/a")  # for the schedule's record
         if callable(getattr(policy, "summary", None)):
             self.summary = lambda: self._call("summary", None)
 

@@ -75,7 +75,11 @@ class Schedule:
     n_coalloc : int
         Jobs spread over two or more clusters.
     backfill : str
-        ``"none"`` (strict order) or ``"easy"``.
+        ``"none"`` (strict order, or a rule that starts every job that fits
+        with no reservation), ``"easy"`` (EASY's reservation), or, for a
+        Python policy on a :class:`moga.sim.Session`, its class's ``backfill``
+        attribute, ``"n/a"`` when it sets none (it starts jobs in an order of
+        its own).
     rule : str
         Allocation rule, ``"fastest"``, ``"greenest"`` or ``"consolidate"``.
     reservation : ndarray of float64, shape (J,)

@@ -54,6 +54,7 @@ class RealtimeFirst(OnlinePolicy):
     """Real-time jobs first, then batch jobs, each in arrival order; every job that fits."""
 
     name = "realtime-first"
+    backfill = "none"
 
     def decide(self, session):
         q = session.queued()  # arrival order
@@ -75,6 +76,7 @@ class RealtimePreempt(OnlinePolicy):
     """
 
     name = "realtime-preempt"
+    backfill = "none"
 
     def __init__(self, checkpoint: str = "jit", restart: float = 0.0):
         if checkpoint not in ("jit", "none"):
@@ -123,6 +125,7 @@ class ValueDensity(OnlinePolicy):
     """
 
     name = "value-density"
+    backfill = "none"
 
     def __init__(self, reject: bool = False):
         if not isinstance(reject, (bool, np.bool_)):

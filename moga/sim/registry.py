@@ -47,6 +47,12 @@ class OnlinePolicy:
     #: The policy's name in tables and file names.
     name = "policy"
 
+    #: How it starts jobs, as its schedules record it (:attr:`moga.Schedule.backfill`,
+    #: ``metrics.json``): ``"none"`` (in order, or every job that fits, with no
+    #: reservation), ``"easy"`` (a reservation for the blocked head), or ``"n/a"``
+    #: (default: an order of its own, which neither word describes).
+    backfill = "n/a"
+
     def reset(self, session) -> None:
         """Prepare for a new simulation on ``session`` (default: nothing)."""
 

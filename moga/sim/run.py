@@ -50,7 +50,7 @@ def run_policy(policy: OnlinePolicy, jobset: JobSet, federation: Federation, *,
     summary = getattr(policy, "summary", None)
     if callable(summary):  # a policy's own account of its decisions
         info = {**summary(), **info}
-    return session.result(name, info)
+    return session.result(name, info, backfill=getattr(policy, "backfill", "n/a"))
 
 
 def _jobs_done(session: Session) -> int:

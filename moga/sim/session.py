@@ -407,10 +407,13 @@ class Session:
         self._begin(max(self._t, nxt))
         return self._t
 
-    def result(self, policy: str = "session", info: dict | None = None) -> Schedule:
+    def result(self, policy: str = "session", info: dict | None = None,
+               backfill: str = "n/a") -> Schedule:
         """The finished schedule (every job started or rejected), as the one schedule record.
 
-        ``order`` is the start order; the blacklist is empty.
+        ``order`` is the start order; the blacklist is empty; ``backfill`` is what the
+        record says of how the jobs were started (:attr:`OnlinePolicy.backfill`; ``"n/a"``
+        by default, since a session does not know the order its caller followed).
         """
         if not self.done:
             raise RuntimeError(f"{self.queued().size} job(s) are still waiting; advance first")
@@ -444,8 +447,8 @@ class Session:
             a.setflags(write=False)
         return Schedule(jobset=js, federation=self.federation, model=self.model, **arrays,
                         makespan=makespan, energy=energy, flowtime=flowtime, n_relaxed=0,
-                        n_coalloc=d.n_coalloc, backfill="none", rule=self.rule, reservation=None,
-                        policy=policy, info=info, segments=segments)
+                        n_coalloc=d.n_coalloc, backfill=str(backfill), rule=self.rule,
+                        reservation=None, policy=policy, info=info, segments=segments)
 
     def _finish(self) -> Dispatch:
         """Let the running jobs end: the loop's schedule and objectives."""

@@ -10,6 +10,7 @@ class SmallestAreaFirst(OnlinePolicy):
     gets a reservation, and later jobs start only if they cannot delay it."""
 
     name = "saf-easy"
+    backfill = "easy"  # the schedule's record: a reservation for the blocked head
 
     def decide(self, session):
         js, now = session.jobset, session.now
