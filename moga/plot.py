@@ -10,13 +10,20 @@ from matplotlib.collections import PolyCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from .model.objectives import check_objectives
 from .outputs import atomic_path
 
-__all__ = ["plot_front", "plot_convergence", "plot_gantt", "plot_box", "plot_value_over_time",
-           "plot_value_by_class"]
+__all__ = ["plot_front", "plot_front_matrix", "plot_convergence", "plot_gantt", "plot_box",
+           "plot_value_over_time", "plot_value_by_class"]
 
-_UNITS = {"makespan": ("makespan (h)", 1 / 3600), "energy": ("energy (MWh)", 1 / 3.6e9),
-          "flowtime": ("flowtime (h)", 1 / 3600)}
+
+def _axis(name: str) -> tuple[str, float]:
+    """``(label, factor)`` of an objective's axis: its name and display unit from the
+    catalogue (:data:`moga.model.objectives.CATALOGUE`), and the factor to that unit."""
+    from .model.objectives import CATALOGUE
+
+    o = CATALOGUE[check_objectives((name,))[0]]
+    return o.label, o.display[1]
 
 
 def _save(fig, path, dpi=120):
@@ -49,9 +56,10 @@ def plot_front(F, objectives=("makespan", "energy"), baselines=None, knee=None, 
     Parameters
     ----------
     F : array_like (n, 2)
-        The front, in SI units (s, J).
+        The front, in the catalogue's units (s, J, ...).
     objectives : (str, str)
-        Names of the two objectives (axis labels and units).
+        Names of the two objectives (catalogue names: axis labels and units; for
+        three, see :func:`plot_front_matrix`).
     baselines : dict of str -> (float, float), optional
         Named single schedules to mark, e.g. ``{"submit order": (M, E)}``.
     knee : int, optional
@@ -73,7 +81,7 @@ def plot_front(F, objectives=("makespan", "energy"), baselines=None, knee=None, 
     """
     from .metrics import knee_index
 
-    (xl, xs), (yl, ys) = _UNITS[objectives[0]], _UNITS[objectives[1]]
+    (xl, xs), (yl, ys) = _axis(objectives[0]), _axis(objectives[1])
     F = np.atleast_2d(np.asarray(F, dtype=float))
     if mode is not None and mode not in _MODES:
         raise ValueError(f"mode must be 'batch' or 'release', got {mode!r}")
@@ -114,6 +122,71 @@ def plot_front(F, objectives=("makespan", "energy"), baselines=None, knee=None, 
     heading = "\n".join(t for t in (title, _MODES.get(mode)) if t)
     if heading:
         ax.set_title(heading, fontsize=10)
+    return _save(fig, path)
+
+
+def plot_front_matrix(F, objectives, baselines=None, knee=None, path=None, title=None):
+    """A front of three (or more) objectives as a scatter matrix: one panel per pair.
+
+    Panel (row i, column j) plots objective j against objective i, in the
+    catalogue's display units; the diagonal holds each objective's histogram
+    over the front. Every member is coloured alike; the knee is a star and each
+    baseline a marker in every panel.
+
+    Parameters
+    ----------
+    F : array_like (n, m)
+        The front, in the catalogue's units.
+    objectives : sequence of str
+        Its ``m`` catalogue names.
+    baselines : dict of str -> array_like (m,), optional
+        Named single schedules to mark, e.g. ``{"submit order": reference}``.
+    knee : int, optional
+        Index of a front member to highlight.
+    path : str or Path, optional
+        Write a PNG there (and close the figure).
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    F = np.atleast_2d(np.asarray(F, dtype=float))
+    objectives = check_objectives(objectives)
+    m = len(objectives)
+    if F.shape[1] != m:
+        raise ValueError(f"F has {F.shape[1]} objective columns for {m} names {list(objectives)}")
+    axes_ = [_axis(o) for o in objectives]
+    G = F * np.array([f for _, f in axes_])
+    fig, axes = plt.subplots(m, m, figsize=(2.6 * m + 1.6, 2.4 * m), squeeze=False)
+    markers = "sD^vP<>X"
+    for i in range(m):
+        for j in range(m):
+            ax = axes[i, j]
+            if i == j:
+                ax.hist(G[:, i], bins=min(20, max(3, len(G))), color="C0", alpha=0.7)
+            else:
+                ax.plot(G[:, j], G[:, i], "o", color="C0", ms=3, alpha=0.8,
+                        label="MOGA front")
+                if knee is not None:
+                    ax.plot(G[knee, j], G[knee, i], "*", color="C3", ms=12, mec="k", mew=0.6,
+                            label="knee", zorder=5)
+                for b, (name, point) in enumerate((baselines or {}).items()):
+                    P = np.asarray(point, dtype=float) * np.array([f for _, f in axes_])
+                    ax.plot(P[j], P[i], markers[b % len(markers)], color=f"C{b % 5 + 1}",
+                            ms=7, mec="k", alpha=0.9, label=name)
+            ax.grid(alpha=0.3)
+            ax.tick_params(labelsize=7)
+            if i == m - 1:
+                ax.set_xlabel(axes_[j][0], fontsize=8)
+            if j == 0:
+                ax.set_ylabel(axes_[i][0], fontsize=8)
+    handles, labels = axes[0, 1 if m > 1 else 0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 0.95))
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
     return _save(fig, path)
 
 

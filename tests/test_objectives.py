@@ -205,7 +205,12 @@ def test_the_command_line_takes_any_set(tmp_path, capsys):
 
 
 def test_the_command_line_refuses_an_unknown_objective(tmp_path, capsys):
-    assert main(["run", "--n-jobs", "20", "--pop", "6", "--gen", "2", "--out",
-                 str(tmp_path / "o"), "--objectives", "makespan,slowness"]) == 2
-    err = capsys.readouterr().err
-    assert "slowness" in err and "bsld" in err and "Traceback" not in err
+    for bad, says in (("makespan,slowness", "['slowness']; the catalogue has makespan, "),
+                      ("makespan", "give 2 or 3 objectives, got 1"),
+                      ("makespan,energy,bsld,wait", "give 2 or 3 objectives, got 4")):
+        with pytest.raises(SystemExit) as e:
+            main(["run", "--n-jobs", "20", "--pop", "6", "--gen", "2", "--out",
+                  str(tmp_path / "o"), "--objectives", bad])
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert "argument --objectives" in err and says in err and "Traceback" not in err

@@ -36,6 +36,10 @@ def add_arguments(p) -> None:
     p.add_argument("--backfill", choices=["none", "easy"], default="none",
                    help="decoder: jobs strictly in order (default) or EASY backfilling with "
                         "the chromosome's order as queue priority")
+    p.add_argument("--objectives", type=_objectives, default=None, metavar="A,B[,C]",
+                   help="two or three objectives to minimise, from "
+                        + ", ".join(_catalogue()) + " (default makespan,energy; "
+                        "docs/guide/objectives.md)")
     p.add_argument("--time-limit", type=pos_float("--time-limit"), default=None,
                    metavar="SECONDS", help="stop after this many seconds (besides --gen)")
     p.add_argument("--stagnation", type=pos_int("--stagnation"), default=None,
@@ -80,7 +84,7 @@ def _evolve(args, js, fed, params, cpu_budget):
                             progress=not args.no_progress, backfill=args.backfill,
                             time_limit=args.time_limit, stagnation=args.stagnation,
                             interrupt=stop, islands=args.islands, client=client,
-                            cpu_budget=cpu_budget)
+                            cpu_budget=cpu_budget, **_objectives_kw(args))
     finally:
         if client is not None:
             client.close()
@@ -141,11 +145,8 @@ def run(args) -> int:
               f"{choice['estimated_cpu_s']:.0f} (run.json: default)", flush=True)
     with output_set(out, "run", settings(args)) as o:
         summary, drawn = _write(args, o, res, trace_report, fed, js)
-    k = res.knee()
-    km, ke = summary["knee_change_pct"]
-    print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: makespan "
-          f"{res.F[k, 0] / 3600:.2f} h ({km:+.1f}%), energy {res.F[k, 1] / 3.6e9:.4f} MWh "
-          f"({ke:+.1f}%) against the submit order{' under EASY' if args.backfill == 'easy' else ''}"
+    print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: {_knee_words(res)} "
+          f"against the submit order{' under EASY' if args.backfill == 'easy' else ''}"
           f"; {summary['generations']} generations (stopped by {STOPPED[summary['stopped_by']]}), "
           f"{res.wall_time:.1f} s ({100 * res.decode_time / res.wall_time:.0f}% decoding)")
     print(f"wrote {out}/front.csv, run.json, result.npz, schedule.csv, schedule.swf (the knee)"
@@ -157,20 +158,87 @@ def run(args) -> int:
     return 0
 
 
+def _catalogue():
+    """The catalogue's objective names."""
+    from ..model.objectives import CATALOGUE
+
+    return list(CATALOGUE)
+
+
+def _objectives(text: str) -> tuple:
+    """``--objectives``: two or three catalogue names, comma-separated."""
+    import argparse
+
+    from ..model.objectives import check_objectives
+
+    try:
+        return check_objectives(text, counts=(2, 3))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _objectives_kw(args) -> dict:
+    """``{"objectives": ...}`` when ``--objectives`` is given, else nothing (the default)."""
+    return {} if args.objectives is None else {"objectives": args.objectives}
+
+
+def _decoding_words(res) -> str:
+    """The time spent decoding: a share of the wall time, or for islands, which decode in
+    parallel (threads or Dask workers), the seconds summed over them, which may exceed
+    the wall time."""
+    n = res.info.get("islands") if isinstance(res.info, dict) else None
+    if n:
+        return f"{res.decode_time:.1f} s decoding summed over the {n} islands"
+    return f"{100 * res.decode_time / max(res.wall_time, 1e-9):.0f}% decoding"
+
+
+def _knee_words(res) -> str:
+    """The knee's objectives and their change against the submit order, e.g. ``makespan
+    12.34 h (-5.0%), energy 1.2345 MWh (-1.2%)``."""
+    from ..model.objectives import CATALOGUE
+
+    k = res.knee()
+    return ", ".join(f"{name} {CATALOGUE[name].shown(v)} ({100 * (v / r - 1):+.1f}%)"
+                     for name, v, r in zip(res.objectives, res.F[k], res.reference, strict=True))
+
+
 def _front_csv(res) -> str:
+    """``front.csv``: per member its index, each objective in its unit (``makespan_s``), in
+    its display unit where that differs (``makespan_h``), its change against the submit
+    order in percent, and whether it is the knee."""
+    from ..model.objectives import CATALOGUE
+
     k, submit = res.knee(), res.reference
-    rows = ["index,makespan_s,energy_J,makespan_h,energy_MWh,makespan_change_pct,"
-            "energy_change_pct,knee"]
-    for i, (m, e) in enumerate(res.F):
-        rows.append(f"{i},{m:.6f},{e:.6f},{m / 3600:.6f},{e / 3.6e9:.6f},"
-                    f"{100 * (m / submit[0] - 1):.4f},{100 * (e / submit[1] - 1):.4f},{int(i == k)}")
+    objs = [CATALOGUE[name] for name in res.objectives]
+    shown = [o for o in objs if o.display != (o.unit, 1.0)]
+    head = (["index"] + [o.column for o in objs]
+            + [f"{o.name}_{o.display[0].replace(' ', '.')}" for o in shown]
+            + [f"{o.name}_change_pct" for o in objs] + ["knee"])
+    rows = [",".join(head)]
+    for i, f in enumerate(res.F):
+        rows.append(",".join([str(i)] + [f"{v:.6f}" for v in f]
+                             + [f"{f[objs.index(o)] * o.display[1]:.6f}" for o in shown]
+                             + [f"{100 * (v / r - 1):.4f}" for v, r in zip(f, submit, strict=True)]
+                             + [str(int(i == k))]))
     return "\n".join(rows) + "\n"
+
+
+def _front_plot(res, path, title):
+    """``front.png``: the front against the submit order, as a scatter for two objectives
+    and a scatter matrix for three."""
+    from ..plot import plot_front, plot_front_matrix
+
+    if len(res.objectives) == 2:
+        return plot_front(res.F, objectives=res.objectives, baselines={
+            "submit order": res.reference}, knee=res.knee(), path=path, title=title)
+    return plot_front_matrix(res.F, res.objectives, baselines={"submit order": res.reference},
+                             knee=res.knee(), path=path, title=title)
 
 
 def _write(args, out, res, trace_report, fed, js):
     """Write the run's files and plots through the output set ``out``; returns ``(summary,
     plots written)``."""
-    from ..plot import plot_convergence, plot_front, plot_gantt
+    from ..plot import plot_convergence, plot_gantt
 
     atomic_write(out / "front.csv", _front_csv(res))
     summary = res.summary()
@@ -184,9 +252,8 @@ def _write(args, out, res, trace_report, fed, js):
     knee.to_csv(out / "schedule.csv")
     knee.to_swf(out / "schedule.swf")
     drawn = plots([
-        ("front.png", lambda: plot_front(res.F, baselines={"submit order": res.reference},
-                                         knee=k, path=out / "front.png",
-                                         title=f"{js.name}, {len(js)} jobs ({args.model})")),
+        ("front.png", lambda: _front_plot(res, out / "front.png",
+                                          f"{js.name}, {len(js)} jobs ({args.model})")),
         ("convergence.png", lambda: plot_convergence(res.history, path=out / "convergence.png")),
         ("gantt_knee.png", lambda: plot_gantt(knee, path=out / "gantt_knee.png")),
     ])

@@ -53,9 +53,21 @@ def run(args) -> int:
         s.to_swf(o / "schedule.swf")
         drawn = plots([("gantt.png", lambda: plot_gantt(s, path=o / "gantt.png"))])
     print(f"front member {i} of {len(res.F)} ({'knee' if i == res.knee() else 'index'}): "
-          f"makespan {s.makespan / 3600:.2f} h, energy {s.energy / 3.6e9:.4f} MWh")
+          f"makespan {s.makespan / 3600:.2f} h, energy {s.energy / 3.6e9:.4f} MWh"
+          + _others(res, i))
     print(f"wrote {out}/schedule.csv, schedule.swf" + listed(drawn))
     return 0
+
+
+def _others(res, i) -> str:
+    """The member's other objectives of the run (besides makespan and energy), as
+    ``, bsld 3.210``; empty for a makespan-energy run."""
+    from ..model.objectives import CATALOGUE
+
+    names = tuple(getattr(res, "objectives", ()))
+    return "".join(f", {n} {CATALOGUE[n].shown(v)}" if n in CATALOGUE else f", {n} {v:.6g}"
+                   for n, v in zip(names, res.F[i], strict=False)
+                   if n not in ("makespan", "energy"))
 
 
 def _checked_result(src, load_result):
@@ -80,10 +92,6 @@ def _checked_result(src, load_result):
     return res
 
 
-#: Objectives ``moga schedule`` can recompute from a decoded schedule.
-_OBJECTIVES = {"makespan": "makespan", "energy": "energy", "flowtime": "flowtime"}
-
-
 def _decode_checked(res, i, src):
     """Member ``i`` of ``res`` decoded, refused unless it gives the objectives the file
     records for it (a file edited, or written by a version whose decoder differs)."""
@@ -95,10 +103,14 @@ def _decode_checked(res, i, src):
     except Exception as e:  # noqa: BLE001 - a damaged file, whatever part of it
         raise InputError(f"{src}: front member {i} cannot be decoded ({type(e).__name__}: "
                          f"{e})") from None
+    from ..model.objectives import CATALOGUE
+
     names = tuple(getattr(res, "objectives", ("makespan", "energy")))
     for k, name in enumerate(names[:res.F.shape[1]]):
-        if name in _OBJECTIVES:
-            got, want = float(getattr(s, _OBJECTIVES[name])), float(res.F[i, k])
+        # Every catalogue entry is recomputed; a name this process's catalogue lacks (an
+        # entry registered by the program that ran the search) is taken as recorded.
+        if name in CATALOGUE:
+            got, want = CATALOGUE[name].of_schedule(s), float(res.F[i, k])
             if not np.isclose(got, want, rtol=1e-6, atol=1e-6):
                 raise InputError(f"{src}: front member {i} decodes to {name} {got:.6g}, but "
                                  f"the file records {want:.6g}: it was edited or written by "

@@ -39,6 +39,7 @@ import numpy as np
 from ..metrics import knee_index
 from ..model.chromosome import pinned_blacklists, split
 from ..model.jobset import JobSet
+from ..model.objectives import view
 from ..model.schedule import BSLD_BOUND, batch_evaluator
 from ..sim.registry import OnlinePolicy
 from ..validation import check_number
@@ -52,8 +53,11 @@ __all__ = ["OnlineMOGA", "WINDOW_OBJECTIVES", "WindowProblem", "non_dominated",
            "parse_preference", "pick_member", "pinned_blocks", "single_job_rows",
            "window_problem"]
 
-#: Objectives a decision can minimise over its window.
-WINDOW_OBJECTIVES = ("makespan", "energy", "flowtime", "bsld")
+#: Objectives a decision can minimise over its window: the entries of the catalogue
+#: (:data:`moga.model.objectives.CATALOGUE`) that :meth:`WindowProblem.objectives_of`
+#: computes, each by the catalogue's definition applied to the window's planned schedule
+#: (times from the event; ``bsld`` counting the time each job has waited so far).
+WINDOW_OBJECTIVES = view("makespan", "energy", "flowtime", "bsld")
 #: Preference kinds (:func:`parse_preference`).
 PREFERENCES = ("knee", "weight", "slowdown", "energy", "bsld")
 #: How a decision with one waiting job is made (:class:`OnlineMOGA`'s ``single``).
