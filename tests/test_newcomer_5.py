@@ -100,3 +100,25 @@ def test_a_python_policy_is_recorded_with_its_own_backfill_or_n_a(tmp_path):
     assert main(["simulate", "--policy", "realtime-first", "--n-jobs", "30", "--no-gantt",
                  "--no-progress", "--out", str(out)]) == 0
     assert json.loads((out / "metrics.json").read_text())["metrics"]["backfill"] == "none"
+
+
+def test_an_island_run_reports_its_decode_seconds_not_a_share_of_the_wall_time(tmp_path,
+                                                                                 capsys):
+    """Friction 4: islands decode in parallel, so their decode time over the driver's wall
+    time could read "(102% decoding)"; the line gives the seconds summed over the islands."""
+    assert main(["run", "--n-jobs", "30", "--pop", "8", "--gen", "2", "--islands", "2",
+                 "--no-progress", "--out", str(tmp_path / "i")]) == 0
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("front:"))
+    assert "s decoding summed over the 2 islands" in line and "% decoding" not in line
+
+
+def test_run_on_a_scheduler_without_the_sweep_extra_says_only_that(tmp_path, capsys,
+                                                                     monkeypatch):
+    """Friction 13: the missing extra is found before the job-set line is printed."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
+    assert main(["run", "--n-jobs", "20", "--scheduler", "tcp://127.0.0.1:1", "--islands", "2",
+                 "--out", str(tmp_path / "r")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "sweep" in err and len(err.strip().splitlines()) == 1

@@ -113,6 +113,10 @@ def _cpu_budget(args, params):
 def run(args) -> int:
     from ..evolution.sizing import CPU_BUDGET, SMALL_JOBS, applies
 
+    if args.scheduler is not None:  # a missing extra is the first and only line
+        from ..errors import require
+
+        require("distributed", "moga run --scheduler", "sweep")
     trace, fed, js, params, out = load_ga(args, OUTPUTS)
     # The run needs the job-set only: the whole trace's records (tens of MB on a large
     # trace) are let go before it, its report kept for run.json.
@@ -148,7 +152,7 @@ def run(args) -> int:
     print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: {_knee_words(res)} "
           f"against the submit order{' under EASY' if args.backfill == 'easy' else ''}"
           f"; {summary['generations']} generations (stopped by {STOPPED[summary['stopped_by']]}), "
-          f"{res.wall_time:.1f} s ({100 * res.decode_time / res.wall_time:.0f}% decoding)")
+          f"{res.wall_time:.1f} s ({_decoding_words(res)})")
     print(f"wrote {out}/front.csv, run.json, result.npz, schedule.csv, schedule.swf (the knee)"
           + listed(drawn))
     if summary["partial"]:
