@@ -190,11 +190,18 @@ def plot_front_matrix(F, objectives, baselines=None, knee=None, path=None, title
     return _save(fig, path)
 
 
+#: What the hypervolume of ``run.json`` and the plots is normalised by
+#: (:func:`moga.metrics.normalized_hypervolume` with the submit order as the base).
+HV_NORMALISATION = ("objectives / the submit order's, reference point 1.1 each: "
+                    "the submit order alone scores 0.01 with two objectives")
+
+
 def plot_convergence(history, path=None, title=None):
-    """Normalised hypervolume per generation (``RunResult.history``)."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    """Normalised hypervolume per generation (``RunResult.history``), the normalisation
+    (:data:`HV_NORMALISATION`) under the axis."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
     ax.plot(history["n_gen"], history["hv"], color="C0")
-    ax.set_xlabel("generation")
+    ax.set_xlabel(f"generation\nhypervolume of {HV_NORMALISATION}", fontsize=8)
     ax.set_ylabel("hypervolume (normalised)")
     ax.grid(alpha=0.3)
     if title:
@@ -227,8 +234,8 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
     has millions of). Co-allocated jobs are drawn in red tones, the others in
     blue tones; a preempted job has bars for each execution
     (:attr:`moga.Schedule.segments`). The strip stacks the
-    clusters' nodes in use (fastest cluster at the bottom, as in the chart's top
-    band) under the federation's size; a job's nodes count as free from its
+    clusters' nodes in use in the bands' order (the first cluster on top, as in
+    the chart above) under the federation's size; a job's nodes count as free from its
     finish, so the strip never exceeds the federation.
     """
     fed = schedule.federation
@@ -268,7 +275,7 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
                  fontsize=10)
     times, used = _nodes_in_use(schedule)
     below = np.zeros(len(times))
-    for k in range(fed.n_clusters):
+    for k in reversed(range(fed.n_clusters)):  # the first cluster on top, as in the bands
         ux.fill_between(times, below, below + used[:, k], step="post", lw=0,
                         color=plt.cm.viridis(k / max(fed.n_clusters - 1, 1)), alpha=0.85,
                         label=fed.names[k])
@@ -278,7 +285,7 @@ def plot_gantt(schedule, path=None, title=None, max_jobs_labelled=0):
     ux.set_ylabel("nodes in use", fontsize=8)
     ux.set_xlabel("time (h)")
     ux.grid(alpha=0.3)
-    handles, labels = ux.get_legend_handles_labels()  # top to bottom, as stacked
+    handles, labels = ux.get_legend_handles_labels()  # bottom to top, as stacked
     ux.legend(handles[::-1], labels[::-1], loc="upper left", bbox_to_anchor=(1.005, 1.0),
               borderaxespad=0.0, fontsize=7, title=f"of {fed.total_nodes}", title_fontsize=7)
     return _save(fig, path)

@@ -122,3 +122,29 @@ def test_run_on_a_scheduler_without_the_sweep_extra_says_only_that(tmp_path, cap
                  "--out", str(tmp_path / "r")]) == 2
     out, err = capsys.readouterr()
     assert out == "" and "sweep" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_gantt_strip_stacks_the_clusters_as_the_bands_and_convergence_says_its_base():
+    """Friction 12: the first cluster (the top band) is the top of the nodes-in-use strip,
+    and convergence.png says what the hypervolume is normalised by."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import numpy as np
+
+    import moga
+    from moga.plot import plot_convergence, plot_gantt
+
+    fed = moga.Federation.preset("default").scaled(64)
+    js = moga.load_default().jobset(start=400, n_jobs=60, federation=fed, batch=False)
+    fig = plot_gantt(moga.evaluate(js, fed, backfill="easy"))
+    strip = fig.axes[1]
+    tops = {}
+    for poly in strip.collections:  # each cluster's fill, stacked
+        y = np.concatenate([p.vertices[:, 1] for p in poly.get_paths()])
+        tops[poly.get_label()] = y.max()
+    assert max(tops, key=tops.get) == fed.names[0]
+    legend = [t.get_text() for t in strip.get_legend().get_texts()]
+    assert legend == list(fed.names)  # top to bottom, as stacked
+    fig = plot_convergence({"n_gen": [1, 2], "hv": [0.1, 0.2]})
+    assert "submit order" in fig.axes[0].get_xlabel()
