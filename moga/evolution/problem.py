@@ -16,9 +16,9 @@ from pymoo.core.repair import Repair
 
 from ..model.chromosome import join, repair, split
 from ..model.jobset import JobSet
+from ..model.objectives import Decoded, Units, check_objectives, columns, needs_of
 from ..model.platform import Federation
 from ..model.schedule import evaluate_batch
-from ..model.objectives import Decoded, Units, check_objectives, columns, needs_of
 
 __all__ = ["OBJECTIVES", "SchedulingProblem", "ScheduleRepair", "split", "join"]
 

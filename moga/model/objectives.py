@@ -271,7 +271,7 @@ def check_objectives(objectives, counts=None) -> tuple:
                          f"{objectives!r}") from None
     unknown = [o for o in objectives if o not in CATALOGUE]
     if unknown:
-        raise ValueError(f"unknown objective(s) {unknown}; the catalogue has "
+        raise ValueError(f"unknown objectives {unknown}; the catalogue has "
                          f"{', '.join(CATALOGUE)}")
     if not objectives:
         raise ValueError(f"objectives must name at least one of {', '.join(CATALOGUE)}")
