@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..metrics import igd_plus, normalized_hypervolume, reference_front, spread
+from ..model.export import format_number
 from ..outputs import atomic_write, check_out, check_writable, output_set, safe_name
 from .sweep.store import StoreError, foreign_runs, load_results
 
@@ -105,9 +106,7 @@ def _write_csv(path, rows):
     keys = list(rows[0])
     lines = [",".join(keys)]
     for r in rows:
-        lines.append(",".join("" if r[k] is None else
-                              (f"{r[k]:.6g}" if isinstance(r[k], float) else str(r[k]))
-                              for k in keys))
+        lines.append(",".join("" if r[k] is None else format_number(r[k]) for k in keys))
     atomic_write(path, "\n".join(lines) + "\n")
 
 
