@@ -534,3 +534,113 @@ def test_12_cpu_budget_minus_inf_gets_its_message(capsys):
         _main(["run", "--n-jobs", 20, "--cpu-budget", "-inf"])
     assert e.value.code == 2
     assert "--cpu-budget must be a finite number > 0, got -inf" in capsys.readouterr().err
+
+
+# ----------------------------- 2, 6, 10. island runs: bounded, and every wait on Dask ends
+@pytest.fixture(scope="module")
+def tiny():
+    fed = moga.Federation.preset("default")
+    return moga.load_default().jobset(n_jobs=30, federation=fed), fed
+
+
+def test_6_the_number_of_islands_is_bounded_before_any_is_built(tiny, capsys):
+    import time
+
+    from moga.evolution.islands import MAX_ISLANDS
+
+    js, fed = tiny
+    t0 = time.perf_counter()
+    for n in (MAX_ISLANDS + 1, 10**7, 10**9):
+        with pytest.raises(ValueError, match=f"islands must be at most {MAX_ISLANDS:,}, got"):
+            moga.run(js, fed, pop_size=8, n_gen=4, seed=1, islands=n)
+    assert time.perf_counter() - t0 < 5
+    for n in (MAX_ISLANDS + 1, 1000000000):
+        with pytest.raises(SystemExit) as e:
+            _main(["run", "--n-jobs", 20, "--islands", n])
+        assert e.value.code == 2
+        assert f"--islands must be at most {MAX_ISLANDS:,}" in capsys.readouterr().err
+
+
+@pytest.fixture
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    made = []
+
+    def make(n_workers=1):
+        cl = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                      processes=False, dashboard_address=None)
+        c = distributed.Client(cl)
+        made.append((c, cl))
+        return c, cl
+
+    yield make
+    for c, cl in made:
+        c.close()
+        cl.close()
+
+
+@pytest.mark.dask
+def test_10_a_closed_client_is_named(tiny, cluster):
+    js, fed = tiny
+    c, cl = cluster()
+    c.close()
+    with pytest.raises(ValueError, match="^the Dask client is closed"):
+        moga.run(js, fed, pop_size=8, n_gen=4, seed=1, islands=2, client=c)
+
+
+@pytest.mark.dask
+def test_2_a_scheduler_without_workers_is_an_error_after_a_bounded_wait(tiny, cluster,
+                                                                         monkeypatch):
+    import time
+
+    from moga.evolution.islands import _Dask
+
+    js, fed = tiny
+    monkeypatch.setattr(_Dask, "WORKER_WAIT_S", 1.0)
+    c, cl = cluster(n_workers=0)
+    t0 = time.perf_counter()
+    with pytest.raises(TimeoutError) as e:
+        moga.run(js, fed, pop_size=8, n_gen=4, seed=1, islands=2, client=c)
+    assert time.perf_counter() - t0 < 10
+    assert f"the Dask scheduler at {c.scheduler.address} has 0 workers after 1 s" in str(e.value)
+
+
+@pytest.mark.dask
+@pytest.mark.parametrize("n_workers", [0, 1])
+def test_2_ctrl_c_before_the_first_epoch_ends_the_run(tiny, cluster, n_workers):
+    """The first Ctrl-C (the caller's flag) ends a run whose first epoch cannot finish (no
+    worker) or has not finished yet, within about a second, its futures cancelled."""
+    import time
+
+    js, fed = tiny
+    c, cl = cluster(n_workers=n_workers)
+    t0 = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        # (the time limit ends the epoch that a thread worker cannot cancel, for teardown)
+        moga.run(js, fed, pop_size=8, n_gen=10**6, seed=1, islands=2, client=c,
+                 migration={"interval": 10**6}, time_limit=4.0,
+                 interrupt=lambda: time.perf_counter() - t0 > 1.0)
+    assert time.perf_counter() - t0 < 3
+    time.sleep(0.5)
+    assert not [k for k in c.who_has() if str(k).startswith("moga-islands") and "-e" in str(k)]
+
+
+@pytest.mark.dask
+def test_10_a_cluster_lost_mid_run_is_named_and_the_last_epochs_front_kept(tiny, cluster):
+    js, fed = tiny
+    c, cl = cluster()
+    epochs = []
+
+    def close_after_two(gen, n_evals, hv):
+        epochs.append(gen)
+        if len(epochs) == 2:
+            cl.close()
+
+    with pytest.warns(RuntimeWarning, match=r"the Dask scheduler at \S+ was lost .*: the "
+                                            r"island run ends with the front of its last "
+                                            r"finished epoch \(2\)") as w:
+        res = moga.run(js, fed, pop_size=8, n_gen=10**6, seed=1, islands=2, client=c,
+                       migration={"interval": 2}, on_generation=close_after_two)
+    assert "\n" not in str(w[0].message)
+    assert res.info["stopped_by"] == "interrupted" and res.info["epochs"] == 2
+    assert len(res.F) >= 1 and np.isfinite(res.F).all()

@@ -16,8 +16,9 @@ from ..outputs import check_out, check_writable
 # -- option types: each error names its option --------------------------------------------
 
 
-def int_arg(name, low):
-    """An argparse type: an integer >= ``low``; errors name the option."""
+def int_arg(name, low, high=None):
+    """An argparse type: an integer >= ``low`` (and <= ``high`` when given); errors name the
+    option."""
     def parse(text):
         try:
             v = int(text)
@@ -25,6 +26,8 @@ def int_arg(name, low):
             raise argparse.ArgumentTypeError(f"{name} must be an integer, got {text!r}") from None
         if v < low:
             raise argparse.ArgumentTypeError(f"{name} must be >= {low}, got {v}")
+        if high is not None and v > high:
+            raise argparse.ArgumentTypeError(f"{name} must be at most {high:,}, got {v:,}")
         return v
     return parse
 

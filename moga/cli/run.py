@@ -10,6 +10,7 @@ from .common import (
     Interrupt,
     add_ga_args,
     add_workload_args,
+    int_arg,
     listed,
     load_ga,
     plots,
@@ -48,10 +49,14 @@ def add_arguments(p) -> None:
     p.add_argument("--power-cap", type=power_cap, default=None, metavar="CAP",
                    help="evolve under a power budget: 60%% or 0.6x (of the federation's peak "
                         "power) or 2700W / 2.7kW; a bare number is watts (default: none)")
-    p.add_argument("--islands", type=pos_int("--islands"), default=None, metavar="N",
-                   help="an island model of N islands, each the search on its own stream of "
-                        "the seed, ring migration every 20 generations; --gen counts each "
-                        "island's generations (docs/guide/cluster.md)")
+    from ..evolution.islands import MAX_ISLANDS
+
+    p.add_argument("--islands", type=int_arg("--islands", 1, MAX_ISLANDS), default=None,
+                   metavar="N",
+                   help=f"an island model of N islands (at most {MAX_ISLANDS:,}), each the "
+                        "search on its own stream of the seed, ring migration every 20 "
+                        "generations; --gen counts each island's generations "
+                        "(docs/guide/cluster.md)")
     p.add_argument("--cpu-budget", type=pos_float("--cpu-budget"), default=None,
                    metavar="SECONDS",
                    help="CPU seconds the default search aims at (default 900 on a job-set "

@@ -310,8 +310,34 @@ class _Local:
         _PARTS.pop(self.spec.token, None)
 
 
+#: The most islands a run takes (``moga.run(islands=)``, ``moga run --islands``): each island
+#: holds its own population and archive, so beyond this a run builds islands for minutes and
+#: gigabytes before its first generation; no study needs more.
+MAX_ISLANDS = 10_000
+
+
 class _Dask:
-    """Islands as Dask tasks, one per island and epoch."""
+    """Islands as Dask tasks, one per island and epoch.
+
+    Every wait on the cluster ends: before the first epoch the client must be
+    open and its scheduler get a worker within :attr:`WORKER_WAIT_S`; an
+    epoch whose scheduler stays unreachable for :attr:`LOST_AFTER_S`, or
+    which has no worker for :attr:`WORKER_WAIT_S`, counts the cluster as lost.
+    A lost cluster is an error naming the scheduler before the first epoch
+    has finished; after it, a warning naming the scheduler, and the run ends
+    as an interrupted one does, with the front of the last finished epoch.
+    ``interrupt`` (the caller's Ctrl-C flag) is read while waiting: after an
+    epoch it drops the epoch under way, before one it ends the run
+    (KeyboardInterrupt), as nothing is there to keep.
+    """
+
+    #: Seconds to wait for a worker: before the first epoch, and while none is left.
+    WORKER_WAIT_S = 60.0
+    #: Seconds the client may stay cut off from its scheduler before the cluster counts as
+    #: lost (Dask reconnects by itself within its connect timeout).
+    LOST_AFTER_S = 30.0
+    #: Seconds between the waits' checks (of ``interrupt``, the workers, the connection).
+    POLL_S = 0.2
 
     def __init__(self, client, spec, interrupt):
         from ..errors import require
@@ -321,8 +347,12 @@ class _Dask:
         if not isinstance(client, self.distributed.Client):
             raise TypeError(f"client must be a dask.distributed.Client, got "
                             f"{type(client).__name__}")
+        if client.status != "running":
+            raise ValueError(f"the Dask client is closed (status {client.status!r}): pass an "
+                             "open client")
         self.client, self.spec, self.interrupt = client, spec, interrupt
-        self.address = client.scheduler.address
+        self.address = getattr(client.scheduler, "address", None) or "the scheduler"
+        self._wait_for_a_worker()
         self.workers = len(client.nthreads())
         # The spec travels once per worker; as a task's result (not scattered data) Dask can
         # recompute it when the worker holding it is lost.
@@ -330,35 +360,132 @@ class _Dask:
                                          pure=False)
         self.n_epoch = 0
 
+    def _n_workers(self) -> int:
+        """Workers the scheduler had at the client's last update (no round trip)."""
+        try:
+            return len(self.client.scheduler_info().get("workers", {}))
+        except Exception:  # noqa: BLE001 - a client cut off from its scheduler: none known
+            return 0
+
+    def _interrupted(self) -> bool:
+        return self.interrupt is not None and bool(self.interrupt())
+
+    def _wait_for_a_worker(self) -> None:
+        """Return once the scheduler has a worker; TimeoutError after :attr:`WORKER_WAIT_S`,
+        KeyboardInterrupt at the caller's Ctrl-C."""
+        deadline = time.monotonic() + self.WORKER_WAIT_S
+        while not self._n_workers():
+            if self.client.status != "running":
+                raise ConnectionError(f"the Dask scheduler at {self.address} cannot be reached "
+                                      f"(client {self.client.status}); the island run did not "
+                                      "start")
+            if self._interrupted():
+                raise KeyboardInterrupt
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the Dask scheduler at {self.address} has 0 workers after "
+                                   f"{self.WORKER_WAIT_S:g} s: start one (dask worker "
+                                   f"{self.address}), or run the islands without a scheduler")
+            time.sleep(self.POLL_S)
+
+    def _lost(self, why: str, started: bool):
+        """The error of a lost cluster: raised before the first epoch has finished; after
+        it, a warning and :class:`_ClusterLost`, which ends the run with the last epoch's
+        front."""
+        msg = f"the Dask scheduler at {self.address} {why}"
+        if not started:
+            return _ClusterGone(f"{msg}; no epoch of the island run had finished")
+        import warnings
+
+        warnings.warn(f"{msg}: the island run ends with the front of its last finished epoch "
+                      f"({self.n_epoch - 1})", RuntimeWarning, stacklevel=4)
+        return _ClusterLost(msg)
+
+    def _cancel(self, futures) -> None:
+        """Cancel ``futures`` where the client can still reach the scheduler."""
+        try:
+            if self.client.status == "running":
+                self.client.cancel(list(futures))
+        except Exception:  # noqa: BLE001, S110 - the cluster is gone with them
+            pass
+
+    def _wait(self, futures, started) -> bool:
+        """Wait for ``futures``; False when ``interrupt`` dropped them. Raises what
+        :meth:`_lost` gives when the scheduler stays unreachable or workerless."""
+        cut_off = no_worker = None
+        while True:
+            try:
+                self.distributed.wait(futures, timeout=self.POLL_S)
+                return True
+            except TimeoutError:
+                pass
+            if self._interrupted():
+                self._cancel(futures)
+                if not started:
+                    raise KeyboardInterrupt  # nothing finished, nothing to keep
+                return False
+            now = time.monotonic()
+            if self.client.status != "running":
+                cut_off = cut_off or now
+                if now - cut_off > self.LOST_AFTER_S:
+                    self._cancel(futures)
+                    raise self._lost(f"was lost (client {self.client.status} for "
+                                     f"{self.LOST_AFTER_S:g} s)", started)
+                continue
+            cut_off = None
+            if not self._n_workers():
+                no_worker = no_worker or now
+                if now - no_worker > self.WORKER_WAIT_S:
+                    self._cancel(futures)
+                    raise self._lost(f"has had 0 workers for {self.WORKER_WAIT_S:g} s", started)
+            else:
+                no_worker = None
+
     def epoch(self, states, migrants, until, time_left, started):
         self.n_epoch += 1
         futures = {}
-        with self.dask.config.set({"distributed.admin.large-graph-warning-threshold": "4GB"}):
-            for i, (st, mig) in enumerate(zip(states, migrants, strict=True)):
-                if not st.get("stopped"):
-                    futures[i] = self.client.submit(
-                        _epoch, self.spec_future, st, mig, until, time_left,
-                        key=f"moga-islands-{self.spec.token}-e{self.n_epoch}-i{i}", pure=False)
         try:
-            while True:
-                try:
-                    self.distributed.wait(list(futures.values()), timeout=0.2)
-                    break
-                except TimeoutError:
-                    if started and self.interrupt is not None and self.interrupt():
-                        self.client.cancel(list(futures.values()))
-                        return states  # interrupted: the last epoch's states stand
+            with self.dask.config.set({"distributed.admin.large-graph-warning-threshold":
+                                       "4GB"}):
+                for i, (st, mig) in enumerate(zip(states, migrants, strict=True)):
+                    if not st.get("stopped"):
+                        futures[i] = self.client.submit(
+                            _epoch, self.spec_future, st, mig, until, time_left,
+                            key=f"moga-islands-{self.spec.token}-e{self.n_epoch}-i{i}",
+                            pure=False)
+            if not self._wait(list(futures.values()), started):
+                return states  # interrupted: the last epoch's states stand
             done = self.client.gather(list(futures.values()))
         except KeyboardInterrupt:
-            self.client.cancel(list(futures.values()))
+            self._cancel(futures.values())
             raise
+        except _ClusterGone:
+            raise
+        except Exception as e:
+            # An island's own error comes back through an open client and keeps its type;
+            # anything else here is the cluster going away under the epoch.
+            if self.client.status == "running" and not isinstance(
+                    e, (OSError, self.distributed.client.CancelledError)):
+                raise
+            self._cancel(futures.values())
+            first = (str(e).splitlines() or [""])[0]
+            raise self._lost(f"was lost ({type(e).__name__}: {first})", started) from None
         out = list(states)
         for i, st in zip(futures, done, strict=True):
             out[i] = st
         return out
 
     def close(self):
-        self.client.cancel([self.spec_future])
+        self._cancel([self.spec_future])
+
+
+class _ClusterGone(ConnectionError):
+    """The Dask cluster of an island run was lost before any epoch had finished."""
+
+
+class _ClusterLost(KeyboardInterrupt):
+    """The Dask cluster of an island run was lost after an epoch had finished: raised as a
+    KeyboardInterrupt so that the run ends as an interrupted one does, with the front of the
+    last finished epoch (the warning before it names the scheduler)."""
 
 
 def _identity(x):
@@ -446,6 +573,8 @@ def run_islands(problem, reference, params, seed: int, *, islands, client=None, 
 
     if isinstance(islands, bool) or not isinstance(islands, (int, np.integer)) or islands < 1:
         raise ValueError(f"islands must be an integer >= 1, got {islands!r}")
+    if islands > MAX_ISLANDS:
+        raise ValueError(f"islands must be at most {MAX_ISLANDS:,}, got {int(islands):,}")
     islands = int(islands)
     migration = Migration.coerce(migration)
     t0 = time.perf_counter()
