@@ -2,7 +2,8 @@
 
 Sub-packages: :mod:`moga.model` (workloads, job-sets, federations, schedules),
 :mod:`moga.sim` (the simulation core's seam: ``Session``, ``OnlinePolicy``),
-:mod:`moga.evolution` (GA parameters, problem, operators, ``run``),
+:mod:`moga.evolution` (GA parameters, problem, operators, ``run`` and the steppable
+``Search``),
 :mod:`moga.baselines`, :mod:`moga.value`, :mod:`moga.experiments` (sweeps,
 report, tuning), :mod:`moga.powercap` (power-capped dispatching),
 :mod:`moga.realtime` (real-time jobs, preemption, checkpointing), :mod:`moga.rl` (Deep-EAS,
@@ -13,6 +14,7 @@ the stable public API.
 from . import baselines, evolution, model, powercap, realtime, sim, value
 from .evolution.params import GAParams
 from .evolution.runner import RunResult, run
+from .evolution.search import Search, load_state, save_state
 from .experiments.tuning import DEFAULT_SPACE as TUNE_SPACE
 from .experiments.tuning import TuneResult, tune
 from .model.jobset import JobSet
@@ -27,7 +29,7 @@ __all__ = [
     "CleaningReport", "Federation", "GAParams", "JobSet", "POLICIES", "RunResult",
     "SWFFormatError", "Schedule", "SearchResult", "TUNE_SPACE", "Trace", "TraceNotFoundError",
     "TuneResult", "baselines", "evaluate", "evaluate_batch", "evolution", "load_default",
-    "load_result", "load_swf", "model", "powercap", "realtime", "resolve_trace", "run", "sim",
-    "simulate", "tune", "value",
+    "load_result", "load_state", "load_swf", "model", "powercap", "realtime", "resolve_trace",
+    "run", "save_state", "Search", "sim", "simulate", "tune", "value",
 ]
 __version__ = "0.2.0"

@@ -260,17 +260,16 @@ def test_8_every_cap_is_checked_before_the_first_dispatch(monkeypatch):
 
 # ----------------------------------------------------------------------------- 9. Ctrl-C
 def test_9_ctrl_c_writes_the_front_so_far_and_exits_130(tmp_path, monkeypatch, capsys):
-    import moga.evolution.runner as runner
+    from moga.evolution.search import Search
 
-    real = runner.run
+    real = Search._on_generation
 
-    def run_with_ctrl_c(*a, **kw):
-        def hook(n, n_evals, hv):
-            if n == 3:
-                signal.raise_signal(signal.SIGINT)
-        return real(*a, on_generation=hook, **kw)
+    def with_ctrl_c(self, n, n_evals, hv):
+        if n == 3:
+            signal.raise_signal(signal.SIGINT)
+        return real(self, n, n_evals, hv)
 
-    monkeypatch.setattr(runner, "run", run_with_ctrl_c)
+    monkeypatch.setattr(Search, "_on_generation", with_ctrl_c)
     out = tmp_path / "R"
     before = signal.getsignal(signal.SIGINT)
     rc = main(["run", "--n-jobs", "30", "--pop", "8", "--gen", "500", "--out", str(out),

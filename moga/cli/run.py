@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
 
 from ..outputs import atomic_write, output_set
@@ -22,8 +24,17 @@ from .common import (
 
 HELP = "evolve a makespan-energy Pareto front with NSGA-II"
 
-OUTPUTS = ["front.csv", "run.json", "result.npz", "schedule.csv", "schedule.swf", "front.png",
-           "convergence.png", "gantt_knee.png"]
+OUTPUTS = ["front.csv", "run.json", "result.npz", "search.npz", "schedule.csv", "schedule.swf",
+           "front.png", "convergence.png", "gantt_knee.png"]
+
+#: The default output folder (``--out``).
+OUT_DEFAULT = "moga-out"
+#: ``moga run`` saves the search state every this many generations (``--checkpoint``) ...
+CHECKPOINT_GEN = 10
+#: ... and after any generation that ends this many seconds after the last save.
+CHECKPOINT_S = 300.0
+#: The file of the search state in the output folder (``--resume``).
+STATE_FILE = "search.npz"
 
 #: How ``moga run`` words each ``stopped_by`` of a run.
 STOPPED = {"generations": "the generation budget", "time limit": "the time limit",
@@ -33,7 +44,7 @@ STOPPED = {"generations": "the generation budget", "time limit": "the time limit
 
 def add_arguments(p) -> None:
     add_workload_args(p)
-    add_ga_args(p, "moga-out")
+    add_ga_args(p, OUT_DEFAULT)
     p.add_argument("--backfill", choices=["none", "easy"], default="none",
                    help="decoder: jobs strictly in order (default) or EASY backfilling with "
                         "the chromosome's order as queue priority")
@@ -64,35 +75,124 @@ def add_arguments(p) -> None:
                         "warning, when --pop, --gen, easy_search, --backfill easy or "
                         "--islands is given (docs/guide/tuning.md)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
-                   help="with --islands: the Dask scheduler whose workers run the islands "
-                        "(default: this process; needs the sweep extra)")
+                   help="a Dask scheduler: with --islands its workers run the islands, "
+                        "without, they decode each generation of the one population (the "
+                        "same front; default: this process; needs the sweep extra)")
+    p.add_argument("--resume", default=None, metavar="DIR",
+                   help="continue the run whose search state DIR/search.npz holds (saved "
+                        "every --checkpoint generations, on Ctrl-C and at the end), with the "
+                        "same workload and options; --out left at its default writes into "
+                        "DIR. The front is the uninterrupted run's, bit for bit")
+    p.add_argument("--checkpoint", type=pos_int("--checkpoint"), default=CHECKPOINT_GEN,
+                   metavar="GENS",
+                   help=f"save the search state to OUT/search.npz every GENS generations "
+                        f"(default {CHECKPOINT_GEN}) and at least every "
+                        f"{CHECKPOINT_S:g} s")
 
 
-def _evolve(args, js, fed, params, cpu_budget):
+def _evolve(args, js, fed, params, cpu_budget, out):
     """``moga.run`` with the command's settings and the CPU budget ``cpu_budget`` (None: the
-    default); with ``--islands``, an island run, on the workers of ``--scheduler`` if given
-    (docs/guide/cluster.md)."""
+    default), its search state saved to ``out`` as it goes (``--checkpoint``) or continued
+    from ``--resume``; with ``--islands``, an island run, on the workers of ``--scheduler``
+    if given (docs/guide/cluster.md). Returns ``(result, search or None)``."""
     from ..errors import InputError, require
     from ..evolution.runner import run as run_moga
 
     client = None
+    if args.islands is not None and args.resume is not None:
+        raise InputError("--resume continues a run of one population; an island run "
+                         "cannot be resumed: leave out --islands or --resume")
     if args.scheduler is not None:
-        if args.islands is None:
-            raise InputError("--scheduler runs islands on a Dask cluster: pass --islands N too")
         client = require("distributed", "moga run --scheduler", "sweep").Client(args.scheduler)
     if args.islands is not None:
         print(f"{args.islands} islands, ring migration every 20 generations, in "
               + (f"the workers of {args.scheduler}" if client else "this process"), flush=True)
+    elif client is not None:
+        print(f"decoding each generation on the workers of {args.scheduler}", flush=True)
     try:
         with Interrupt() as stop:
-            return run_moga(js, fed, seed=args.seed, model=args.model, params=params,
-                            progress=not args.no_progress, backfill=args.backfill,
-                            time_limit=args.time_limit, stagnation=args.stagnation,
-                            interrupt=stop, islands=args.islands, client=client,
-                            cpu_budget=cpu_budget, **_objectives_kw(args))
+            if args.islands is not None:
+                return run_moga(js, fed, seed=args.seed, model=args.model, params=params,
+                                progress=not args.no_progress, backfill=args.backfill,
+                                time_limit=args.time_limit, stagnation=args.stagnation,
+                                interrupt=stop, islands=args.islands, client=client,
+                                cpu_budget=cpu_budget, **_objectives_kw(args)), None
+            search = _search(args, js, fed, params, cpu_budget, stop, client)
+            if search.n_gen == 0:
+                _print_choice(search.choice.as_dict())
+            _step(search, out / STATE_FILE, args.checkpoint)
+            return search.result(), search  # _step saved the final state first
     finally:
         if client is not None:
             client.close()
+
+
+def _search(args, js, fed, params, cpu_budget, stop, client):
+    """The command's :class:`~moga.evolution.search.Search`: new, or continued from
+    ``--resume`` (refused, naming the difference, when the workload or options differ)."""
+    from pathlib import Path
+
+    from ..errors import InputError
+    from ..evolution.search import Search, load_state
+
+    options = dict(seed=args.seed, model=args.model, params=params, backfill=args.backfill,
+                   time_limit=args.time_limit, stagnation=args.stagnation,
+                   cpu_budget=cpu_budget, **_objectives_kw(args))
+    if args.resume is None:
+        return Search(js, fed, progress=not args.no_progress, interrupt=stop,
+                      evaluator=client, **options)
+    path = Path(args.resume) / STATE_FILE
+    if not path.is_file():
+        raise InputError(f"--resume {args.resume}: no saved search there ({path} is missing; "
+                         f"moga run saves it every --checkpoint generations)")
+    state = load_state(path)
+    if state.get("stopped_by") == "interrupted":
+        state["stopped_by"] = None  # Ctrl-C ended it: go on from there
+    try:
+        search = Search.from_state(state, jobset=js, federation=fed,
+                                   progress=not args.no_progress, interrupt=stop,
+                                   evaluator=client, **options)
+    except ValueError as e:
+        raise InputError(f"--resume {args.resume}: {e}") from None
+    print(f"resuming {path}: generation {search.n_gen}"
+          + (f", already stopped by {STOPPED[search.stopped_by]}" if search.done else ""),
+          flush=True)
+    return search
+
+
+def _step(search, path, every: int) -> None:
+    """Step ``search`` until it is done, saving its state to ``path`` every ``every``
+    generations, after a generation that ends :data:`CHECKPOINT_S` seconds after the last
+    save, and at the end (atomically: the file is always a whole state)."""
+    import time
+
+    from ..evolution.search import save_state
+
+    last_gen, last_t = search.n_gen, time.monotonic()
+    try:
+        while not search.done:
+            search.step()
+            if search.n_gen - last_gen >= every or time.monotonic() - last_t >= CHECKPOINT_S:
+                save_state(search.state(), path)
+                last_gen, last_t = search.n_gen, time.monotonic()
+        save_state(search.state(), path)  # the last state, which the output set takes in
+    finally:
+        if search._bar is not None:
+            search._bar.close()
+        if search.evaluator is not None:
+            search.evaluator.close()
+
+
+def _print_choice(choice: dict) -> None:
+    """The size rule's pick and its estimate, before the first generation."""
+    if choice.get("rule") != "measured":
+        return
+    print(f"picked the {choice['search']}, pop {choice['pop_size']}, up to "
+          f"{choice['n_gen']} generations, about {choice['estimated_gen']} in the budget "
+          f"(estimated {choice['estimated_cpu_s']:.0f} CPU-s): one submit-order decode "
+          f"{choice['easy_decode_s']:.3f} CPU-s with EASY, {choice['in_order_decode_s']:.4f} "
+          f"in order; EASY search at 50 x 240 estimated at "
+          f"{choice['easy_search_cpu_s']:.0f} CPU-s (run.json: default)", flush=True)
 
 
 def _cpu_budget(args, params):
@@ -118,6 +218,11 @@ def _cpu_budget(args, params):
 def run(args) -> int:
     from ..evolution.sizing import CPU_BUDGET, SMALL_JOBS, applies
 
+    if args.resume is not None and args.out == OUT_DEFAULT:
+        # --out left at its default: the resumed run writes into its own folder.
+        args.out = args.resume
+        print(f"moga: note: writing into {args.resume}, the resumed run's folder (--out to "
+              "choose another)", file=sys.stderr, flush=True)
     if args.scheduler is not None:  # a missing extra is the first and only line
         from ..errors import require
 
@@ -143,26 +248,27 @@ def run(args) -> int:
     if fed.power_cap is not None:
         print(f"power cap {fed.power_cap / 1e3:.2f} kW ({fed.power_cap / fed.peak_power:.0%} of "
               "peak)", flush=True)
-    res = _evolve(args, js, fed, params, cpu_budget)
-    choice = res.info.get("default", {})
-    if choice.get("rule") == "measured":
-        print(f"picked the {choice['search']}, pop {choice['pop_size']}, up to "
-              f"{choice['n_gen']} generations (about {choice['estimated_gen']} in the budget): "
-              f"one submit-order decode {choice['easy_decode_s']:.3f} CPU-s with "
-              f"EASY, {choice['in_order_decode_s']:.4f} in order; EASY search at 50 x 240 "
-              f"estimated at {choice['easy_search_cpu_s']:.0f} CPU-s, this run at "
-              f"{choice['estimated_cpu_s']:.0f} (run.json: default)", flush=True)
+    res, search = _evolve(args, js, fed, params, cpu_budget, out)
     with output_set(out, "run", settings(args)) as o:
         summary, drawn = _write(args, o, res, trace_report, fed, js)
+        if search is not None:
+            # The last state, saved by _step, joins the set (a link: no second copy; the
+            # saved file stays should the set fail).
+            try:
+                os.link(out / STATE_FILE, o / STATE_FILE)
+            except OSError:
+                shutil.copyfile(out / STATE_FILE, o / STATE_FILE)
     print(f"front: {len(res.F)} points, hypervolume {res.hv:.4f}; knee: {_knee_words(res)} "
           f"against the submit order{' under EASY' if args.backfill == 'easy' else ''}"
           f"; {summary['generations']} generations (stopped by {STOPPED[summary['stopped_by']]}), "
           f"{res.wall_time:.1f} s ({_decoding_words(res)})")
-    print(f"wrote {out}/front.csv, run.json, result.npz, schedule.csv, schedule.swf (the knee)"
+    print(f"wrote {out}/front.csv, run.json, result.npz, "
+          + ("search.npz, " if search is not None else "") + "schedule.csv, schedule.swf (the knee)"
           + listed(drawn))
     if summary["partial"]:
         print(f"moga: interrupted after {summary['generations']} generations; {out}/run.json is "
-              "marked partial", file=sys.stderr)
+              "marked partial" + (f"; continue it with the same options and --resume {out}"
+                                  if search is not None else ""), file=sys.stderr)
         return 130
     return 0
 

@@ -12,8 +12,9 @@ from .params import GAParams
 from .problem import OBJECTIVES, ScheduleRepair, SchedulingProblem
 from .resequencing import Resequencer
 from .runner import HV_FACTOR, RunResult, run
+from .search import Search, StopRule
 
 __all__ = ["GAParams", "HV_FACTOR", "OBJECTIVES", "OnlineMOGA", "RunResult", "ScheduleCrossover",
            "Resequencer", "ScheduleDuplicateElimination", "ScheduleMutation", "ScheduleRepair",
-           "ScheduleSampling", "SchedulingProblem", "fitted_blacklists", "run",
+           "ScheduleSampling", "SchedulingProblem", "Search", "StopRule", "fitted_blacklists", "run",
            "seed_blacklists"]

@@ -138,6 +138,8 @@ class EasySearch(SchedulingProblem):
         """
         X = np.ascontiguousarray(np.atleast_2d(X), dtype=np.float64)
         rows = np.arange(len(X)) if rows is None else np.asarray(rows, dtype=np.int64)
+        if rows.size == 0:
+            return np.empty((0, len(self.objectives))), X[rows].copy()
         last = self._last
         if last is not None and len(last[0]) == len(X) and np.array_equal(last[0],
                                                                           _row_hashes(X)):

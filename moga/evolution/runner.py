@@ -37,7 +37,7 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         stagnation: int | None = None, stagnation_tol: float = 1e-3,
         power_cap: float | None = None, interrupt=None, islands: int | None = None,
         client=None, migration=None, kill_at_request: bool = False,
-        cpu_budget: float | None = None,
+        cpu_budget: float | None = None, evaluator=None,
         **deprecated) -> RunResult:
     """Evolve a Pareto front with NSGA-II.
 
@@ -136,6 +136,12 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
         search are given (or ``backfill="easy"``, islands or ``archive_size=0``),
         the rule does not apply: a budget given is then ignored with a warning.
 
+    evaluator : dask.distributed.Client, optional
+        Decode each generation's chromosomes on the client's workers, in chunks,
+        one population in this process (needs the ``sweep`` extra); the front is
+        the one without it, bit for bit (:mod:`moga.evolution.remote`,
+        docs/guide/cluster.md). Not with ``islands`` (which take ``client``).
+
     The run ends at whichever comes first: ``n_gen``, the time limit, stagnation,
     an interrupt, the CPU budget of a run the size rule sized, or (as in pymoo) 100
     mating attempts in a row without a child unlike the population's chromosomes;
@@ -158,7 +164,10 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                       stagnation=stagnation, stagnation_tol=stagnation_tol,
                       power_cap=power_cap, interrupt=interrupt,
                       kill_at_request=kill_at_request, cpu_budget=cpu_budget,
-                      **deprecated).run()
+                      evaluator=evaluator, **deprecated).run()
+    if evaluator is not None:
+        raise ValueError("evaluator sends one population's decodes to Dask workers; an "
+                         "island run takes its client as client=")
     if "extra" in deprecated:
         import warnings
 

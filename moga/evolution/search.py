@@ -545,13 +545,17 @@ class Search:
         if self.done:
             raise RuntimeError(f"the search is done (stopped by {self.stopped_by}); "
                                "result() gives its front")
-        return self.evolution.ask()
+        X = self.evolution.ask()
+        self._n_decoded_at_ask = self.search.n_decoded
+        return X
 
     def tell(self, F) -> None:
         """Take the objectives ``F`` (n, m) of the rows :meth:`ask` gave (in the search's
         own decoder's terms: EASY's for the EASY search) and end the generation: survival,
         the archive, the history and the stop rules."""
         X = self.evolution._asked[0] if self.evolution._asked is not None else None
+        if X is not None and len(X) and self.search.n_decoded == self._n_decoded_at_ask:
+            self.search.n_decoded += len(X)  # decoded by the caller's own evaluator
         self.evolution.tell(np.asarray(F, dtype=float) if X is not None and len(X)
                             else np.empty((0, len(self.problem.objectives))))
         if self.evolution.exhausted:
@@ -584,8 +588,14 @@ class Search:
 
     def run(self):
         """Step until a stop rule fires; the :meth:`result`."""
-        while not self.done:
-            self.step()
+        try:
+            while not self.done:
+                self.step()
+        finally:
+            if self._bar is not None:
+                self._bar.close()
+            if self.evaluator is not None:
+                self.evaluator.close()
         return self.result()
 
     def _on_generation(self, n, n_evals, hv):
@@ -616,7 +626,11 @@ class Search:
     # -- the result ------------------------------------------------------------------------
     def front(self):
         """``(F, X)`` of the front so far: one chromosome per distinct objective vector,
-        sorted by the first objective."""
+        sorted by the first objective. Once the search is done, the archive hands its rows
+        over (no copy is held twice), and :meth:`state` can no longer be taken."""
+        if getattr(self, "_released", False):
+            raise RuntimeError("the search's front was handed to an earlier result(); "
+                               "take result() once, after state()")
         if self.archive is not None:
             F = self.archive.F
         else:
@@ -627,6 +641,10 @@ class Search:
         _, first = np.unique(F, axis=0, return_index=True)
         idx = first[np.lexsort(F[first].T[::-1])]
         if self.archive is not None:
+            if not self.done:
+                return F[idx], self.archive.X[idx]
+            # The search is over: the archive's rows are handed over without a copy.
+            self._released = True
             return F[idx], self.archive.take(idx)
         pop = self.evolution.pop
         return F[idx], pop.X[pop.rank == 0][idx]
@@ -668,6 +686,9 @@ class Search:
         """
         from .. import __version__
 
+        if getattr(self, "_released", False):
+            raise RuntimeError("state() after result() of a finished search: the archive's "
+                               "rows went to the result; take state() first")
         js = self.jobset
         decoders = self._decoders()
         return {
@@ -683,7 +704,9 @@ class Search:
             "initial": None if self.initial is None else self.initial.copy(),
             "evolution": self.evolution.state(),
             "archive": (None if self.archive is None else
-                        {"F": self.archive.F.copy(), "X": self.archive.X.copy()}),
+                        {"F": self.archive.F.copy(),
+                         "X": (np.empty((0, self.problem.n_var)) if self.archive.X is None
+                               else self.archive.X)}),
             "history": np.array(self.recorder.rows, dtype=float).reshape(-1, 5),
             "counters": {"n_decoded": [int(p.n_decoded) for p in decoders],
                          "decode_seconds": [float(p.decode_seconds) for p in decoders],
