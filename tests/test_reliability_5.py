@@ -644,3 +644,24 @@ def test_10_a_cluster_lost_mid_run_is_named_and_the_last_epochs_front_kept(tiny,
     assert "\n" not in str(w[0].message)
     assert res.info["stopped_by"] == "interrupted" and res.info["epochs"] == 2
     assert len(res.F) >= 1 and np.isfinite(res.F).all()
+
+
+# ------------------------------------------- 4. the cluster guide's script runs as written
+@pytest.mark.slow
+@pytest.mark.dask
+def test_4_the_cluster_guides_local_cluster_block_runs_as_a_script(tmp_path):
+    import subprocess
+    import sys
+
+    pytest.importorskip("distributed")
+    text = (ROOT / "docs" / "guide" / "cluster.md").read_text()
+    section = text[text.index("## On one machine"):text.index("## On a Slurm cluster")]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert 'if __name__ == "__main__":' in block
+    script = tmp_path / "islands.py"
+    script.write_text(block.replace("n_gen=200", "n_gen=3").replace("pop_size=100",
+                                                                    "pop_size=8"))
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "the same front without Dask: True" in p.stdout
