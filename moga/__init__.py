@@ -24,6 +24,7 @@ from .model.traces import TraceNotFoundError, resolve_trace
 from .model.workload import CleaningReport, SWFFormatError, Trace, load_default, load_swf
 from .policies import POLICIES, simulate
 from .results import SearchResult, load_result
+from .version import __version__  # noqa: F401 (moga.__version__)
 
 __all__ = [
     "CleaningReport", "Federation", "GAParams", "JobSet", "POLICIES", "RunResult",
@@ -32,4 +33,3 @@ __all__ = [
     "load_result", "load_state", "load_swf", "model", "powercap", "realtime", "resolve_trace",
     "run", "save_state", "Search", "sim", "simulate", "tune", "value",
 ]
-__version__ = "0.2.0"

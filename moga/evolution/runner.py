@@ -12,21 +12,17 @@ from ..model.jobset import JobSet, apply_kill_option
 from ..model.platform import Federation
 from .params import GAParams, check_seed
 from .problem import SchedulingProblem, _use_blacklist
-from .search import HV_FACTOR, RunResult, Search, _check_stops
-from .sizing import check_budget, unsized_by
+from .search import (
+    HV_FACTOR,
+    RunResult,
+    Search,
+    _check_stops,
+    _submit_individual,
+    _unsized_warning,
+)
+from .sizing import check_budget
 
 __all__ = ["GAParams", "RunResult", "run", "HV_FACTOR"]
-
-
-def _unsized_warning(params: GAParams, backfill: str, islands) -> str:
-    """The warning for a ``cpu_budget`` the size rule cannot apply, naming what the caller
-    set (:func:`~moga.evolution.sizing.unsized_by`)."""
-    words = {"islands": "islands", "backfill": f"backfill={backfill!r}",
-             "archive_size": "archive_size=0"}
-    given = [words.get(n, n) for n in unsized_by(params, backfill, islands)]
-    return ("cpu_budget bounds only a run whose population, generations and search the size "
-            f"rule picks, and this run was given {', '.join(given)}: it ignores the budget "
-            "(bound it with n_gen or time_limit)")
 
 
 def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
@@ -202,11 +198,3 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
                       stagnation=stagnation, stagnation_tol=stagnation_tol,
                       interrupt=interrupt, on_generation=on_generation, progress=progress)
     return res
-
-
-def _submit_individual(jobset, federation=None):
-    """The submit order with an empty blacklist (no blacklist part when ``federation`` is None)."""
-    J = len(jobset)
-    K = 0 if federation is None else federation.n_clusters
-    order = jobset.submit_order.astype(float)
-    return np.concatenate([order, np.zeros(J * K)])[None, :]

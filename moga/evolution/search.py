@@ -435,8 +435,6 @@ class Search:
             if cpu_budget is not None:
                 import warnings
 
-                from .runner import _unsized_warning
-
                 warnings.warn(_unsized_warning(params, backfill, None), UserWarning,
                               stacklevel=3)
             budget = None
@@ -455,8 +453,6 @@ class Search:
     def _prepare(self, jobset, federation, settings) -> None:
         """The problem, the submit order and its objectives (the reference)."""
         from .problem import SchedulingProblem
-        from .runner import _submit_individual
-
         self.jobset, self.federation, self.settings = jobset, federation, dict(settings)
         s = self.settings
         self.problem = SchedulingProblem(jobset, federation, model=s["model"],
@@ -684,7 +680,7 @@ class Search:
         (each rule's memory) and ``stopped_by``. :func:`save_state` writes it
         to one file, :func:`load_state` reads it back.
         """
-        from .. import __version__
+        from ..version import __version__
 
         if getattr(self, "_released", False):
             raise RuntimeError("state() after result() of a finished search: the archive's "
@@ -745,9 +741,9 @@ class Search:
             For a state of another format or version, or one that differs from
             what the caller gave.
         """
-        from .. import __version__
         from ..model.jobset import JobSet
         from ..model.platform import Federation
+        from ..version import __version__
         from .sizing import DefaultChoice
 
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
@@ -795,8 +791,6 @@ class Search:
         self = cls.__new__(cls)
         self.jobset, self.federation, self.settings = own_js, own_fed, saved
         from .problem import SchedulingProblem
-        from .runner import _submit_individual
-
         self.problem = SchedulingProblem(own_js, own_fed, model=saved["model"],
                                          objectives=saved["objectives"],
                                          use_blacklist=saved["use_blacklist"],
@@ -942,3 +936,24 @@ def _evaluator(client, search):
     from .remote import DaskEvaluator
 
     return DaskEvaluator(client, search)
+
+
+def _unsized_warning(params: GAParams, backfill: str, islands) -> str:
+    """The warning for a ``cpu_budget`` the size rule cannot apply, naming what the caller
+    set (:func:`~moga.evolution.sizing.unsized_by`)."""
+    words = {"islands": "islands", "backfill": f"backfill={backfill!r}",
+             "archive_size": "archive_size=0"}
+    from .sizing import unsized_by
+
+    given = [words.get(n, n) for n in unsized_by(params, backfill, islands)]
+    return ("cpu_budget bounds only a run whose population, generations and search the size "
+            f"rule picks, and this run was given {', '.join(given)}: it ignores the budget "
+            "(bound it with n_gen or time_limit)")
+
+
+def _submit_individual(jobset, federation=None):
+    """The submit order with an empty blacklist (no blacklist part when ``federation`` is None)."""
+    J = len(jobset)
+    K = 0 if federation is None else federation.n_clusters
+    order = jobset.submit_order.astype(float)
+    return np.concatenate([order, np.zeros(J * K)])[None, :]
