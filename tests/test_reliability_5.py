@@ -665,3 +665,71 @@ def test_4_the_cluster_guides_local_cluster_block_runs_as_a_script(tmp_path):
                        cwd=tmp_path, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "the same front without Dask: True" in p.stdout
+
+
+# ------------------------------------ 13. two moga tune on one storage leave each other be
+def _study(tmp_path, name="s"):
+    optuna = pytest.importorskip("optuna")
+    from moga.experiments.tuning import _open_study, open_storage
+
+    storage = str(tmp_path / "j.log")
+    args = (optuna, name, storage, optuna.samplers.RandomSampler(seed=0),
+            optuna.pruners.NopPruner(), {"k": 1})
+    return optuna, (lambda: _open_study(*args)), open_storage
+
+
+@pytest.mark.parametrize("owner,stale", [("live", False), ("dead", True), ("other-host", False),
+                                         ("none-new", False), ("none-old", True)])
+def test_13_resume_fails_only_trials_whose_process_is_gone(tmp_path, owner, stale,
+                                                          monkeypatch):
+    import subprocess
+    import sys
+
+    from moga.experiments import tuning
+
+    optuna, open_, _ = _study(tmp_path)
+    study = open_()
+    trial = study.ask()
+    trial.suggest_float("x", 0, 1)
+    if owner == "live":
+        trial.set_user_attr(tuning.OWNER, tuning._owner())
+    elif owner == "dead":
+        p = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                           capture_output=True, text=True, check=True)
+        host = tuning._owner().rpartition(":")[0]
+        trial.set_user_attr(tuning.OWNER, f"{host}:{p.stdout.strip()}")
+    elif owner == "other-host":
+        trial.set_user_attr(tuning.OWNER, "elsewhere.example:1")
+    elif owner == "none-old":
+        monkeypatch.setattr(tuning, "UNOWNED_STALE_S", -1.0)
+    again = open_()  # what a second moga tune on the storage does
+    states = [t.state for t in again.trials]
+    if stale:
+        assert states == [optuna.trial.TrialState.FAIL, optuna.trial.TrialState.WAITING]
+    else:
+        assert states == [optuna.trial.TrialState.RUNNING]
+        study.tell(trial, 0.5)  # the first process records its trial
+        assert open_().trials[0].state == optuna.trial.TrialState.COMPLETE
+
+
+def test_13_a_trial_finished_by_another_process_is_one_clear_error(tmp_path, monkeypatch):
+    optuna = pytest.importorskip("optuna")
+    from moga.experiments import tuning
+
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(n_jobs=20, federation=fed)
+
+    def hijacked(*args, **kwargs):  # another process fails the trial under way
+        study = optuna.load_study(study_name="moga-tune",
+                                  storage=tuning.open_storage(str(tmp_path / "j.log")))
+        t = next(t for t in study.trials if t.state == optuna.trial.TrialState.RUNNING)
+        study._storage.set_trial_state_values(t._trial_id, optuna.trial.TrialState.FAIL)
+        return type("R", (), {"info": {}, "hv": 0.5})()
+
+    monkeypatch.setattr(tuning, "run", hijacked)
+    from moga.errors import InputError
+
+    with pytest.raises(InputError, match=r"j.log: a trial this run was computing was marked "
+                                         r"FAIL by another process sharing the storage"):
+        tuning.tune([js], fed, n_trials=2, seeds=1, budget=400, storage=str(tmp_path / "j.log"),
+                    progress=False)

@@ -163,6 +163,42 @@ class TuneResult:
 
 #: The largest evaluation budget per run :func:`tune` takes.
 MAX_BUDGET = 10_000_000
+#: The user attribute of a trial that names the process running it, ``"host:pid"``. Several
+#: ``moga tune`` may share one storage; on opening it, a RUNNING trial is failed and its
+#: parameters run again only when its process is gone (this host, a pid no longer alive).
+OWNER = "moga_owner"
+#: Seconds after its start from which a RUNNING trial that names no process (one written by
+#: an older moga, or killed before its first line) counts as left by a killed process.
+UNOWNED_STALE_S = 60.0
+
+
+def _owner() -> str:
+    import os
+    import socket
+
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _abandoned(trial) -> bool:
+    """True when the RUNNING ``trial`` has no live process to finish it: its owner ran on this
+    host and is gone, or it names none and started over :data:`UNOWNED_STALE_S` ago. A trial
+    of another host is never taken for abandoned (no way to tell)."""
+    import datetime
+    import socket
+
+    from ..outputs import _pid_alive
+
+    owner = trial.user_attrs.get(OWNER)
+    if isinstance(owner, str) and ":" in owner:
+        host, _, pid = owner.rpartition(":")
+        if host != socket.gethostname():
+            return False
+        return not (pid.isdigit() and _pid_alive(int(pid)))
+    start = trial.datetime_start
+    if start is None:
+        return True
+    now = datetime.datetime.now(start.tzinfo) if start.tzinfo else datetime.datetime.now()
+    return (now - start).total_seconds() > UNOWNED_STALE_S
 
 
 def study_settings(jobsets, federation, seeds, budget, model, space) -> dict:
@@ -223,7 +259,9 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
     A study in a storage records its settings (job-sets, federation, seeds,
     budget, model, space); resuming it with other settings raises a
     ValueError saying what differs. Trials left RUNNING by a killed process
-    are marked failed on resume and their parameters run again.
+    are marked failed on resume and their parameters run again; trials that
+    another live process runs (several ``moga tune`` may share one storage) are
+    left to it (:data:`OWNER`).
 
     Returns
     -------
@@ -263,6 +301,7 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
     runs = [(js, s) for js in jobsets for s in seeds]
 
     def objective(trial):
+        trial.set_user_attr(OWNER, _owner())
         p = suggest(trial, space)
         pop = _population(p)
         params = GAParams(**{**p, "n_gen": max(1, budget // pop)})
@@ -312,6 +351,22 @@ def tune(jobsets, federation, space=None, n_trials: int = 50, seeds=3, storage=N
         try:
             study.optimize(objective, n_trials=n_trials - done, timeout=timeout,
                            gc_after_trial=False, show_progress_bar=False, callbacks=[step])
+        except (ValueError, AssertionError) as e:
+            # Optuna refuses the result of a trial that something else finished meanwhile
+            # (another process on the storage, such as an older moga's resume, took it for
+            # abandoned): "Cannot tell a FAIL trial.", which some Optuna versions let an
+            # assertion of their own bookkeeping hide (the refusal is then its context).
+            told = next((x for x in (e, e.__context__) if isinstance(x, ValueError)
+                         and str(x).startswith("Cannot tell a ")), None)
+            if told is None:
+                raise
+            from ..errors import InputError
+
+            where = f"storage {storage}" if storage is not None else "the in-memory storage"
+            raise InputError(f"{where}: a trial this run was computing was marked "
+                             f"{str(told)[len('Cannot tell a '):].split()[0]} by another "
+                             "process sharing the storage, so its result cannot be recorded; "
+                             "run moga tune again (the finished trials are kept)") from None
         finally:
             optuna.logging.set_verbosity(level)
         bar.close()
@@ -359,8 +414,9 @@ def _open_study(optuna, name, storage, sampler, pruner, settings):
                          "differ); its trials would not be comparable. Use another study name "
                          "or the same settings")
     for t in trials:
-        if t.state == optuna.trial.TrialState.RUNNING:
-            # Left by a killed process: no one will finish it.
+        if t.state == optuna.trial.TrialState.RUNNING and _abandoned(t):
+            # Left by a killed process: no one will finish it. A trial that another live
+            # process runs is left to it, which would otherwise fail to record it.
             study._storage.set_trial_state_values(t._trial_id, optuna.trial.TrialState.FAIL)
             study.enqueue_trial(t.params, skip_if_exists=False)
     return study
