@@ -92,7 +92,7 @@ def one(name: str, search: str, cap: float, gens: int, budget: float) -> dict:
     from moga.evolution import sizing
     from moga.evolution.params import GAParams
     from moga.evolution.problem import SchedulingProblem
-    from moga.evolution.runner import _submit_individual
+    from moga.evolution.search import _submit_individual
 
     js, fed = _jobset(name)
     _warm()

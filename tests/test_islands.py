@@ -14,8 +14,7 @@ import moga
 from moga.evolution import islands as isl
 from moga.evolution.params import GAParams
 from moga.evolution.problem import SchedulingProblem
-from moga.evolution.runner import _submit_individual
-from moga.evolution.search import _seeded_archive
+from moga.evolution.search import _seeded_archive, _submit_individual
 
 POP, GEN = 16, 12
 MIGRATION = {"interval": 4, "migrants": 3}
@@ -175,9 +174,6 @@ def test_moga_run_islands_records_them_in_run_json(tmp_path, capsys):
     summary = json.loads((out / "run.json").read_text())
     assert summary["islands"] == 2 and summary["topology"] == "ring"
     assert summary["workers"] == 1 and summary["scheduler"] is None
-    assert main(["run", "--n-jobs", "30", "--scheduler", "tcp://localhost:1",
-                 "--out", str(tmp_path / "no")]) == 2
-    assert "pass --islands N too" in capsys.readouterr().err
 
 
 # -- on a Dask LocalCluster of 2 worker processes ---------------------------------------

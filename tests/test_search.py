@@ -75,6 +75,27 @@ def test_a_state_saved_after_any_step_continues_bit_for_bit(setup, tmp_path, kwa
     _same(again.run(), want)
 
 
+@pytest.mark.parametrize("steps", [1, 2])
+def test_an_island_run_saved_after_an_epoch_continues_bit_for_bit(setup, tmp_path, steps):
+    js, fed = setup
+    kw = {"pop_size": POP, "n_gen": 9, "seed": 4, "islands": 3, "migration": {"interval": 3}}
+    want = moga.run(js, fed, **kw)
+    s = moga.Search(js, fed, **kw)
+    for _ in range(steps):
+        s.step()
+    assert s.n_gen == 3 * steps
+    moga.save_state(s.state(), tmp_path / "s.npz")
+    again = moga.Search.from_state(moga.load_state(tmp_path / "s.npz"), jobset=js,
+                                   federation=fed, islands=3, seed=4)
+    got = again.run()
+    _same(got, want)
+    assert got.info["epochs"] == want.info["epochs"] == 3
+    with pytest.raises(ValueError, match=r"islands 2 \(the state's: 3\)"):
+        moga.Search.from_state(moga.load_state(tmp_path / "s.npz"), islands=2)
+    with pytest.raises(RuntimeError, match="island run decodes in its islands"):
+        moga.Search(js, fed, **kw).ask()
+
+
 def test_a_state_in_memory_continues_without_the_job_set_given(setup):
     js, fed = setup
     s = moga.Search(js, fed, pop_size=POP, n_gen=GEN, seed=9)
@@ -175,6 +196,22 @@ def test_an_evaluator_on_dask_workers_gives_the_local_front(setup):
         moga.run(js, fed, pop_size=POP, n_gen=2, seed=2, evaluator="tcp://nowhere:1")
 
 
+@pytest.mark.dask
+def test_moga_run_with_a_scheduler_and_no_islands_decodes_on_its_workers(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    from moga.cli import main
+
+    args = ["run", "--n-jobs", "60", "--pop", "8", "--gen", "3", "--no-progress"]
+    assert main([*args, "--out", str(tmp_path / "here")]) == 0
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cl:
+        assert main([*args, "--scheduler", cl.scheduler_address,
+                     "--out", str(tmp_path / "there")]) == 0
+    assert "decoding each generation on the workers" in capsys.readouterr().out
+    assert (tmp_path / "there" / "front.csv").read_text() == \
+        (tmp_path / "here" / "front.csv").read_text()
+
+
 # -- the command line ----------------------------------------------------------------------
 
 ARGS = ["--n-jobs", "300", "--pop", "16", "--gen", "60"]
@@ -216,6 +253,27 @@ def test_a_run_killed_or_interrupted_and_resumed_writes_the_uninterrupted_front(
     r = _moga("run", *ARGS, "--resume", str(cut), "--no-progress")
     assert r.returncode == 0, r.stderr
     assert "resuming" in r.stdout
+    assert (cut / "front.csv").read_text() == (full / "front.csv").read_text()
+
+
+@pytest.mark.slow
+def test_an_island_run_killed_and_resumed_writes_the_uninterrupted_front(tmp_path):
+    args = ["--n-jobs", "200", "--pop", "12", "--gen", "40", "--islands", "2"]
+    full = tmp_path / "full"
+    assert _moga("run", *args, "--out", str(full), "--no-progress").returncode == 0
+    cut = tmp_path / "cut"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    p = subprocess.Popen([sys.executable, "-m", "moga", "run", *args, "--out", str(cut),
+                          "--checkpoint", "1"], stderr=subprocess.PIPE,
+                         stdout=subprocess.PIPE, text=True, env=env)
+    for line in p.stderr:
+        if "epoch 2/" in line:
+            p.kill()
+            break
+    p.communicate(timeout=300)
+    assert (cut / "search.npz").is_file()
+    r = _moga("run", *args, "--resume", str(cut), "--no-progress")
+    assert r.returncode == 0, r.stderr
     assert (cut / "front.csv").read_text() == (full / "front.csv").read_text()
 
 

@@ -13,7 +13,7 @@ from moga.evolution import sizing
 from moga.evolution.operators import ScheduleSampling
 from moga.evolution.params import BUDGET, EASY_BUDGET, GAParams
 from moga.evolution.problem import SchedulingProblem
-from moga.evolution.runner import _submit_individual
+from moga.evolution.search import _submit_individual
 
 
 @pytest.fixture(scope="module")

@@ -94,14 +94,11 @@ def _evolve(args, js, fed, params, cpu_budget, out):
     """``moga.run`` with the command's settings and the CPU budget ``cpu_budget`` (None: the
     default), its search state saved to ``out`` as it goes (``--checkpoint``) or continued
     from ``--resume``; with ``--islands``, an island run, on the workers of ``--scheduler``
-    if given (docs/guide/cluster.md). Returns ``(result, search or None)``."""
-    from ..errors import InputError, require
-    from ..evolution.runner import run as run_moga
+    if given, else each generation decoded there (docs/guide/cluster.md). Returns the
+    result."""
+    from ..errors import require
 
     client = None
-    if args.islands is not None and args.resume is not None:
-        raise InputError("--resume continues a run of one population; an island run "
-                         "cannot be resumed: leave out --islands or --resume")
     if args.scheduler is not None:
         client = require("distributed", "moga run --scheduler", "sweep").Client(args.scheduler)
     if args.islands is not None:
@@ -111,17 +108,11 @@ def _evolve(args, js, fed, params, cpu_budget, out):
         print(f"decoding each generation on the workers of {args.scheduler}", flush=True)
     try:
         with Interrupt() as stop:
-            if args.islands is not None:
-                return run_moga(js, fed, seed=args.seed, model=args.model, params=params,
-                                progress=not args.no_progress, backfill=args.backfill,
-                                time_limit=args.time_limit, stagnation=args.stagnation,
-                                interrupt=stop, islands=args.islands, client=client,
-                                cpu_budget=cpu_budget, **_objectives_kw(args)), None
             search = _search(args, js, fed, params, cpu_budget, stop, client)
             if search.n_gen == 0:
                 _print_choice(search.choice.as_dict())
             _step(search, out / STATE_FILE, args.checkpoint)
-            return search.result(), search  # _step saved the final state first
+            return search.result()  # _step saved the final state first
     finally:
         if client is not None:
             client.close()
@@ -137,10 +128,11 @@ def _search(args, js, fed, params, cpu_budget, stop, client):
 
     options = dict(seed=args.seed, model=args.model, params=params, backfill=args.backfill,
                    time_limit=args.time_limit, stagnation=args.stagnation,
-                   cpu_budget=cpu_budget, **_objectives_kw(args))
+                   cpu_budget=cpu_budget, islands=args.islands, **_objectives_kw(args))
+    where = ({"client": client} if args.islands is not None else {"evaluator": client})
     if args.resume is None:
-        return Search(js, fed, progress=not args.no_progress, interrupt=stop,
-                      evaluator=client, **options)
+        return Search(js, fed, progress=not args.no_progress, interrupt=stop, **where,
+                      **options)
     path = Path(args.resume) / STATE_FILE
     if not path.is_file():
         raise InputError(f"--resume {args.resume}: no saved search there ({path} is missing; "
@@ -150,8 +142,8 @@ def _search(args, js, fed, params, cpu_budget, stop, client):
         state["stopped_by"] = None  # Ctrl-C ended it: go on from there
     try:
         search = Search.from_state(state, jobset=js, federation=fed,
-                                   progress=not args.no_progress, interrupt=stop,
-                                   evaluator=client, **options)
+                                   progress=not args.no_progress, interrupt=stop, **where,
+                                   **options)
     except ValueError as e:
         raise InputError(f"--resume {args.resume}: {e}") from None
     print(f"resuming {path}: generation {search.n_gen}"
@@ -168,19 +160,16 @@ def _step(search, path, every: int) -> None:
 
     from ..evolution.search import save_state
 
-    last_gen, last_t = search.n_gen, time.monotonic()
-    try:
-        while not search.done:
-            search.step()
-            if search.n_gen - last_gen >= every or time.monotonic() - last_t >= CHECKPOINT_S:
-                save_state(search.state(), path)
-                last_gen, last_t = search.n_gen, time.monotonic()
+    last = [search.n_gen, time.monotonic()]
+
+    def checkpoint():
+        if search.n_gen - last[0] >= every or time.monotonic() - last[1] >= CHECKPOINT_S:
+            save_state(search.state(), path)
+            last[:] = [search.n_gen, time.monotonic()]
+
+    search.until_done(checkpoint)
+    if search.n_gen:  # an island run interrupted before its first epoch has no state
         save_state(search.state(), path)  # the last state, which the output set takes in
-    finally:
-        if search._bar is not None:
-            search._bar.close()
-        if search.evaluator is not None:
-            search.evaluator.close()
 
 
 def _print_choice(choice: dict) -> None:
@@ -248,10 +237,10 @@ def run(args) -> int:
     if fed.power_cap is not None:
         print(f"power cap {fed.power_cap / 1e3:.2f} kW ({fed.power_cap / fed.peak_power:.0%} of "
               "peak)", flush=True)
-    res, search = _evolve(args, js, fed, params, cpu_budget, out)
+    res = _evolve(args, js, fed, params, cpu_budget, out)
     with output_set(out, "run", settings(args)) as o:
         summary, drawn = _write(args, o, res, trace_report, fed, js)
-        if search is not None:
+        if (out / STATE_FILE).is_file():
             # The last state, saved by _step, joins the set (a link: no second copy; the
             # saved file stays should the set fail).
             try:
@@ -263,12 +252,12 @@ def run(args) -> int:
           f"; {summary['generations']} generations (stopped by {STOPPED[summary['stopped_by']]}), "
           f"{res.wall_time:.1f} s ({_decoding_words(res)})")
     print(f"wrote {out}/front.csv, run.json, result.npz, "
-          + ("search.npz, " if search is not None else "") + "schedule.csv, schedule.swf (the knee)"
+          + "search.npz, schedule.csv, schedule.swf (the knee)"
           + listed(drawn))
     if summary["partial"]:
         print(f"moga: interrupted after {summary['generations']} generations; {out}/run.json is "
-              "marked partial" + (f"; continue it with the same options and --resume {out}"
-                                  if search is not None else ""), file=sys.stderr)
+              f"marked partial; continue it with the same options and --resume {out}",
+              file=sys.stderr)
         return 130
     return 0
 

@@ -44,7 +44,7 @@ from ..metrics import normalized_hypervolume
 from .archive import ParetoArchive
 from .engine import Evolution
 
-__all__ = ["Migration", "TOPOLOGIES", "run_islands"]
+__all__ = ["IslandRun", "Migration", "TOPOLOGIES", "run_islands"]
 
 #: Migration topologies: who sends to whom after each epoch.
 TOPOLOGIES = ("ring", "none")
@@ -536,7 +536,8 @@ class _CtrlC:
 def run_islands(problem, reference, params, seed: int, *, islands, client=None, migration=None,
                 initial=None, time_limit=None, stagnation=None, stagnation_tol=1e-3,
                 interrupt=None, on_generation=None, progress=False):
-    """The island run behind ``moga.run(..., islands=N)`` (see the module docstring).
+    """The island run behind ``moga.run(..., islands=N)`` (see the module docstring): an
+    :class:`IslandRun` stepped epoch by epoch until a stop rule fires.
 
     Parameters
     ----------
@@ -569,116 +570,267 @@ def run_islands(problem, reference, params, seed: int, *, islands, client=None, 
         ``info`` records the islands, migration settings, executor and workers,
         each island's final hypervolume and the per-epoch wall and compute times.
     """
-    from .search import HV_FACTOR, RunResult, _seeded_archive, _stopped_by
+    return IslandRun(problem, reference, params, seed, islands=islands, client=client,
+                     migration=migration, initial=initial, time_limit=time_limit,
+                     stagnation=stagnation, stagnation_tol=stagnation_tol, interrupt=interrupt,
+                     on_generation=on_generation, progress=progress).run()
 
-    if isinstance(islands, bool) or not isinstance(islands, (int, np.integer)) or islands < 1:
-        raise ValueError(f"islands must be an integer >= 1, got {islands!r}")
-    if islands > MAX_ISLANDS:
-        raise ValueError(f"islands must be at most {MAX_ISLANDS:,}, got {int(islands):,}")
-    islands = int(islands)
-    migration = Migration.coerce(migration)
-    t0 = time.perf_counter()
-    seeded = _seeded_archive(problem, params, reference)
-    spec = _Spec(token=uuid.uuid4().hex, jobset=problem.jobset, federation=problem.federation,
-                 model=problem.model, objectives=tuple(problem.objectives),
-                 use_blacklist=problem.use_blacklist, backfill=problem.backfill, params=params,
-                 initial=initial, reference=np.asarray(reference, dtype=float),
-                 seed_F=None if seeded is None or not len(seeded) else seeded.F,
-                 seed_X=None if seeded is None or not len(seeded) else seeded.X)
-    ctrl_c = _CtrlC()
-    if client is not None:
-        asked = interrupt
 
-        def interrupt():
-            return ctrl_c.hit or (asked is not None and asked())
-    executor = (_Local(spec, interrupt) if client is None
-                else _Dask(client, spec, interrupt))
-    states = [{"index": i, "seed": s}
-              for i, s in enumerate(np.random.SeedSequence(seed).spawn(islands))]
-    incoming = [None] * islands
-    n_epochs = -(-params.n_gen // migration.interval)
-    rows, epoch_wall, epoch_compute = [], [], []
-    stopped_by = None
-    gen = 0
-    try:
+class _EpochHistory:
+    """The rows of an island run, one per epoch, as the stop rules read a history."""
+
+    def __init__(self):
+        self.rows = []
+
+    def stagnated(self, window: int, tol: float) -> bool:
+        return bool(self.rows) and _stagnated(self.rows, window, tol)
+
+
+class IslandRun:
+    """An island run that is stepped one epoch at a time, saved and continued.
+
+    :meth:`step` runs one epoch of every island (on this process or the
+    client's workers), records the union's hypervolume and asks the stop rules
+    (:class:`~moga.evolution.search.StopRule`: the generations, the time limit,
+    stagnation, an interrupt) in one place; :meth:`state` gives the run as a
+    plain dict of arrays (every island's state, the migrants on their way, the
+    history) and :meth:`from_state` continues it, to the front of the run that
+    was never stopped, bit for bit. Parameters as :func:`run_islands`.
+    """
+
+    def __init__(self, problem, reference, params, seed: int, *, islands, client=None,
+                 migration=None, initial=None, time_limit=None, stagnation=None,
+                 stagnation_tol=1e-3, interrupt=None, on_generation=None, progress=False,
+                 _seeded=None):
+        from .search import _seeded_archive
+
+        if isinstance(islands, bool) or not isinstance(islands, (int, np.integer)) \
+                or islands < 1:
+            raise ValueError(f"islands must be an integer >= 1, got {islands!r}")
+        if islands > MAX_ISLANDS:
+            raise ValueError(f"islands must be at most {MAX_ISLANDS:,}, got {int(islands):,}")
+        self.islands = int(islands)
+        self.migration = Migration.coerce(migration)
+        self.problem, self.params, self.seed = problem, params, int(seed)
+        self.reference = np.asarray(reference, dtype=float)
+        self._t0 = time.perf_counter()
+        self._cpu0 = time.process_time()
+        if _seeded is None:
+            archive = _seeded_archive(problem, params, self.reference)
+            _seeded = ((None, None) if archive is None or not len(archive)
+                       else (archive.F, archive.X))
+        self.spec = _Spec(token=uuid.uuid4().hex, jobset=problem.jobset,
+                          federation=problem.federation, model=problem.model,
+                          objectives=tuple(problem.objectives),
+                          use_blacklist=problem.use_blacklist, backfill=problem.backfill,
+                          params=params, initial=initial, reference=self.reference,
+                          seed_F=_seeded[0], seed_X=_seeded[1])
+        self.initial = initial
+        self.ctrl_c = _CtrlC()
+        self.client = client
+        self._asked = interrupt
         if client is not None:
-            ctrl_c.install()
-        while True:
-            until = min(gen + migration.interval, params.n_gen)
-            time_left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-            t_epoch = time.perf_counter()
-            new = executor.epoch(states, incoming, until, time_left, started=gen > 0)
-            advanced = [s for s, old in zip(new, states, strict=True) if s is not old]
-            if not advanced and interrupt is not None and interrupt():
-                stopped_by = "interrupted"  # the epoch under way was dropped
-                break
-            states = new
-            epoch_wall.append(time.perf_counter() - t_epoch)
-            epoch_compute.append(max((s["compute_s"] for s in advanced), default=0.0))
-            gen = max(s["n_gen"] for s in states)
-            n_evals = problem.n_decoded + sum(s["n_decoded"] for s in states)
-            F, _ = _union(states, reference)
-            hv = normalized_hypervolume(F, reference, HV_FACTOR)
-            rows.append((gen, n_evals, hv, len(F), time.perf_counter() - t0))
-            ctrl_c.armed = True
-            if progress:
-                print(f"islands: epoch {len(rows)}/{n_epochs}, generation {gen}/{params.n_gen}, "
-                      f"{time.perf_counter() - t0:.0f} s: hv {hv:.4f} (islands "
-                      + " ".join(f"{s['hv']:.4f}" for s in states) + ")",
-                      file=sys.stderr, flush=True)
-            if on_generation is not None:
-                on_generation(gen, n_evals, hv)
-            if gen >= params.n_gen or (time_limit is not None
-                                       and time.perf_counter() - t0 >= time_limit):
-                break
-            if stagnation is not None and _stagnated(rows, stagnation, stagnation_tol):
-                stopped_by = "stagnation"
-                break
-            if interrupt is not None and interrupt():
-                stopped_by = "interrupted"
-                break
-            if all(s["stopped"] for s in states):
-                stopped_by = "no new child"
-                break
-            incoming = _migrants(states, migration)
-    except KeyboardInterrupt:
-        if not rows:
-            raise
-        stopped_by = "interrupted"
-    finally:
-        ctrl_c.restore()
-        executor.close()
-    wall = time.perf_counter() - t0
+            asked = interrupt
 
-    F, X = _union(states, reference, with_X=True)
-    _, first = np.unique(F, axis=0, return_index=True)
-    idx = first[np.lexsort(F[first].T[::-1])]
-    F, X = F[idx], X[idx]
-    h = np.array(rows, dtype=float)
-    hist = {"n_gen": h[:, 0].astype(int), "n_evals": h[:, 1].astype(int), "hv": h[:, 2],
-            "front_size": h[:, 3].astype(int), "time_s": h[:, 4]}
-    if stopped_by not in ("interrupted", "stagnation"):
-        stopped_by = _stopped_by(hist, params.n_gen, time_limit, wall, False)
-    info = {"stopped_by": stopped_by, "islands": islands, "topology": migration.topology,
-            "migration_interval": migration.interval, "migrants": migration.migrants,
-            "migrant_selection": "best by rank, then crowding distance",
-            "migrant_replacement": "NSGA-II survival of the population and its migrants",
-            "island_seeds": f"numpy.random.SeedSequence({seed}).spawn({islands})",
-            "scheduler": executor.address, "workers": executor.workers,
-            "epochs": len(rows), "island_hv": [float(s.get("hv", 0.0)) for s in states],
-            "island_generations": [int(s.get("n_gen", 0)) for s in states],
-            "epoch_wall_s": epoch_wall, "epoch_compute_s": epoch_compute}
-    use_blacklist = problem.use_blacklist
-    return RunResult(name="MOGA" if use_blacklist else "MOGA without blacklist", F=F, X=X,
-                     history=hist, jobset=problem.jobset, federation=problem.federation,
-                     model=problem.model, objectives=tuple(problem.objectives), seed=seed,
-                     params=params, reference=reference, ref_point=HV_FACTOR * reference,
-                     wall_time=wall,
-                     decode_time=problem.decode_seconds + sum(s.get("decode_s", 0.0)
-                                                              for s in states),
-                     n_evals=int(problem.n_decoded + sum(s.get("n_decoded", 0)
-                                                         for s in states)),
-                     use_blacklist=use_blacklist, backfill=problem.backfill, info=info)
+            def interrupt():
+                return self.ctrl_c.hit or (asked is not None and asked())
+        self.interrupt = interrupt
+        self.executor = (_Local(self.spec, interrupt) if client is None
+                         else _Dask(client, self.spec, interrupt))
+        self.states = [{"index": i, "seed": s} for i, s in
+                       enumerate(np.random.SeedSequence(self.seed).spawn(self.islands))]
+        self.incoming = [None] * self.islands
+        self.recorder = _EpochHistory()
+        self.epoch_wall, self.epoch_compute = [], []
+        self.n_gen = 0
+        self.stopped_by = None
+        self.on_generation, self.progress = on_generation, progress
+        from .search import Interrupted, MaxGenerations, Stagnation, TimeLimit
+
+        self.time_limit = time_limit
+        self.stops = [MaxGenerations(params.n_gen)]
+        if time_limit is not None:
+            self.stops.append(TimeLimit(time_limit))
+        if stagnation is not None:
+            self.stops.append(Stagnation(stagnation, stagnation_tol))
+        if interrupt is not None:
+            self.stops.append(Interrupted(interrupt))
+        self.settings = {"islands": self.islands, "time_limit": time_limit,
+                         "stagnation": stagnation, "stagnation_tol": stagnation_tol,
+                         "migration": dataclasses.asdict(self.migration)}
+
+    @property
+    def done(self) -> bool:
+        return self.stopped_by is not None
+
+    @property
+    def elapsed(self) -> float:
+        """Wall seconds since the run began (before an interruption included)."""
+        return time.perf_counter() - self._t0
+
+    @property
+    def cpu_seconds(self) -> float:
+        return time.process_time() - self._cpu0
+
+    def step(self) -> None:
+        """Run one epoch of every island, record it and ask the stop rules."""
+        if self.done:
+            raise RuntimeError(f"the island run is done (stopped by {self.stopped_by})")
+        params, states = self.params, self.states
+        until = min(self.n_gen + self.migration.interval, params.n_gen)
+        time_left = (None if self.time_limit is None
+                     else self.time_limit - self.elapsed)
+        t_epoch = time.perf_counter()
+        new = self.executor.epoch(states, self.incoming, until, time_left,
+                                  started=self.n_gen > 0)
+        advanced = [s for s, old in zip(new, states, strict=True) if s is not old]
+        if not advanced and self.interrupt is not None and self.interrupt():
+            self.stopped_by = "interrupted"  # the epoch under way was dropped
+            return
+        self.states = states = new
+        self.epoch_wall.append(time.perf_counter() - t_epoch)
+        self.epoch_compute.append(max((s["compute_s"] for s in advanced), default=0.0))
+        self.n_gen = gen = max(s["n_gen"] for s in states)
+        n_evals = self.problem.n_decoded + sum(s["n_decoded"] for s in states)
+        from .search import HV_FACTOR
+
+        F, _ = _union(states, self.reference)
+        hv = normalized_hypervolume(F, self.reference, HV_FACTOR)
+        self.recorder.rows.append((gen, n_evals, hv, len(F), self.elapsed))
+        self.ctrl_c.armed = True
+        if self.progress:
+            n_epochs = -(-params.n_gen // self.migration.interval)
+            print(f"islands: epoch {len(self.recorder.rows)}/{n_epochs}, generation "
+                  f"{gen}/{params.n_gen}, {self.elapsed:.0f} s: hv {hv:.4f} (islands "
+                  + " ".join(f"{s['hv']:.4f}" for s in states) + ")",
+                  file=sys.stderr, flush=True)
+        if self.on_generation is not None:
+            self.on_generation(gen, n_evals, hv)
+        for rule in self.stops:
+            if rule(self):
+                self.stopped_by = rule.name
+                return
+        if all(s["stopped"] for s in states):
+            self.stopped_by = "no new child"
+            return
+        self.incoming = _migrants(states, self.migration)
+
+    def run(self):
+        """Step until a stop rule fires (Ctrl-C after an epoch ends it there); the
+        :meth:`result`."""
+        self.until_done()
+        return self.result()
+
+    def until_done(self, after_step=None) -> None:
+        """Step until a stop rule fires, calling ``after_step()`` after every epoch; a
+        Ctrl-C (KeyboardInterrupt) after the first epoch ends the run there."""
+        try:
+            if self.client is not None:
+                self.ctrl_c.install()
+            while not self.done:
+                self.step()
+                if after_step is not None:
+                    after_step()
+        except KeyboardInterrupt:
+            if not self.recorder.rows:
+                raise
+            self.stopped_by = "interrupted"
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Put back the Ctrl-C handler and let the executor go."""
+        self.ctrl_c.restore()
+        self.executor.close()
+
+    def result(self):
+        """The :class:`~moga.evolution.search.RunResult` of the islands' union so far."""
+        from .search import HV_FACTOR, RunResult
+
+        states, problem, params = self.states, self.problem, self.params
+        F, X = _union(states, self.reference, with_X=True)
+        _, first = np.unique(F, axis=0, return_index=True)
+        idx = first[np.lexsort(F[first].T[::-1])]
+        F, X = F[idx], X[idx]
+        rows = self.recorder.rows
+        h = np.array(rows, dtype=float).reshape(len(rows), 5)
+        hist = {"n_gen": h[:, 0].astype(int), "n_evals": h[:, 1].astype(int), "hv": h[:, 2],
+                "front_size": h[:, 3].astype(int), "time_s": h[:, 4]}
+        m = self.migration
+        info = {"stopped_by": self.stopped_by, "islands": self.islands,
+                "topology": m.topology, "migration_interval": m.interval,
+                "migrants": m.migrants,
+                "migrant_selection": "best by rank, then crowding distance",
+                "migrant_replacement": "NSGA-II survival of the population and its migrants",
+                "island_seeds": f"numpy.random.SeedSequence({self.seed}).spawn({self.islands})",
+                "scheduler": self.executor.address, "workers": self.executor.workers,
+                "epochs": len(rows), "island_hv": [float(s.get("hv", 0.0)) for s in states],
+                "island_generations": [int(s.get("n_gen", 0)) for s in states],
+                "epoch_wall_s": list(self.epoch_wall),
+                "epoch_compute_s": list(self.epoch_compute)}
+        use_blacklist = problem.use_blacklist
+        return RunResult(name="MOGA" if use_blacklist else "MOGA without blacklist", F=F, X=X,
+                         history=hist, jobset=problem.jobset, federation=problem.federation,
+                         model=problem.model, objectives=tuple(problem.objectives),
+                         seed=self.seed, params=params, reference=self.reference,
+                         ref_point=HV_FACTOR * self.reference, wall_time=self.elapsed,
+                         decode_time=problem.decode_seconds + sum(s.get("decode_s", 0.0)
+                                                                  for s in states),
+                         n_evals=int(problem.n_decoded + sum(s.get("n_decoded", 0)
+                                                             for s in states)),
+                         use_blacklist=use_blacklist, backfill=problem.backfill, info=info)
+
+    def state(self) -> dict:
+        """The run as a plain dict of values and arrays: every island's state after its last
+        epoch, the migrants on their way, the history and the counters (see
+        :meth:`from_state`). Taken after the first epoch."""
+        if not self.recorder.rows:
+            raise RuntimeError("an island run's state is taken after its first epoch")
+        keep = ("index", "n_decoded", "decode_s", "history", "rng", "X", "F", "rank",
+                "crowding", "hashes", "n_gen", "n_evals", "stopped", "archive_F",
+                "archive_X", "front_F", "front_X", "hv", "compute_s")
+        return {"states": [{k: s[k] for k in keep} for s in self.states],
+                "incoming": [None if m is None else {"X": m[0], "F": m[1]}
+                             for m in self.incoming],
+                "history": np.array(self.recorder.rows, dtype=float).reshape(-1, 5),
+                "epoch_wall": list(self.epoch_wall),
+                "epoch_compute": list(self.epoch_compute),
+                "seeded": (None if self.spec.seed_F is None
+                           else {"F": self.spec.seed_F, "X": self.spec.seed_X}),
+                "settings": dict(self.settings), "n_gen": self.n_gen,
+                "stopped_by": self.stopped_by, "elapsed": self.elapsed,
+                "cpu_seconds": self.cpu_seconds,
+                "problem_counters": [int(self.problem.n_decoded),
+                                     float(self.problem.decode_seconds)]}
+
+    @classmethod
+    def from_state(cls, state: dict, problem, reference, params, seed: int, *, client=None,
+                   initial=None, interrupt=None, on_generation=None, progress=False):
+        """The island run a :meth:`state` was taken of, ready to step on; ``problem``,
+        ``reference``, ``params`` and ``seed`` are the run's (the caller checks that they
+        are the state's)."""
+        st = state["settings"]
+        seeded = state["seeded"]
+        self = cls(problem, reference, params, seed, islands=st["islands"], client=client,
+                   migration=st["migration"], initial=initial, time_limit=st["time_limit"],
+                   stagnation=st["stagnation"], stagnation_tol=st["stagnation_tol"],
+                   interrupt=interrupt, on_generation=on_generation, progress=progress,
+                   _seeded=(None, None) if seeded is None else (seeded["F"], seeded["X"]))
+        self.states = [dict(s) for s in state["states"]]
+        for s in self.states:
+            s["history"] = [tuple(r) for r in s["history"]]
+        self.incoming = [None if m is None else (m["X"], m["F"]) for m in state["incoming"]]
+        self.recorder.rows = [(int(r[0]), int(r[1]), float(r[2]), int(r[3]), float(r[4]))
+                              for r in np.asarray(state["history"], dtype=float)]
+        self.epoch_wall = list(state["epoch_wall"])
+        self.epoch_compute = list(state["epoch_compute"])
+        self.n_gen, self.stopped_by = int(state["n_gen"]), state["stopped_by"]
+        self._t0 = time.perf_counter() - float(state["elapsed"])
+        self._cpu0 = time.process_time() - float(state["cpu_seconds"])
+        self.problem.n_decoded, self.problem.decode_seconds = (
+            int(state["problem_counters"][0]), float(state["problem_counters"][1]))
+        self.ctrl_c.armed = True
+        return self
 
 
 def _stagnated(rows, window: int, tol: float) -> bool:

@@ -6,21 +6,10 @@ fires (or, with ``islands``, an island run: :mod:`moga.evolution.islands`).
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..model.jobset import JobSet, apply_kill_option
+from ..model.jobset import JobSet
 from ..model.platform import Federation
-from .params import GAParams, check_seed
-from .problem import SchedulingProblem, _use_blacklist
-from .search import (
-    HV_FACTOR,
-    RunResult,
-    Search,
-    _check_stops,
-    _submit_individual,
-    _unsized_warning,
-)
-from .sizing import check_budget
+from .params import GAParams
+from .search import HV_FACTOR, RunResult, Search
 
 __all__ = ["GAParams", "RunResult", "run", "HV_FACTOR"]
 
@@ -150,51 +139,10 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     -------
     RunResult
     """
-    if islands is None:
-        if client is not None or migration is not None:
-            raise ValueError("client and migration apply to island runs: pass islands=N too")
-        return Search(jobset, federation, pop_size, n_gen, seed, model=model, params=params,
-                      objectives=objectives, initial=initial, progress=progress,
-                      verbose=verbose, use_blacklist=use_blacklist,
-                      on_generation=on_generation, backfill=backfill, time_limit=time_limit,
-                      stagnation=stagnation, stagnation_tol=stagnation_tol,
-                      power_cap=power_cap, interrupt=interrupt,
-                      kill_at_request=kill_at_request, cpu_budget=cpu_budget,
-                      evaluator=evaluator, **deprecated).run()
-    if evaluator is not None:
-        raise ValueError("evaluator sends one population's decodes to Dask workers; an "
-                         "island run takes its client as client=")
-    if "extra" in deprecated:
-        import warnings
-
-        warnings.warn("run(extra=...) is now run(initial=...)", DeprecationWarning, stacklevel=2)
-        initial = deprecated.pop("extra")
-    use_blacklist = _use_blacklist(use_blacklist, deprecated, "run")
-    jobset = apply_kill_option(jobset, kill_at_request)
-    if power_cap is not None:
-        federation = federation.with_cap(power_cap, federation.cluster_caps)
-    params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)
-    seed = check_seed(seed)
-    check_budget(cpu_budget)
-    _check_stops(time_limit, stagnation)
-    problem = SchedulingProblem(jobset, federation, model=model, objectives=objectives,
-                                use_blacklist=use_blacklist, backfill=backfill)
-    base, _ = problem.decode(_submit_individual(jobset, federation if use_blacklist else None))
-    reference = base[0]
-    if np.any(reference <= 0):
-        raise ValueError(f"the submit-order objectives must be > 0 to normalise, got {reference}")
-    if cpu_budget is not None:
-        import warnings
-
-        warnings.warn(_unsized_warning(params, backfill, islands), UserWarning, stacklevel=2)
-    params = params.for_moga(backfill)  # the EASY search wherever it applies
-    problem.decode_seconds, problem.n_decoded = 0.0, 0
-    from .islands import run_islands
-
-    if verbose:
-        raise ValueError("island runs report each epoch (progress=True); verbose=False")
-    res = run_islands(problem, reference, params, seed, islands=islands, client=client,
-                      migration=migration, initial=initial, time_limit=time_limit,
-                      stagnation=stagnation, stagnation_tol=stagnation_tol,
-                      interrupt=interrupt, on_generation=on_generation, progress=progress)
-    return res
+    return Search(jobset, federation, pop_size, n_gen, seed, model=model, params=params,
+                  objectives=objectives, initial=initial, progress=progress, verbose=verbose,
+                  use_blacklist=use_blacklist, on_generation=on_generation,
+                  backfill=backfill, time_limit=time_limit, stagnation=stagnation,
+                  stagnation_tol=stagnation_tol, power_cap=power_cap, interrupt=interrupt,
+                  kill_at_request=kill_at_request, cpu_budget=cpu_budget, evaluator=evaluator,
+                  islands=islands, client=client, migration=migration, **deprecated).run()

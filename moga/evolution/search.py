@@ -5,6 +5,7 @@ reasons."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -201,23 +202,6 @@ def _seeded_archive(problem, params, reference):
     return archive
 
 
-def _stopped_by(hist, n_gen, time_limit, wall, stagnated, interrupted=False, cpu_spent=False):
-    """Why the run ended: the first stop rule that holds, in the order they are asked."""
-    if len(hist["n_gen"]) and hist["n_gen"][-1] >= n_gen:
-        return "generations"
-    if time_limit is not None and wall >= time_limit:
-        return "time limit"
-    if stagnated:
-        return "stagnation"
-    if interrupted:
-        return "interrupted"
-    if cpu_spent:
-        return "cpu budget"
-    # NSGA-II (pymoo's loop and the array loop alike) ends early when 100 attempts of
-    # mating make no child unlike every chromosome already in the population.
-    return "no new child"
-
-
 # -- stop rules ----------------------------------------------------------------------------
 
 
@@ -332,7 +316,7 @@ STATE_VERSION = 1
 #: The settings a state records and :meth:`Search.from_state` compares with those given.
 _SETTINGS = ("seed", "model", "objectives", "use_blacklist", "backfill", "time_limit",
              "stagnation", "stagnation_tol", "power_cap", "kill_at_request", "cpu_budget",
-             "pop_size", "n_gen", "params")
+             "pop_size", "n_gen", "params", "islands", "migration")
 _JOBSET_ARRAYS = ("id", "release", "tasks", "runtime", "sigma", "bw", "power", "requested",
                   "v_start", "v_final", "soft", "hard", "priority", "killed")
 
@@ -391,7 +375,8 @@ class Search:
                  stagnation: int | None = None, stagnation_tol: float = 1e-3,
                  power_cap: float | None = None, interrupt=None,
                  kill_at_request: bool = False, cpu_budget: float | None = None,
-                 evaluator=None, **deprecated):
+                 evaluator=None, islands: int | None = None, client=None, migration=None,
+                 **deprecated):
         from ..model.jobset import apply_kill_option
         from .problem import _use_blacklist
         from .sizing import (
@@ -416,14 +401,38 @@ class Search:
                     "stagnation_tol": stagnation_tol, "power_cap": power_cap,
                     "kill_at_request": kill_at_request, "cpu_budget": cpu_budget,
                     "pop_size": pop_size, "n_gen": n_gen,
-                    "params": GAParams.coerce(params).to_dict()}
+                    "params": GAParams.coerce(params).to_dict(), "islands": islands,
+                    "migration": None}
         check_budget(cpu_budget)
+        if islands is None and (client is not None or migration is not None):
+            raise ValueError("client and migration apply to island runs: pass islands=N too")
+        if islands is not None:
+            from .islands import Migration
+
+            settings["migration"] = dataclasses.asdict(Migration.coerce(migration))
         _check_stops(time_limit, stagnation)
         jobset = apply_kill_option(jobset, kill_at_request)
         if power_cap is not None:
             federation = federation.with_cap(power_cap, federation.cluster_caps)
         params = GAParams.coerce(params).replace(pop_size=pop_size, n_gen=n_gen)
         self._prepare(jobset, federation, settings)
+        self._isl = None
+        if islands is not None:
+            if verbose:
+                raise ValueError("island runs report each epoch (progress=True); "
+                                 "verbose=False")
+            if evaluator is not None:
+                raise ValueError("evaluator sends one population's decodes to Dask workers; "
+                                 "an island run takes its client as client=")
+            if cpu_budget is not None:
+                import warnings
+
+                warnings.warn(_unsized_warning(params, backfill, islands), UserWarning,
+                              stacklevel=3)
+            self._islands(params.for_moga(backfill), initial, client=client,
+                          interrupt=interrupt, on_generation=on_generation,
+                          progress=progress)
+            return
         if applies(params, backfill, None):
             # Nothing of the search set by the caller: picked by size and decode cost (a
             # budget given, at any size).
@@ -465,6 +474,33 @@ class Search:
             raise ValueError(f"the submit-order objectives must be > 0 to normalise, got "
                              f"{reference}")
         self.reference = reference
+
+    def _islands(self, params, initial, *, client, interrupt, on_generation, progress,
+                 state=None) -> None:
+        """The island run (:class:`~moga.evolution.islands.IslandRun`) this search steps,
+        new or continued from ``state``."""
+        from .islands import IslandRun
+        from .sizing import described
+
+        s = self.settings
+        self.params = params
+        self.choice = described(params, len(self.jobset), s["backfill"])
+        self.initial = None if initial is None else np.asarray(initial, dtype=float)
+        self.problem.decode_seconds, self.problem.n_decoded = 0.0, 0
+        kw = dict(client=client, initial=self.initial, interrupt=interrupt,
+                  on_generation=on_generation, progress=progress)
+        if state is None:
+            self._isl = IslandRun(self.problem, self.reference, params, s["seed"],
+                                  islands=s["islands"], migration=s["migration"],
+                                  time_limit=s["time_limit"], stagnation=s["stagnation"],
+                                  stagnation_tol=s["stagnation_tol"], **kw)
+        else:
+            self._isl = IslandRun.from_state(state, self.problem, self.reference, params,
+                                             s["seed"], **kw)
+        self.stops = self._isl.stops
+        self.stopped_by = self._isl.stopped_by
+        self.evaluator = None
+        self._bar = None
 
     def _build(self, params, choice, initial, budget, *, interrupt, on_generation, progress,
                verbose, evaluator) -> None:
@@ -513,10 +549,14 @@ class Search:
     # -- the loop --------------------------------------------------------------------------
     @property
     def n_gen(self) -> int:
-        return self.evolution.n_gen
+        """Generations made (each island's, in an island run)."""
+        return self._isl.n_gen if self._isl is not None else self.evolution.n_gen
 
     @property
     def n_evals(self) -> int:
+        """Chromosomes the population (every island's) decoded."""
+        if self._isl is not None:
+            return int(sum(st.get("n_evals", 0) for st in self._isl.states))
         return self.evolution.n_evals
 
     @property
@@ -526,12 +566,16 @@ class Search:
     @property
     def elapsed(self) -> float:
         """Wall seconds since the search began (before an interruption included)."""
+        if self._isl is not None:
+            return self._isl.elapsed
         return time.perf_counter() - self._t0
 
     @property
     def cpu_seconds(self) -> float:
         """CPU seconds of this process since the search began (before an interruption
         included)."""
+        if self._isl is not None:
+            return self._isl.cpu_seconds
         return time.process_time() - self._cpu0
 
     def ask(self) -> np.ndarray:
@@ -541,6 +585,9 @@ class Search:
         if self.done:
             raise RuntimeError(f"the search is done (stopped by {self.stopped_by}); "
                                "result() gives its front")
+        if self._isl is not None:
+            raise RuntimeError("an island run decodes in its islands: ask() and tell() "
+                               "apply to a search of one population")
         X = self.evolution.ask()
         self._n_decoded_at_ask = self.search.n_decoded
         return X
@@ -572,7 +619,15 @@ class Search:
             self._bar.close()
 
     def step(self) -> None:
-        """Make one generation (the first: the initial population) and ask the stop rules."""
+        """Make one generation (the first: the initial population) and ask the stop rules;
+        in an island run, one epoch of every island."""
+        if self._isl is not None:
+            if self.done:
+                raise RuntimeError(f"the search is done (stopped by {self.stopped_by}); "
+                                   "result() gives its front")
+            self._isl.step()
+            self.stopped_by = self._isl.stopped_by
+            return
         X = self.ask()
         if not len(X):
             F = np.empty((0, len(self.problem.objectives)))
@@ -584,15 +639,27 @@ class Search:
 
     def run(self):
         """Step until a stop rule fires; the :meth:`result`."""
+        self.until_done()
+        return self.result()
+
+    def until_done(self, after_step=None) -> None:
+        """Step until a stop rule fires, calling ``after_step()`` after every step (the
+        CLI saves the state there). In an island run a Ctrl-C after the first epoch ends
+        the run there (``"interrupted"``)."""
         try:
+            if self._isl is not None:
+                self._isl.until_done(after_step)
+                self.stopped_by = self._isl.stopped_by
+                return
             while not self.done:
                 self.step()
+                if after_step is not None:
+                    after_step()
         finally:
             if self._bar is not None:
                 self._bar.close()
             if self.evaluator is not None:
                 self.evaluator.close()
-        return self.result()
 
     def _on_generation(self, n, n_evals, hv):
         if self.progress and self._bar is None:
@@ -647,6 +714,8 @@ class Search:
 
     def result(self) -> RunResult:
         """The :class:`RunResult` of the search so far (its front, history and counters)."""
+        if self._isl is not None:
+            return self._isl.result()
         F, X = self.front()
         s = self.settings
         rows = self.recorder.rows
@@ -686,15 +755,24 @@ class Search:
             raise RuntimeError("state() after result() of a finished search: the archive's "
                                "rows went to the result; take state() first")
         js = self.jobset
+        if self._isl is not None:
+            return {
+                "format": STATE_FORMAT, "version": STATE_VERSION, "moga_version": __version__,
+                "settings": {k: (list(v) if isinstance(v, tuple) else v)
+                             for k, v in self.settings.items()},
+                "params": self.params.to_dict(), "choice": self.choice.as_dict(),
+                "jobset": _jobset_state(js), "federation": self.federation.to_dict(),
+                "reference": self.reference.copy(),
+                "initial": None if self.initial is None else self.initial.copy(),
+                "islands": self._isl.state(), "stopped_by": self.stopped_by,
+            }
         decoders = self._decoders()
         return {
             "format": STATE_FORMAT, "version": STATE_VERSION, "moga_version": __version__,
             "settings": {k: (list(v) if isinstance(v, tuple) else v)
                          for k, v in self.settings.items()},
             "params": self.params.to_dict(), "choice": self.choice.as_dict(),
-            "jobset": {"name": js.name, "report": js.report,
-                       "arrays": {f: np.array(getattr(js, f)) for f in _JOBSET_ARRAYS
-                                  if getattr(js, f) is not None}},
+            "jobset": _jobset_state(js),
             "federation": self.federation.to_dict(),
             "reference": self.reference.copy(),
             "initial": None if self.initial is None else self.initial.copy(),
@@ -714,7 +792,7 @@ class Search:
     @classmethod
     def from_state(cls, state: dict, *, jobset=None, federation=None, interrupt=None,
                    on_generation=None, progress: bool = False, verbose: bool = False,
-                   evaluator=None, **settings) -> Search:
+                   evaluator=None, client=None, **settings) -> Search:
         """The search a :meth:`state` was taken of, ready to step on from there.
 
         Parameters
@@ -725,7 +803,7 @@ class Search:
             The job-set and federation the caller means to continue on; the
             state is refused, naming the difference, when they are not those it
             was taken on. Left out, the state's own are used.
-        interrupt, on_generation, progress, verbose, evaluator
+        interrupt, on_generation, progress, verbose, evaluator, client
             As in :class:`Search` (these are not part of a state).
         **settings
             Any of :class:`Search`'s settings (``seed``, ``model``,
@@ -798,6 +876,14 @@ class Search:
         self._submit = _submit_individual(own_js, own_fed if saved["use_blacklist"] else None)
         self.reference = np.array(state["reference"], dtype=float)
         params = GAParams.from_dict(state["params"], source="the search state")
+        self._isl = None
+        if saved.get("islands") is not None:
+            self._islands(params, state["initial"], client=client, interrupt=interrupt,
+                          on_generation=on_generation, progress=progress,
+                          state=state["islands"])
+            self.stopped_by = state["stopped_by"]
+            self._isl.stopped_by = self.stopped_by
+            return self
         choice = DefaultChoice(**state["choice"])
         stops = state.get("stops", {})
         budget = None
@@ -831,6 +917,13 @@ class Search:
                               for r in np.asarray(state["history"], dtype=float)]
         self.stopped_by = state["stopped_by"]
         return self
+
+
+def _jobset_state(js) -> dict:
+    """A job-set as a state holds it: its arrays, name and report."""
+    return {"name": js.name, "report": js.report,
+            "arrays": {f: np.array(getattr(js, f)) for f in _JOBSET_ARRAYS
+                       if getattr(js, f) is not None}}
 
 
 def _plain(d):
