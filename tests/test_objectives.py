@@ -214,3 +214,16 @@ def test_the_command_line_refuses_an_unknown_objective(tmp_path, capsys):
         assert e.value.code == 2
         err = capsys.readouterr().err
         assert "argument --objectives" in err and says in err and "Traceback" not in err
+
+
+def test_an_objective_the_submit_order_brings_to_zero_is_normalised_by_its_floor():
+    from moga.model.objectives import CATALOGUE, Objective, submit_reference
+
+    fed = moga.Federation.preset()
+    js = moga.load_default().jobset(n_jobs=8, federation=fed, batch=False)
+    assert submit_reference(js, fed, ("makespan", "wait"))[1] == 0.0  # no job waits
+    res = moga.run(js, fed, pop_size=8, n_gen=3, objectives=("makespan", "wait"))
+    assert res.reference[1] == CATALOGUE["wait"].floor > 0
+    assert 0 < res.hv < float("inf")
+    with pytest.raises(ValueError, match="floor must be a finite number >= 0"):
+        Objective("bad", "s", lambda d: d.makespan, floor=-1.0)

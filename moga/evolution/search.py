@@ -469,7 +469,12 @@ class Search:
                                          use_blacklist=s["use_blacklist"],
                                          backfill=s["backfill"])
         self._submit = _submit_individual(jobset, federation if s["use_blacklist"] else None)
+        from ..model.objectives import CATALOGUE
+
         reference = self.problem.decode(self._submit)[0][0]
+        # An objective the submit order already brings to 0 (no job waits) is normalised
+        # by its catalogue floor.
+        reference = np.maximum(reference, [CATALOGUE[o].floor for o in s["objectives"]])
         if np.any(reference <= 0):
             raise ValueError(f"the submit-order objectives must be > 0 to normalise, got "
                              f"{reference}")

@@ -124,6 +124,11 @@ class Objective:
         (e.g. ``("h", 1 / 3600)`` for seconds shown as hours).
     digits : int
         Decimals shown in messages.
+    floor : float
+        The least reference a front is normalised by: a submit-order value
+        below it (the mean wait of a queue where no job waits is 0) is raised to
+        it, so that the hypervolume stays defined (0: no floor, the value must be
+        > 0).
     """
 
     name: str
@@ -134,6 +139,7 @@ class Objective:
     direction: str = "min"
     display: tuple = field(default=None)
     digits: int = 4
+    floor: float = 0.0
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name or "," in self.name:
@@ -153,6 +159,10 @@ class Objective:
         object.__setattr__(self, "needs", tuple(self.needs))
         if self.display is None:
             object.__setattr__(self, "display", (self.unit, 1.0))
+        if isinstance(self.floor, bool) or not isinstance(self.floor, (int, float)) \
+                or not 0 <= self.floor < float("inf"):
+            raise ValueError(f"objective {self.name!r}: floor must be a finite number >= 0, "
+                             f"got {self.floor!r}")
 
     @property
     def column(self) -> str:
@@ -232,7 +242,7 @@ CATALOGUE: dict[str, Objective] = {o.name: o for o in (
               f"mean bounded slowdown max(1, (F - r) / max(F - S, {BSLD_BOUND:g} s))",
               needs=("start", "finish"), digits=3),
     Objective("wait", "s", _wait, "mean wait, start less release", needs=("start",),
-              display=_HOURS, digits=3),
+              display=_HOURS, digits=3, floor=1.0),
     Objective("edp", "J s", lambda d: d.energy * d.makespan,
               "energy-delay product of the schedule, energy x makespan",
               display=("MWh h", 1 / 3.6e9 / 3600), digits=4),
