@@ -1,7 +1,8 @@
 """One rule for exported numbers: the files of one schedule agree within the tolerances of
 docs/outputs.md ("One rule for exported numbers"), read back from the files alone, for
-schedules of every kind of maker: a kernel policy, a preempting real-time run, a value run
-with jobs not run, a Python policy, and a GA run's knee."""
+schedules of every kind of maker: a kernel policy, a preempting real-time run, a preempting
+Python policy, a value run with power factors, a Python policy whose jobs are killed at their
+requests, and a GA run's knee."""
 
 from __future__ import annotations
 
@@ -55,8 +56,8 @@ KINDS = {
                              "--n-jobs", "300", "--rtj-fraction", "0.5"],
     "preempting python policy": ["simulate", "--policy", "{tmp}/stop.py:StopLongest",
                                  "--n-jobs", "100", "--power", "lognormal", "--batch"],
-    "value run": ["simulate", "--policy", "value-density", "--n-jobs", "80", "--value-seed",
-                  "3"],
+    "value run": ["simulate", "--policy", "Max-Max-Value", "--n-jobs", "80", "--value-seed",
+                  "3", "--power", "lognormal"],
     "python policy": ["simulate", "--policy", SAF, "--n-jobs", "60", "--kill-at-request"],
     "GA knee": ["run", "--n-jobs", "40", "--pop", "8", "--gen", "3", "--power", "lognormal"],
 }
