@@ -27,6 +27,36 @@ class Arrays(NamedTuple):
 JOB_FIELDS = ("release", "tasks", "runtime", "sigma", "bw")
 CLUSTER_FIELDS = ("nodes", "speed", "power_busy", "power_idle", "link")
 
+#: The bounds of the decoders' inputs, ``name -> (low, high, low_open, integer, inf, unit)``
+#: (``moga.bounds`` reads them into its table, which documents them). Beyond these no
+#: schedule means anything: a speed of 1e-300, a link of 1e-300 Mbit/s or a run time of
+#: 1e300 s turn every time and energy into numbers of hundreds of digits or inf. The
+#: cluster bounds are those of a ``moga.Federation``; ``inf`` for the power cap is no cap.
+DECODE_BOUNDS = {
+    "nodes": (1, 10**7, False, True, False, "nodes"),
+    "speed": (1e-3, 1e3, False, False, False, ""),
+    "power_busy": (1e-3, 1e7, False, False, False, "W"),
+    "power_idle": (1e-3, 1e7, False, False, False, "W"),
+    "link": (1e-3, 1e9, False, False, False, "Mbit/s"),
+    "release": (0, 1e12, False, False, False, "s"),
+    "tasks": (1, 10**7, False, True, False, "nodes"),
+    "runtime": (0, 1e12, True, False, False, "s"),
+    "sigma": (0, 1, False, False, False, ""),
+    "bw": (0, 1e12, False, False, False, "Mbit"),
+    "decode_power_cap": (0, None, True, False, True, "W"),
+}
+
+
+def check_bounds(name, arr, key=None):
+    """Refuse an entry of the validated array ``arr`` outside ``DECODE_BOUNDS[key or name]``,
+    naming ``name`` and the first entry."""
+    low, high = DECODE_BOUNDS[key or name][:2]
+    bad = (arr < low) | (arr > high)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"{name}[{i}] must be in [{low:g}, {high:g}], got {arr[i]}")
+    return arr
+
 
 def has_fields(obj, fields) -> bool:
     """True when ``obj`` has every attribute of ``fields``."""
@@ -103,21 +133,24 @@ def prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_
         return out
     nodes, speed = check_clusters(nodes, speed)
     K = nodes.shape[0]
-    power_idle = check_vector("power_idle", power_idle, K, np.float64, lo=0, lo_strict=True)
-    power_busy = check_vector("power_busy", power_busy, K, np.float64, lo=0, lo_strict=True)
+    power_idle = check_bounds("power_idle", check_vector("power_idle", power_idle, K,
+                                                         np.float64, lo=0, lo_strict=True))
+    power_busy = check_bounds("power_busy", check_vector("power_busy", power_busy, K,
+                                                         np.float64, lo=0, lo_strict=True))
     if np.any(power_busy < power_idle):
         k = int(np.flatnonzero(power_busy < power_idle)[0])
         raise ValueError(f"cluster {k}: power_busy ({power_busy[k]}) < power_idle ({power_idle[k]})")
-    link = check_vector("link", link, K, np.float64, lo=0, lo_strict=True)
+    link = check_bounds("link", check_vector("link", link, K, np.float64, lo=0, lo_strict=True))
     rel = np.asarray(release)
     if rel.ndim != 1:
         raise ValueError(f"release must be 1-D, got shape {rel.shape}")
     J = rel.shape[0]
-    release = check_vector("release", release, J, np.float64, lo=0)
-    tasks = check_vector("tasks", tasks, J, np.int64, lo=1)
-    runtime = check_vector("runtime", runtime, J, np.float64, lo=0, lo_strict=True)
-    sigma = check_vector("sigma", sigma, J, np.float64, lo=0, hi=1)
-    bw = check_vector("bw", bw, J, np.float64, lo=0)
+    release = check_bounds("release", check_vector("release", release, J, np.float64, lo=0))
+    tasks = check_bounds("tasks", check_vector("tasks", tasks, J, np.int64, lo=1))
+    runtime = check_bounds("runtime", check_vector("runtime", runtime, J, np.float64, lo=0,
+                                                   lo_strict=True))
+    sigma = check_vector("sigma", sigma, J, np.float64, lo=0, hi=DECODE_BOUNDS["sigma"][1])
+    bw = check_bounds("bw", check_vector("bw", bw, J, np.float64, lo=0))
     check_width(tasks, nodes)
     return Arrays(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link)
 
@@ -128,8 +161,10 @@ def check_clusters(nodes, speed):
     K = nodes_a.shape[0] if nodes_a.ndim == 1 else -1
     if K <= 0:
         raise ValueError(f"nodes must be a non-empty 1-D array, got shape {nodes_a.shape}")
-    return (check_vector("nodes", nodes, K, np.int64, lo=0, lo_strict=True),
-            check_vector("speed", speed, K, np.float64, lo=0, lo_strict=True))
+    return (check_bounds("nodes", check_vector("nodes", nodes, K, np.int64, lo=0,
+                                               lo_strict=True)),
+            check_bounds("speed", check_vector("speed", speed, K, np.float64, lo=0,
+                                               lo_strict=True)))
 
 
 def readonly(a):
@@ -257,6 +292,8 @@ def _budgets(nodes, power_idle, power_cap, cluster_caps):
             got = repr(power_cap) if cap is None else cap
             raise ValueError(f"power_cap must be a finite number of W, got {got} (None or inf "
                              "for no cap)")
+        if not cap > DECODE_BOUNDS["decode_power_cap"][0]:
+            raise ValueError(f"power_cap must be > 0 W, got {cap} (None or inf for no cap)")
         budget[K] = cap - float(np.dot(nodes, power_idle))
     return budget
 

@@ -27,7 +27,8 @@ PACKAGES = ("moga", "decoders")
 #: Keys are dotted prefixes; the longest match decides.
 LAYERS = {
     "decoders": 0,                          # kernels
-    "moga.errors": 1, "moga.version": 1, "moga.validation": 1, "moga.outputs": 1, "moga.progress": 1,
+    "moga.errors": 1, "moga.version": 1, "moga.validation": 1, "moga.bounds": 1,
+    "moga.outputs": 1, "moga.progress": 1,
     "moga.metrics": 1, "moga.model": 1, "moga.data": 1,
     "moga.plot": 1, "moga.results": 1,      # views: records, plots, files
     "moga.sim": 2,                          # the seam

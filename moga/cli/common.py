@@ -8,6 +8,7 @@ import re
 import sys
 import time
 
+from ..bounds import BOUNDS
 from ..model.platform import PRESETS, Federation
 from ..model.traces import resolve_trace
 from ..model.workload import default_trace_path, load_swf
@@ -65,12 +66,35 @@ def fraction(name):
     return float_arg(name, lambda v: 0 <= v <= 1, "in [0, 1]")
 
 
+def bounded(name, key):
+    """An argparse type for option ``name``, a number within ``moga.bounds.BOUNDS[key]``;
+    errors name the option and the bound. The type carries ``key`` as its ``bound``."""
+    b = BOUNDS[key]
+    if b.integer:
+        parse = int_arg(name, b.low, b.high)
+    elif b.ratio or b.high is None:
+        parse = float_arg(name, b.contains, b.phrase())
+    else:
+        low = float_arg(name, lambda v: b.contains(v) or b.above_high(v), b.phrase())
+
+        def parse(text):
+            v = low(text)
+            if b.above_high(v):
+                raise argparse.ArgumentTypeError(f"{name} must be at most {b.high:g}, got {text}")
+            return v
+    parse.bound = key
+    return parse
+
+
 def seed(text):
     """An argparse type: a seed in [0, 2**32) (argparse names the option)."""
     v = nonneg_int("a seed")(text)
-    if v >= 2**32:
+    if v > BOUNDS["seed"].high:
         raise argparse.ArgumentTypeError(f"a seed must be < 2**32, got {v}")
     return v
+
+
+seed.bound = "seed"
 
 
 #: What argparse takes for a value rather than an option: a negative number, also with a
@@ -113,15 +137,19 @@ def cap_parser(option: str, bare: str):
             raise argparse.ArgumentTypeError(
                 f"{option} takes a cap as 60% or 0.6x (of peak power) or 2700W / 2.7kW, got "
                 f"{text!r}") from None
-        if not (v > 0 and v != float("inf")):
+        if not (BOUNDS["power_cap"].contains(v) and v != float("inf")):
             raise argparse.ArgumentTypeError(f"{option} must be a finite cap > 0, got {text!r}")
         return kind, v
+    parse.bound = "power_cap"
     return parse
 
 
 def power_cap(text: str):
     """``--power-cap`` of moga run and simulate: a bare number is watts."""
     return cap_parser("--power-cap", "W")(text)
+
+
+power_cap.bound = "power_cap"
 
 
 def cap_fraction(cap, fed) -> float:
@@ -142,12 +170,12 @@ def add_workload_args(p: argparse.ArgumentParser, power: str | None = "none",
     g = p.add_argument_group("workload")
     g.add_argument("--trace", default=None,
                    help="SWF trace, plain or .gz (default: the bundled month of HPC2N)")
-    g.add_argument("--start", type=nonneg_int("--start"), default=0,
+    g.add_argument("--start", type=bounded("--start", "start"), default=0,
                    help="index of the first job (default 0)")
     w = g.add_mutually_exclusive_group()
-    w.add_argument("--n-jobs", type=pos_int("--n-jobs"), default=None,
+    w.add_argument("--n-jobs", type=bounded("--n-jobs", "n_jobs"), default=None,
                    help="job-set window by count")
-    w.add_argument("--days", type=pos_float("--days"), default=None,
+    w.add_argument("--days", type=bounded("--days", "days"), default=None,
                    help="job-set window by days (30: a month)")
     if online:
         g.add_argument("--batch", dest="release", action="store_false",
@@ -163,7 +191,7 @@ def add_workload_args(p: argparse.ArgumentParser, power: str | None = "none",
         g.add_argument("--power", choices=["none", "lognormal"], default=power,
                        help="per-job power factors: none (all 1) or drawn lognormal around 1 "
                             f"(default: {power})")
-    g.add_argument("--max-procs", type=pos_int("--max-procs"), default=None,
+    g.add_argument("--max-procs", type=bounded("--max-procs", "max_procs"), default=None,
                    help="machine size for traces without a MaxProcs header")
     g.add_argument("--skip-malformed", action="store_true",
                    help="skip and count malformed trace lines instead of failing")
@@ -240,10 +268,10 @@ def add_ga_args(p: argparse.ArgumentParser, out_default: str) -> None:
     p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
                    help="execution model (default: fluid)")
     easy, plain = EASY_BUDGET, BUDGET
-    p.add_argument("--pop", type=pos_int("--pop"), default=None,
+    p.add_argument("--pop", type=bounded("--pop", "pop_size"), default=None,
                    help=f"population size (default {easy[0]} when MOGA decodes with EASY, "
                         f"as by default, {plain[0]} with easy_search = false)")
-    p.add_argument("--gen", type=pos_int("--gen"), default=None,
+    p.add_argument("--gen", type=bounded("--gen", "n_gen"), default=None,
                    help=f"generations (default {easy[1]} when MOGA decodes with EASY, "
                         f"as by default, {plain[1]} with easy_search = false)")
     p.add_argument("--seed", type=seed, default=1, help="seed of the GA (default 1)")

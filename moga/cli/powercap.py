@@ -11,16 +11,12 @@ from ..errors import InputError
 from ..outputs import atomic_write, output_set
 from .common import (
     add_workload_args,
+    bounded,
     cap_fraction,
     cap_parser,
-    float_arg,
-    int_arg,
     listed,
     load_workload,
-    nonneg_float,
     plots,
-    pos_float,
-    pos_int,
     prepare_out,
     seed,
     settings,
@@ -48,11 +44,11 @@ def add_arguments(p) -> None:
                    help="the dispatchers' allocation rule: fastest clusters first, greenest "
                         "first, or consolidate (the fullest cluster that holds the job; the "
                         "seed's and AccaSim's order) (default: fastest)")
-    p.add_argument("--window", type=int_arg("--window", 2), default=None,
+    p.add_argument("--window", type=bounded("--window", "cp_window"), default=None,
                    help="hybrid: waiting jobs in the CP model per event (default 16)")
-    p.add_argument("--cp-time", type=pos_float("--cp-time"), default=None,
+    p.add_argument("--cp-time", type=bounded("--cp-time", "time_limit"), default=None,
                    help="hybrid: CP-SAT deterministic time limit per event (default 0.01)")
-    p.add_argument("--cp-passes", type=pos_int("--cp-passes"), default=None,
+    p.add_argument("--cp-passes", type=bounded("--cp-passes", "cp_passes"), default=None,
                    help="the hybrid's solves per event: conflict sets the mapper meets are fed "
                         "back as cuts until none is left (default 1: no feedback)")
     p.add_argument("--estimates", choices=["exact", "requested"], default="exact",
@@ -68,14 +64,13 @@ def add_arguments(p) -> None:
 
 def _add_power_knowledge(p) -> None:
     """What the dispatchers know of the jobs' power."""
-    p.add_argument("--power-error", type=nonneg_float("--power-error"), default=0.0,
+    p.add_argument("--power-error", type=bounded("--power-error", "power_error"), default=0.0,
                    help="plan on power factors predicted with this log-normal error (log-space "
                         "standard deviation, e.g. 0.1); the metrics use the real draw (default "
                         "0: the dispatchers know each job's power)")
     p.add_argument("--power-seed", type=seed, default=0,
                    help="seed of the power prediction errors (default 0)")
-    p.add_argument("--power-margin", type=float_arg("--power-margin", lambda v: 0 <= v < 1,
-                                                    "in [0, 1)"), default=0.0,
+    p.add_argument("--power-margin", type=bounded("--power-margin", "power_margin"), default=0.0,
                    help="share of each cap the dispatchers keep free, a safety margin against "
                         "prediction errors; metrics are judged against the caps (default 0)")
 

@@ -9,12 +9,9 @@ import sys
 from ..outputs import atomic_write, output_set
 from .common import (
     add_workload_args,
-    fraction,
-    int_arg,
+    bounded,
     listed,
-    nonneg_float,
     plots,
-    pos_float,
     prepare_out,
     read_trace,
     seed,
@@ -40,7 +37,7 @@ def add_arguments(p) -> None:
     p.add_argument("--machine", default="auto",
                    help="mira (49,152 nodes in partitions), auto (the trace's MaxProcs) or a "
                         "node count (default: auto)")
-    p.add_argument("--rtj-fraction", type=fraction("--rtj-fraction"), nargs="+",
+    p.add_argument("--rtj-fraction", type=bounded("--rtj-fraction", "rtj_fraction"), nargs="+",
                    default=[0.1], help="shares of real-time jobs, each in [0, 1] (default 0.1)")
     p.add_argument("--schemes", nargs="+", default=None, choices=SCHEMES,
                    help="default: all eight (preempt-jit-improved is the project's reading "
@@ -58,23 +55,23 @@ def add_arguments(p) -> None:
 
 
 def _add_checkpoint_arguments(p) -> None:
-    p.add_argument("--sys-interval", type=pos_float("--sys-interval"), default=None,
+    p.add_argument("--sys-interval", type=bounded("--sys-interval", "sys_interval"), default=None,
                    help="SYS-CKPT interval, s of computation (default 3600)")
-    p.add_argument("--ckpt-data", type=fraction("--ckpt-data"), default=None,
+    p.add_argument("--ckpt-data", type=bounded("--ckpt-data", "ckpt_fraction"), default=None,
                    help="SYS and JIT checkpoint data per node, share of node memory "
                         "(default 0.5)")
-    p.add_argument("--app-overhead", type=fraction("--app-overhead"), default=None,
+    p.add_argument("--app-overhead", type=bounded("--app-overhead", "app_overhead"), default=None,
                    help="APP-CKPT's budget: share of the requested time spent writing "
                         "(default 0.05)")
-    p.add_argument("--app-data", type=fraction("--app-data"), default=None,
+    p.add_argument("--app-data", type=bounded("--app-data", "ckpt_fraction"), default=None,
                    help="APP-CKPT data per node, share of node memory (default 0.25)")
-    p.add_argument("--rtj-threshold", type=pos_float("--rtj-threshold"), default=None,
+    p.add_argument("--rtj-threshold", type=bounded("--rtj-threshold", "slowdown_threshold"), default=None,
                    help="improved heuristic: a real-time job preempts only when waiting would "
                         "take its slowdown above this (default 1.5; preempt-jit-improved)")
-    p.add_argument("--trigger", type=pos_float("--trigger"), default=None,
+    p.add_argument("--trigger", type=bounded("--trigger", "trigger"), default=None,
                    help="preempt-jit-qsim: a real-time job turns preemptive once its slowdown "
                         "on its requested time, had it started now, reaches this (default 1.1)")
-    p.add_argument("--batch-thresholds", type=pos_float("--batch-thresholds"), nargs=4,
+    p.add_argument("--batch-thresholds", type=bounded("--batch-thresholds", "slowdown_threshold"), nargs=4,
                    default=None, metavar=("NS", "NL", "WS", "WL"),
                    help="improved heuristic: projected slowdown above which a batch job of "
                         "each class (narrow-short, narrow-long, wide-short, wide-long) is not "
@@ -82,18 +79,18 @@ def _add_checkpoint_arguments(p) -> None:
 
 
 def _add_io_arguments(p) -> None:
-    p.add_argument("--memory-gb", type=pos_float("--memory-gb"), default=None,
+    p.add_argument("--memory-gb", type=bounded("--memory-gb", "machine_rate"), default=None,
                    help="memory per node, GB (default 16, Mira's)")
-    p.add_argument("--pfs-gbps", type=pos_float("--pfs-gbps"), default=None,
+    p.add_argument("--pfs-gbps", type=bounded("--pfs-gbps", "machine_rate"), default=None,
                    help="file-system bandwidth, GB/s (default: Mira's 240 with --machine mira, "
                         "else 240 x nodes / 49152, Mira's scaled to the machine)")
-    p.add_argument("--pfs-usable", type=fraction("--pfs-usable"), default=None,
+    p.add_argument("--pfs-usable", type=bounded("--pfs-usable", "pfs_usable"), default=None,
                    help="share of the file system usable for checkpoints (default 0.9)")
-    p.add_argument("--io-nodes-per", type=int_arg("--io-nodes-per", 1), default=None,
+    p.add_argument("--io-nodes-per", type=bounded("--io-nodes-per", "io_nodes_per"), default=None,
                    help="compute nodes per I/O node (default 128, Mira's)")
-    p.add_argument("--io-gbps", type=pos_float("--io-gbps"), default=None,
+    p.add_argument("--io-gbps", type=bounded("--io-gbps", "machine_rate"), default=None,
                    help="bandwidth of one I/O node, GB/s (default 4, Mira's)")
-    p.add_argument("--min-io-nodes", type=nonneg_float("--min-io-nodes"), default=None,
+    p.add_argument("--min-io-nodes", type=bounded("--min-io-nodes", "min_io_nodes"), default=None,
                    help="I/O nodes a job has at least (default 1; 0: a proportional share)")
 
 

@@ -7,11 +7,9 @@ import sys
 
 from ..outputs import atomic_write, output_set
 from .common import (
-    fraction,
+    bounded,
     listed,
     plots,
-    pos_float,
-    pos_int,
     prepare_out,
     seed,
     settings,
@@ -32,19 +30,19 @@ def add_arguments(p) -> None:
 
 
 def add_train_arguments(q) -> None:
-    q.add_argument("--lam", type=pos_float("--lam"), default=0.7, help="arrival rate (0.7)")
-    q.add_argument("--beta", type=float, default=0.5, help="share of short jobs (0.5)")
-    q.add_argument("--c", type=pos_float("--c"), default=4.0, help="estimator accuracy (4)")
-    q.add_argument("--iterations", type=pos_int("--iterations"), default=60,
+    q.add_argument("--lam", type=bounded("--lam", "lam"), default=0.7, help="arrival rate (0.7)")
+    q.add_argument("--beta", type=bounded("--beta", "beta"), default=0.5, help="share of short jobs (0.5)")
+    q.add_argument("--c", type=bounded("--c", "estimate_c"), default=4.0, help="estimator accuracy (4)")
+    q.add_argument("--iterations", type=bounded("--iterations", "rl_count"), default=60,
                    help="training iterations in all, resumed ones included (default 60)")
-    q.add_argument("--sequences", type=pos_int("--sequences"), default=12,
+    q.add_argument("--sequences", type=bounded("--sequences", "rl_count"), default=12,
                    help="training job sequences per iteration (default 12)")
-    q.add_argument("--trajectories", type=pos_int("--trajectories"), default=6,
+    q.add_argument("--trajectories", type=bounded("--trajectories", "rl_count"), default=6,
                    help="episodes per sequence and iteration, >= 2 (default 6)")
-    q.add_argument("--lr", type=pos_float("--lr"), default=1e-3,
+    q.add_argument("--lr", type=bounded("--lr", "learning_rate"), default=1e-3,
                    help="Adam's learning rate (default 0.001)")
     q.add_argument("--seed", type=seed, default=0, help="seed of every draw (default 0)")
-    q.add_argument("--across-lams", type=fraction("--across-lams"), nargs="+", default=None,
+    q.add_argument("--across-lams", type=bounded("--across-lams", "lam"), nargs="+", default=None,
                    metavar="LAM", help="train one policy across these arrival rates (training "
                                        "sequence i at the i-th in turn) instead of --lam's alone")
     q.add_argument("--mask", action="store_true",
@@ -58,14 +56,14 @@ def add_train_arguments(q) -> None:
 
 def add_evaluate_arguments(q) -> None:
     q.add_argument("--policy", default=None, help="policy.npz (default: the shipped one)")
-    q.add_argument("--lam", type=pos_float("--lam"), nargs="+",
+    q.add_argument("--lam", type=bounded("--lam", "lam"), nargs="+",
                    default=[0.1, 0.3, 0.5, 0.7, 0.9],
                    help="arrival rates to evaluate at (default 0.1 0.3 0.5 0.7 0.9)")
-    q.add_argument("--beta", type=float, nargs="+", default=[0.5],
+    q.add_argument("--beta", type=bounded("--beta", "beta"), nargs="+", default=[0.5],
                    help="shares of short jobs (default 0.5)")
-    q.add_argument("--c", type=pos_float("--c"), default=4.0,
+    q.add_argument("--c", type=bounded("--c", "estimate_c"), default=4.0,
                    help="estimator accuracy (default 4)")
-    q.add_argument("--sequences", type=pos_int("--sequences"), default=30,
+    q.add_argument("--sequences", type=bounded("--sequences", "rl_count"), default=30,
                    help="unseen job sequences per setting (default 30)")
     q.add_argument("--seed", type=seed, default=1,
                    help="seed of the sequences and of the policy's sampling (default 1)")

@@ -12,12 +12,10 @@ from .common import (
     Interrupt,
     add_ga_args,
     add_workload_args,
-    int_arg,
+    bounded,
     listed,
     load_ga,
     plots,
-    pos_float,
-    pos_int,
     power_cap,
     settings,
 )
@@ -52,9 +50,9 @@ def add_arguments(p) -> None:
                    help="two or three objectives to minimise, from "
                         + ", ".join(_catalogue()) + " (default makespan,energy; "
                         "docs/guide/objectives.md)")
-    p.add_argument("--time-limit", type=pos_float("--time-limit"), default=None,
+    p.add_argument("--time-limit", type=bounded("--time-limit", "time_limit"), default=None,
                    metavar="SECONDS", help="stop after this many seconds (besides --gen)")
-    p.add_argument("--stagnation", type=pos_int("--stagnation"), default=None,
+    p.add_argument("--stagnation", type=bounded("--stagnation", "stagnation"), default=None,
                    metavar="GENS", help="stop when the hypervolume rose by less than 0.1%% "
                                         "over this many generations")
     p.add_argument("--power-cap", type=power_cap, default=None, metavar="CAP",
@@ -62,13 +60,13 @@ def add_arguments(p) -> None:
                         "power) or 2700W / 2.7kW; a bare number is watts (default: none)")
     from ..evolution.islands import MAX_ISLANDS
 
-    p.add_argument("--islands", type=int_arg("--islands", 1, MAX_ISLANDS), default=None,
+    p.add_argument("--islands", type=bounded("--islands", "islands"), default=None,
                    metavar="N",
                    help=f"an island model of N islands (at most {MAX_ISLANDS:,}), each the "
                         "search on its own stream of the seed, ring migration every 20 "
                         "generations; --gen counts each island's generations "
                         "(docs/guide/cluster.md)")
-    p.add_argument("--cpu-budget", type=pos_float("--cpu-budget"), default=None,
+    p.add_argument("--cpu-budget", type=bounded("--cpu-budget", "cpu_budget"), default=None,
                    metavar="SECONDS",
                    help="CPU seconds the default search aims at (default 900 on a job-set "
                         "of more than 5,000 jobs; given, at any size); ignored, with a "
@@ -83,7 +81,7 @@ def add_arguments(p) -> None:
                         "every --checkpoint generations, on Ctrl-C and at the end), with the "
                         "same workload and options; --out left at its default writes into "
                         "DIR. The front is the uninterrupted run's, bit for bit")
-    p.add_argument("--checkpoint", type=pos_int("--checkpoint"), default=CHECKPOINT_GEN,
+    p.add_argument("--checkpoint", type=bounded("--checkpoint", "checkpoint"), default=CHECKPOINT_GEN,
                    metavar="GENS",
                    help=f"save the search state to OUT/search.npz every GENS generations "
                         f"(default {CHECKPOINT_GEN}) and at least every "

@@ -12,13 +12,10 @@ from ..errors import InputError
 from ..outputs import atomic_write, output_set
 from .common import (
     add_workload_args,
-    fraction,
+    bounded,
     listed,
     load_workload,
-    nonneg_float,
     plots,
-    pos_float,
-    pos_int,
     power_cap,
     prepare_out,
     seed,
@@ -53,7 +50,7 @@ def add_arguments(p) -> None:
     p.add_argument("--value-seed", type=seed, default=None,
                    help="attach seeded value functions (default: seed 0 for the policies that "
                         "use values, none otherwise)")
-    p.add_argument("--rtj-fraction", type=fraction("--rtj-fraction"), default=None,
+    p.add_argument("--rtj-fraction", type=bounded("--rtj-fraction", "rtj_fraction"), default=None,
                    help="tag this share of jobs as real-time, in [0, 1] (default: 0.1 for "
                         "realtime-first, realtime-preempt and the rt- schemes, none "
                         "otherwise)")
@@ -75,15 +72,15 @@ def _add_search_arguments(p) -> None:
     g.add_argument("--objectives", default=None,
                    help="comma-separated window objectives from makespan, energy, flowtime, "
                         "bsld (default: energy,bsld)")
-    g.add_argument("--pop", type=pos_int("--pop"), default=None,
+    g.add_argument("--pop", type=bounded("--pop", "online_pop"), default=None,
                    help="population of a decision's GA (default 20)")
-    g.add_argument("--gen", type=pos_int("--gen"), default=None,
+    g.add_argument("--gen", type=bounded("--gen", "online_gen"), default=None,
                    help="generations per decision (default 10)")
-    g.add_argument("--time-budget", type=pos_float("--time-budget"), default=None,
+    g.add_argument("--time-budget", type=bounded("--time-budget", "time_limit"), default=None,
                    help="wall-clock seconds a decision may take (default: none)")
-    g.add_argument("--window", type=pos_int("--window"), default=None,
+    g.add_argument("--window", type=bounded("--window", "online_window"), default=None,
                    help="waiting jobs planned per decision, in arrival order (default 32)")
-    g.add_argument("--interval", type=nonneg_float("--interval"), default=None,
+    g.add_argument("--interval", type=bounded("--interval", "interval"), default=None,
                    help="simulated seconds between decisions unless 4 jobs joined or left the "
                         "window (default 0: every event where a job could start)")
     g.add_argument("--seed", type=seed, default=None, help="seed of the GA (default 1)")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from .common import nonneg_int, pos_int
+from .common import (
+    bounded,
+)
 
 HELP = "run a benchmark sweep (TOML config) on Dask"
 
@@ -14,10 +16,10 @@ def add_arguments(p) -> None:
     p.add_argument("--scheduler", default=None,
                    help="Dask scheduler address (default: an embedded LocalCluster); "
                         "'synchronous' runs in this process")
-    p.add_argument("--workers", type=pos_int("--workers"), default=None,
+    p.add_argument("--workers", type=bounded("--workers", "workers"), default=None,
                    help="workers of the embedded cluster (default: the CPU count)")
     p.add_argument("--out", default="moga-sweep", help="results store (default: moga-sweep)")
-    p.add_argument("--max-runs", type=nonneg_int("--max-runs"), default=None,
+    p.add_argument("--max-runs", type=bounded("--max-runs", "max_runs"), default=None,
                    help="stop after this many runs (rerun to continue)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 

@@ -6,7 +6,9 @@ import json
 
 from ..model.traces import resolve_trace
 from ..model.workload import default_trace_path, load_swf
-from .common import pos_int
+from .common import (
+    bounded,
+)
 
 HELP = "read a trace and print its cleaning report"
 
@@ -16,7 +18,7 @@ def add_arguments(p) -> None:
                    help="SWF file, as --trace (default: the bundled one)")
     p.add_argument("--trace", dest="trace_opt", default=None,
                    help="SWF file, plain or .gz (default: the bundled month of HPC2N)")
-    p.add_argument("--max-procs", type=pos_int("--max-procs"), default=None,
+    p.add_argument("--max-procs", type=bounded("--max-procs", "max_procs"), default=None,
                    help="machine size for traces without a MaxProcs header (default: the "
                         "header's, else the widest job)")
     p.add_argument("--skip-malformed", action="store_true",

@@ -8,11 +8,9 @@ from ..model.platform import Federation
 from ..outputs import atomic_write, output_set
 from .common import (
     add_workload_args,
+    bounded,
     jobset_of,
-    nonneg_int,
     plots,
-    pos_float,
-    pos_int,
     prepare_out,
     read_trace,
     seed,
@@ -24,21 +22,21 @@ HELP = "tune GA parameters with Optuna; writes best.toml"
 
 def add_arguments(p) -> None:
     add_workload_args(p)
-    p.add_argument("--starts", type=nonneg_int("--starts"), nargs="+", default=None,
+    p.add_argument("--starts", type=bounded("--starts", "start"), nargs="+", default=None,
                    help="first job of each job-set to tune on (default: --start)")
     p.add_argument("--model", choices=["fluid", "at_start"], default="fluid",
                    help="execution model (default: fluid)")
-    p.add_argument("--trials", type=pos_int("--trials"), default=50,
+    p.add_argument("--trials", type=bounded("--trials", "trials"), default=50,
                    help="trials in the study (default 50)")
-    p.add_argument("--seeds", type=pos_int("--seeds"), default=3,
+    p.add_argument("--seeds", type=bounded("--seeds", "tune_seeds"), default=3,
                    help="GA seeds per job-set (default 3)")
-    p.add_argument("--budget", type=pos_int("--budget"), default=20000,
+    p.add_argument("--budget", type=bounded("--budget", "n_evals"), default=20000,
                    help="evaluations per run, population x generations (default 20000)")
     p.add_argument("--storage", default=None,
                    help="sqlite:///file.db or a journal file, to resume a study")
     p.add_argument("--study-name", default=None,
                    help="study name in the storage (default: moga-tune)")
-    p.add_argument("--timeout", type=pos_float("--timeout"), default=None,
+    p.add_argument("--timeout", type=bounded("--timeout", "time_limit"), default=None,
                    help="stop starting trials after this many seconds")
     p.add_argument("--sampler-seed", type=seed, default=0,
                    help="seed of Optuna's sampler (default 0)")

@@ -9,9 +9,9 @@ from ..model.platform import Federation
 from ..outputs import atomic_write, output_set
 from .common import (
     add_workload_args,
+    bounded,
     listed,
     plots,
-    pos_int,
     prepare_out,
     read_trace,
     seed,
@@ -27,8 +27,8 @@ HELP = "value-function workload: online heuristics against the best known value 
 def add_arguments(p) -> None:
     add_workload_args(p, power=None, kill=False)
     p.add_argument("--value-seed", type=seed, default=0, help="seed of the value functions")
-    p.add_argument("--pop", type=pos_int("--pop"), default=50, help="GA population (default 50)")
-    p.add_argument("--gen", type=pos_int("--gen"), default=40,
+    p.add_argument("--pop", type=bounded("--pop", "pop_size"), default=50, help="GA population (default 50)")
+    p.add_argument("--gen", type=bounded("--gen", "n_gen"), default=40,
                    help="GA generations (default 40)")
     p.add_argument("--seed", type=seed, default=1, help="GA seed (default 1)")
     p.add_argument("--out", default="moga-value", help="output folder (default: moga-value)")

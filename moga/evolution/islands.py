@@ -40,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bounds import BOUNDS
 from ..metrics import normalized_hypervolume
 from .archive import ParetoArchive
 from .engine import Evolution
@@ -313,7 +314,7 @@ class _Local:
 #: The most islands a run takes (``moga.run(islands=)``, ``moga run --islands``): each island
 #: holds its own population and archive, so beyond this a run builds islands for minutes and
 #: gigabytes before its first generation; no study needs more.
-MAX_ISLANDS = 10_000
+MAX_ISLANDS = BOUNDS["islands"].high
 
 
 class _Dask:

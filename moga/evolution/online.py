@@ -36,13 +36,13 @@ import time
 
 import numpy as np
 
+from ..bounds import BOUNDS
 from ..metrics import knee_index
 from ..model.chromosome import pinned_blacklists, split
 from ..model.jobset import JobSet
 from ..model.objectives import view
 from ..model.schedule import BSLD_BOUND, batch_evaluator
 from ..sim.registry import OnlinePolicy
-from ..validation import check_number
 from .engine import evolve
 from .mating import NeighbourSelection
 from .operators import ScheduleSampling
@@ -431,14 +431,18 @@ class OnlineMOGA(OnlinePolicy):
         if kind in ("knee", "weight") and len(objectives) < 2:
             raise ValueError(f"preference {preference!r} picks between two objectives; the "
                              f"search has {list(objectives)}")
-        for name, v, low in (("pop_size", pop_size, 4), ("generations", generations, 1),
-                             ("window", window, 1), ("max_pinned", max_pinned, 1),
-                             ("min_change", min_change, 1)):
+        for name, v, key in (("pop_size", pop_size, "online_pop"),
+                             ("generations", generations, "online_gen"),
+                             ("window", window, "online_window"), ("max_pinned", max_pinned, None),
+                             ("min_change", min_change, None)):
+            low, high = (1, None) if key is None else (BOUNDS[key].low, BOUNDS[key].high)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+            if high is not None and v > high:
+                raise ValueError(f"{name} must be an integer <= {high:,}, got {v!r}")
         if time_budget is not None:
-            time_budget = check_number("time_budget", time_budget, 0, low_open=True)
-        self.interval = check_number("interval", interval, 0)
+            time_budget = BOUNDS["time_limit"].check("time_budget", time_budget)
+        self.interval = BOUNDS["interval"].check("interval", interval)
         self.min_change = int(min_change)
         self.preference = preference
         self.objectives = objectives

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..bounds import BOUNDS
 from ..model.tomlfile import read_toml
 from .operators import ScheduleCrossover, ScheduleMutation
 
@@ -31,7 +32,7 @@ def check_seed(seed, name: str = "seed") -> int:
         if not (isinstance(seed, (float, np.floating)) and float(seed).is_integer()):
             raise ValueError(f"{name} must be an integer in [0, 2**32), got {seed!r}")
     seed = int(seed)
-    if not 0 <= seed < 2**32:
+    if not BOUNDS["seed"].contains(seed):
         raise ValueError(f"{name} must be an integer in [0, 2**32), got {seed}")
     return seed
 
@@ -157,14 +158,17 @@ class GAParams:
     easy_search: bool | None = None
 
     def __post_init__(self):
-        for name, low in (("pop_size", 2), ("n_gen", 1), ("archive_size", 0),
-                          ("mating_neighbours", 0), ("fast_end", 0), ("seed_candidates", 1)):
+        for name in ("pop_size", "n_gen", "archive_size", "mating_neighbours", "fast_end",
+                     "seed_candidates"):
             v = getattr(self, name)
             if v is None and name in ("pop_size", "n_gen", "seed_candidates"):
                 continue
+            low, high = BOUNDS[name].low, BOUNDS[name].high
             # A float (10.0 from a TOML file) is refused: pymoo needs a true int.
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
                 raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+            if v > high:
+                raise ValueError(f"{name} must be an integer <= {high:,}, got {v!r}")
             object.__setattr__(self, name, int(v))
         for name in ("prob_order_crossover", "prob_blacklist_crossover", "blend_alpha",
                      "order_mutation_rate", "blacklist_mutation_rate", "cluster_rate"):
@@ -176,7 +180,7 @@ class GAParams:
                 raise ValueError(f"{name} must be a finite number, got {v!r}")
         r = self.resequence_rate
         if isinstance(r, bool) or not isinstance(r, (int, float, np.number)) \
-                or not 0.0 <= r <= 1.0:
+                or not BOUNDS["resequence_rate"].contains(r):
             raise ValueError(f"resequence_rate must lie in [0, 1], got {r!r}")
         object.__setattr__(self, "resequence_rate", float(r))
         for name in ("seeded", "seed_heuristics", "select_seeds", "fit_seeds", "easy_search"):

@@ -40,6 +40,7 @@ import numpy as np
 
 from decoders._kernels import cluster_ranks
 
+from ..bounds import BOUNDS
 from .tomlfile import read_toml, tomllib
 
 __all__ = ["Federation", "PRESETS"]
@@ -52,8 +53,7 @@ _FIELDS = ("nodes", "speed", "power_busy", "power_idle", "link")
 #: 1e-300 Mbit/s passes the positivity checks and turns every time or energy into a number
 #: without meaning. Links go up to 1e9 Mbit/s, above what a preset resized to 1e7 nodes per
 #: cluster reaches (about 3e8).
-_PLAUSIBLE = {"nodes": (1, 10**7), "speed": (1e-3, 1e3), "power_busy": (1e-3, 1e7),
-              "power_idle": (1e-3, 1e7), "link": (1e-3, 1e9)}
+_PLAUSIBLE = {f: (BOUNDS[f].low, BOUNDS[f].high) for f in _FIELDS}
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

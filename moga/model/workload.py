@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import numbers
 import zlib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..bounds import BOUNDS
 from .jobset import BW_RANGE, POWER_RANGE, POWER_SPREAD, SIGMA_RANGE, JobSet, draw_attributes
 
 __all__ = ["SWF_FIELDS", "CleaningReport", "SWFFormatError", "Trace", "load_swf",
@@ -43,6 +45,11 @@ SWF_FIELDS = (
 _F = {name: i for i, name in enumerate(SWF_FIELDS)}
 _WIDE_POLICIES = ("error", "drop", "clip")
 DEFAULT_TRACE = "HPC2N-2002-2.2-cln-excerpt.swf.gz"
+
+
+def _in_bounds(key: str, v) -> bool:
+    """Whether ``v`` is a real number (not a bool) within ``moga.bounds.BOUNDS[key]``."""
+    return not isinstance(v, bool) and isinstance(v, numbers.Real) and BOUNDS[key].contains(v)
 
 
 class SWFFormatError(ValueError):
@@ -310,8 +317,9 @@ def load_swf(path, *, skip_malformed: bool = False, max_procs: int | None = None
     widest = int(size_all[idx].max()) if idx.size else 0
     header_size, header_note = _header_size(header)
     if max_procs is not None:
-        if isinstance(max_procs, bool) or int(max_procs) != max_procs or int(max_procs) <= 0:
-            raise ValueError(f"max_procs must be an integer > 0, got {max_procs}")
+        if not _in_bounds("max_procs", max_procs):
+            raise ValueError(f"max_procs must be an integer in "
+                             f"{BOUNDS['max_procs'].interval()}, got {max_procs}")
         report.max_procs, report.max_procs_source = int(max_procs), "argument"
     elif header_size:
         report.max_procs, report.max_procs_source = header_size, "header"
@@ -471,9 +479,9 @@ class Trace:
         Windows with fewer than ``min_jobs`` jobs are left out. Pass an index to
         :meth:`jobset` as ``start`` with the same ``days``.
         """
-        if isinstance(days, bool) or not isinstance(days, (int, float, np.number)) \
-                or not np.isfinite(days) or days <= 0:
-            raise ValueError(f"days must be a finite number > 0, got {days!r}")
+        if not _in_bounds("days", days):
+            raise ValueError(f"days must be a finite number in {BOUNDS['days'].interval()}, "
+                             f"got {days!r}")
         sub = self.submit
         starts = []
         i = 0
@@ -532,20 +540,21 @@ class Trace:
         """
         n = len(self)
         self._require_jobs()
-        if not (0 <= int(start) < n) or int(start) != start:
+        if not _in_bounds("start", start) or int(start) >= n:
             raise ValueError(f"start must be an index in [0, {n}), got {start}")
         start = int(start)
         if n_jobs is not None and days is not None:
             raise ValueError("give either n_jobs or days, not both")
         if n_jobs is not None:
-            if int(n_jobs) != n_jobs or n_jobs <= 0:
-                raise ValueError(f"n_jobs must be a positive integer, got {n_jobs}")
+            if not _in_bounds("n_jobs", n_jobs):
+                raise ValueError(f"n_jobs must be an integer in {BOUNDS['n_jobs'].interval()}, "
+                                 f"got {n_jobs}")
             stop = start + int(n_jobs)
             if stop > n:
                 raise ValueError(f"the trace has {n} jobs; {n_jobs} from index {start} do not fit")
         elif days is not None:
-            if not days > 0:
-                raise ValueError(f"days must be > 0, got {days}")
+            if not _in_bounds("days", days):
+                raise ValueError(f"days must be in {BOUNDS['days'].interval()}, got {days}")
             sub = self.submit
             stop = int(np.searchsorted(sub, sub[start] + float(days) * 86400.0, side="left"))
         else:

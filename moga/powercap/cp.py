@@ -22,8 +22,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bounds import BOUNDS
 from ..errors import require
-from ..validation import check_int, check_number
+from ..validation import check_int
 
 __all__ = ["CPOptions", "RelaxedSolution", "solve_relaxed", "serial_schedule", "WEIGHT_SCALE"]
 
@@ -62,9 +63,9 @@ class CPOptions:
     passes: int = 1
 
     def __post_init__(self):
-        check_int("window", self.window, 2)
-        check_int("passes", self.passes, 1)
-        check_number("time_limit", self.time_limit, 0, low_open=True)
+        BOUNDS["cp_window"].check("window", self.window)
+        BOUNDS["cp_passes"].check("passes", self.passes)
+        BOUNDS["time_limit"].check("time_limit", self.time_limit)
         check_int("seed", self.seed, 0, 2**31 - 1)
 
 

@@ -20,11 +20,11 @@ import numpy as np
 from decoders._validate import _idle_least_power
 from decoders.federated import CapInfeasibleError
 
+from ..bounds import BOUNDS
 from ..model.jobset import POWER_RANGE, JobSet
 from ..model.platform import Federation
 from ..model.schedule import Schedule, cap_error, dispatch_schedule, schedule_energy, start_order
 from ..sim import OnlinePolicy, run_policy
-from ..validation import check_number
 from .cp import CPOptions, serial_schedule, solve_relaxed
 from .metrics import PowercapMetrics, powercap_metrics
 from .queues import Queues
@@ -93,7 +93,7 @@ def predict_power(power, error: float, seed: int = 0) -> np.ndarray:
     of ``seed`` (``numpy.random.default_rng([seed, 2])``; the power factors
     themselves come from stream 1).
     """
-    error = check_number("power_error", error, 0)
+    error = BOUNDS["power_error"].check("power_error", error)
     power = np.asarray(power, dtype=np.float64)
     if error == 0:
         return power.copy()
@@ -160,8 +160,8 @@ def run_dispatcher(js: JobSet, fed: Federation, dispatcher: str = "prb",
     if not isinstance(js, JobSet) or not isinstance(fed, Federation):
         raise TypeError("run_dispatcher takes a moga.JobSet and a moga.Federation")
     real, judged = js, fed
-    power_margin = check_number("power_margin", power_margin, 0, 1, high_open=True)
-    if check_number("power_error", power_error, 0):
+    power_margin = BOUNDS["power_margin"].check("power_margin", power_margin)
+    if BOUNDS["power_error"].check("power_error", power_error):
         # The dispatchers see predicted factors; the metrics use the real ones.
         js = dataclasses.replace(js, power=predict_power(js.power, power_error, power_seed))
     if power_margin and fed.capped:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bounds import BOUNDS
 from ..errors import InputError
 from ..validation import check_int, check_number
 
@@ -72,13 +73,13 @@ class Machine:
     power_idle: float = 10.0
 
     def __post_init__(self):
-        check_int("nodes", self.nodes, 1)
+        BOUNDS["nodes"].check("nodes", self.nodes)
         for f in ("memory_gb", "pfs_gbps", "io_gbps"):
-            check_number(f, getattr(self, f), 0, low_open=True)
-        check_number("pfs_usable", self.pfs_usable, 0, 1, low_open=True)
-        check_int("io_nodes_per", self.io_nodes_per, 1)
+            BOUNDS["machine_rate"].check(f, getattr(self, f))
+        BOUNDS["pfs_usable"].check("pfs_usable", self.pfs_usable)
+        BOUNDS["io_nodes_per"].check("io_nodes_per", self.io_nodes_per)
         io_nodes = max(1, -(-self.nodes // self.io_nodes_per))
-        if check_number("min_io_nodes", self.min_io_nodes, 0) > io_nodes:
+        if BOUNDS["min_io_nodes"].check("min_io_nodes", self.min_io_nodes) > io_nodes:
             raise InputError(f"min_io_nodes must be at most the machine's {io_nodes} I/O "
                              f"node(s) ({self.nodes} nodes, one per {self.io_nodes_per}), got "
                              f"{self.min_io_nodes:g}")

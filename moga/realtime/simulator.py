@@ -13,9 +13,9 @@ import numpy as np
 
 from decoders.realtime import simulate_realtime
 
+from ..bounds import BOUNDS
 from ..errors import InputError
 from ..model.schedule import Schedule, Segments, start_order
-from ..validation import check_number
 from .machine import Machine
 from .workload import CLASS_NAMES, RealtimeJobs
 
@@ -65,10 +65,10 @@ class Checkpointing:
         if not isinstance(self.kind, str) or self.kind not in CHECKPOINTS:
             raise InputError(f"unknown checkpointing {self.kind!r}; choose one of "
                              f"{list(CHECKPOINTS)}")
-        check_number("sys_interval", self.sys_interval, 0, low_open=True, allow_inf=True)
+        BOUNDS["sys_interval"].check("sys_interval", self.sys_interval)
         for f in ("data_fraction", "app_fraction"):
-            check_number(f, getattr(self, f), 0, 1, low_open=True)
-        check_number("app_overhead", self.app_overhead, 0, 1, low_open=True, high_open=True)
+            BOUNDS["ckpt_fraction"].check(f, getattr(self, f))
+        BOUNDS["app_overhead"].check("app_overhead", self.app_overhead)
 
     def costs(self, rj: RealtimeJobs):
         """Per job ``(write, read, interval)``: seconds per checkpoint write and restart
@@ -112,8 +112,8 @@ class Thresholds:
     trigger: float = 1.1
 
     def __post_init__(self):
-        check_number("rtj threshold", self.rtj, 1, allow_inf=True)
-        check_number("trigger", self.trigger, 1)
+        BOUNDS["slowdown_threshold"].check("rtj threshold", self.rtj)
+        BOUNDS["trigger"].check("trigger", self.trigger)
         try:
             batch = tuple(self.batch)
         except TypeError:
@@ -122,7 +122,7 @@ class Thresholds:
             raise InputError(f"batch thresholds: give four slowdowns, one per batch class; got "
                              f"{self.batch!r}")
         for name, b in zip(CLASS_NAMES, batch, strict=True):
-            check_number(f"batch threshold of {name}", b, 1, allow_inf=True)
+            BOUNDS["slowdown_threshold"].check(f"batch threshold of {name}", b)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from ..bounds import BOUNDS
 from ..errors import InputError
 from ..validation import check_int, check_number
 
@@ -79,8 +80,9 @@ class ClusterConfig:
         if cells > MAX_IMAGE_CELLS:
             raise InputError(f"the observation image would be {self.H} x {self.width} = {cells:,} "
                              f"cells, more than {MAX_IMAGE_CELLS:,}: lower H, K, N, Q or B")
-        for f in ("slowdown", "lam", "beta", "c"):
-            object.__setattr__(self, f, check_number(f, getattr(self, f), allow_inf=(f == "c")))
+        object.__setattr__(self, "slowdown", check_number("slowdown", self.slowdown))
+        for f, key in (("lam", "lam"), ("beta", "beta"), ("c", "estimate_c")):
+            object.__setattr__(self, f, BOUNDS[key].check(f, getattr(self, f)))
         try:
             energy = tuple(self.energy)
         except TypeError:

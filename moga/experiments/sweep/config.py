@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ...baselines.registry import ALGORITHMS
+from ...bounds import BOUNDS
 from ...evolution.params import GAParams
 from ...model.tomlfile import read_toml
 from ...model.traces import TraceNotFoundError, resolve_trace
@@ -188,7 +188,7 @@ def config_from_dict(doc: dict, source: str = "sweep", base=Path(".")) -> SweepC
     name = _str(source, "name", doc.get("name", Path(source).stem or "sweep"))
     seeds = doc.get("seeds", [1])
     if (not isinstance(seeds, list) or not seeds
-            or not all(_is_int(s) and 0 <= s < 2**32 for s in seeds)):
+            or not all(_is_int(s) and BOUNDS["seed"].contains(s) for s in seeds)):
         raise _err(source, "seeds", f"must be a non-empty list of integers in [0, 2**32), "
                                     f"got {seeds!r}")
     if len(set(seeds)) != len(seeds):
@@ -243,29 +243,31 @@ def config_from_dict(doc: dict, source: str = "sweep", base=Path(".")) -> SweepC
             raise _err(source, key, "give either days (with windows) or n_jobs (with starts)")
         if by_days:
             days = t["days"]
-            if not _is_number(days) or not math.isfinite(days) or days <= 0:
-                raise _err(source, f"{key}.days", f"must be a finite number of days > 0, "
-                                                  f"got {days!r}")
+            if not _is_number(days) or not BOUNDS["days"].contains(days):
+                raise _err(source, f"{key}.days", f"must be a finite number of days in "
+                                                  f"{BOUNDS['days'].interval()}, got {days!r}")
             wins = t.get("windows")
             wkey = "windows"
         else:
             n = t["n_jobs"]
-            if not _is_int(n) or n <= 0:
-                raise _err(source, f"{key}.n_jobs", f"must be a positive integer, got {n!r}")
+            if not _is_int(n) or not BOUNDS["n_jobs"].contains(n):
+                raise _err(source, f"{key}.n_jobs", f"must be an integer in "
+                                                    f"{BOUNDS['n_jobs'].interval()}, got {n!r}")
             wins = t.get("starts")
             wkey = "starts"
         if (not isinstance(wins, list) or not wins
-                or not all(_is_int(w) and w >= 0 for w in wins)):
-            raise _err(source, f"{key}.{wkey}", f"must be a non-empty list of integers >= 0, "
-                                                 f"got {wins!r}")
+                or not all(_is_int(w) and BOUNDS["start"].contains(w) for w in wins)):
+            raise _err(source, f"{key}.{wkey}", f"must be a non-empty list of integers in "
+                                                 f"{BOUNDS['start'].interval()}, got {wins!r}")
         if len(set(wins)) != len(wins):
             raise _err(source, f"{key}.{wkey}", "must not repeat")
         wide = t.get("wide", "error")
         if wide not in ("error", "drop", "clip"):
             raise _err(source, f"{key}.wide", f"must be error, drop or clip, got {wide!r}")
         mp = t.get("max_procs")
-        if mp is not None and (not _is_int(mp) or mp <= 0):
-            raise _err(source, f"{key}.max_procs", f"must be a positive integer, got {mp!r}")
+        if mp is not None and (not _is_int(mp) or not BOUNDS["max_procs"].contains(mp)):
+            raise _err(source, f"{key}.max_procs", f"must be an integer in "
+                                                   f"{BOUNDS['max_procs'].interval()}, got {mp!r}")
         release = _bool(source, f"{key}.release", t.get("release", False))
         fed = check_fed(f"{key}.federation", t["federation"]) if "federation" in t else default_fed
         tname = _str(source, f"{key}.name", t.get("name", Path(tpath).name.split(".swf")[0]))
@@ -299,8 +301,10 @@ def config_from_dict(doc: dict, source: str = "sweep", base=Path(".")) -> SweepC
             unknown = sorted(set(p) - {"n_evals"})
             if unknown:
                 raise _err(source, f"{key}.{unknown[0]}", "unknown key; known: ['n_evals']")
-            if "n_evals" in p and (not _is_int(p["n_evals"]) or p["n_evals"] < 1):
-                raise _err(source, f"{key}.n_evals", "must be a positive integer")
+            if "n_evals" in p and (not _is_int(p["n_evals"])
+                                   or not BOUNDS["n_evals"].contains(p["n_evals"])):
+                raise _err(source, f"{key}.n_evals", f"must be an integer in "
+                                                     f"{BOUNDS['n_evals'].interval()}")
             p.setdefault("n_evals", 20000)
         elif p:
             raise _err(source, f"{key}.{next(iter(p))}", "heuristics take no parameters")

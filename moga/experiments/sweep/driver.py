@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from ...bounds import BOUNDS
 from ...errors import require
 from ...progress import Progress
 from .config import RunSpec, SweepConfig, TraceSpec, load_config
@@ -133,10 +134,14 @@ def run_sweep(config, out, scheduler=None, workers=None, max_runs=None, progress
         ``{"total", "skipped", "done", "failed"}`` counts and the ``failures``.
     """
     cfg = config if isinstance(config, SweepConfig) else load_config(config)
-    for name, v, low in (("workers", workers, 1), ("max_runs", max_runs, 0),
-                         ("retries", retries, 0)):
+    bw, bm = BOUNDS["workers"], BOUNDS["max_runs"]
+    for name, v, low, high in (("workers", workers, bw.low, bw.high),
+                               ("max_runs", max_runs, bm.low, bm.high),
+                               ("retries", retries, 0, None)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < low):
             raise ValueError(f"{name} must be an integer >= {low}, got {v!r}")
+        if v is not None and high is not None and v > high:
+            raise ValueError(f"{name} must be an integer <= {high:,}, got {v!r}")
     if workers is not None and scheduler is not None:
         raise ValueError("workers sizes the embedded cluster; it cannot be given with a "
                          "scheduler address")
