@@ -37,7 +37,8 @@ STATE_FILE = "search.npz"
 #: How ``moga run`` words each ``stopped_by`` of a run.
 STOPPED = {"generations": "the generation budget", "time limit": "the time limit",
            "stagnation": "stagnation", "interrupted": "Ctrl-C",
-           "cpu budget": "the CPU budget", "no new child": "no new child in 100 matings"}
+           "cpu budget": "the CPU budget", "no new child": "no new child in 100 matings",
+           "cluster lost": "the loss of the Dask cluster"}
 
 
 def add_arguments(p) -> None:
@@ -253,10 +254,12 @@ def run(args) -> int:
           + "search.npz, schedule.csv, schedule.swf (the knee)"
           + listed(drawn))
     if summary["partial"]:
-        print(f"moga: interrupted after {summary['generations']} generations; {out}/run.json is "
+        why = ("interrupted" if summary["stopped_by"] == "interrupted"
+               else "the Dask cluster was lost")
+        print(f"moga: {why} after {summary['generations']} generations; {out}/run.json is "
               f"marked partial; continue it with the same options and --resume {out}",
               file=sys.stderr)
-        return 130
+        return 130 if summary["stopped_by"] == "interrupted" else 1
     return 0
 
 

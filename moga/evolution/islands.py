@@ -290,7 +290,8 @@ def _union(states: list, reference, with_X: bool = False):
 class _Local:
     """Islands in this process, one after the other."""
 
-    workers = 1
+    workers = workers_now = 1
+    workers_lost = 0
     address = None
 
     def __init__(self, spec, interrupt):
@@ -355,6 +356,8 @@ class _Dask:
         self.address = getattr(client.scheduler, "address", None) or "the scheduler"
         self._wait_for_a_worker()
         self.workers = len(client.nthreads())
+        self.known = self._worker_set()
+        self.workers_now, self.workers_lost = len(self.known), 0
         # The spec travels once per worker; as a task's result (not scattered data) Dask can
         # recompute it when the worker holding it is lost.
         self.spec_future = client.submit(_identity, spec, key=f"moga-islands-{spec.token}-spec",
@@ -473,7 +476,34 @@ class _Dask:
         out = list(states)
         for i, st in zip(futures, done, strict=True):
             out[i] = st
+        self._count_workers()
         return out
+
+    def _worker_set(self) -> set:
+        """Addresses of the scheduler's workers at the client's last update."""
+        try:
+            return set(self.client.scheduler_info().get("workers", {}))
+        except Exception:  # noqa: BLE001 - a client cut off from its scheduler: none known
+            return set()
+
+    def _count_workers(self) -> None:
+        """Note workers that left or joined since the last epoch (a worker restarted by its
+        nanny comes back under a new address: it left, and one joined), in one warning line
+        (the run's ``info`` counts those lost)."""
+        now = self._worker_set()
+        left, joined = self.known - now, now - self.known
+        self.known = now
+        self.workers_now = len(now)
+        if not left and not joined:
+            return
+        import warnings
+
+        self.workers_lost += len(left)
+        what = " and ".join(x for x in (f"{len(left)} worker(s) left" if left else "",
+                                         f"{len(joined)} joined" if joined else "") if x)
+        warnings.warn(f"the Dask scheduler at {self.address}: {what} during epoch "
+                      f"{self.n_epoch}, {len(now)} now; the front does not depend on it",
+                      RuntimeWarning, stacklevel=2)
 
     def close(self):
         self._cancel([self.spec_future])
@@ -732,6 +762,8 @@ class IslandRun:
                 self.step()
                 if after_step is not None:
                     after_step()
+        except _ClusterLost:
+            self.stopped_by = "cluster lost"  # the front of the last finished epoch stands
         except KeyboardInterrupt:
             if not self.recorder.rows:
                 raise
@@ -765,6 +797,8 @@ class IslandRun:
                 "migrant_replacement": "NSGA-II survival of the population and its migrants",
                 "island_seeds": f"numpy.random.SeedSequence({self.seed}).spawn({self.islands})",
                 "scheduler": self.executor.address, "workers": self.executor.workers,
+                "workers_at_end": self.executor.workers_now,
+                "workers_lost": self.executor.workers_lost,
                 "epochs": len(rows), "island_hv": [float(s.get("hv", 0.0)) for s in states],
                 "island_generations": [int(s.get("n_gen", 0)) for s in states],
                 "epoch_wall_s": list(self.epoch_wall),

@@ -102,7 +102,7 @@ class RunResult(SearchResult):
             "hv_history": self.history["hv"].tolist(),
             "use_blacklist": bool(self.use_blacklist), "backfill": self.backfill,
             "generations": int(self.history["n_gen"][-1]) if len(self.history["n_gen"]) else 0,
-            "partial": self.info.get("stopped_by") == "interrupted",
+            "partial": self.info.get("stopped_by") in ("interrupted", "cluster lost"),
             **self.info,
         }
 
