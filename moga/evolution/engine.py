@@ -3,18 +3,21 @@
 pymoo runs NSGA-II on ``Population`` objects: every step wraps its output in
 new ``Individual`` objects and reads genes and objectives back one
 individual at a time. On a 1,000-job set that bookkeeping cost as much as
-decoding the generation (measured: 3.0 s for 200 generations, 1.5 s of
-it decoding, on 2 cores). :func:`evolve` keeps the population in arrays and
+decoding the generation. :class:`Evolution` keeps the population in arrays and
 calls pymoo's own pieces where NSGA-II's behaviour lives (non-dominated
-sorting, crowding distance, the randomised sort of the splitting front),
+sorting, crowding distance, the randomised sort of the splitting front, the
+binary tournament of :class:`~moga.evolution.mating.PymooTournament`),
 MOGA's operators and selection for the rest, in the order pymoo calls them
-and with the same random generator. A run with :func:`evolve` is therefore
-bit-identical to ``pymoo.optimize.minimize`` with ``NSGA2`` and the same
-operators and seed; ``tests/test_engine.py`` checks this on many runs.
+and with the same random generator. A run is therefore bit-identical to
+``pymoo.optimize.minimize`` with ``NSGA2`` and the same operators and seed;
+``tests/test_engine.py`` checks this on many runs against the twin in
+``tests/pymoo_twin.py``.
 
-pymoo's loop stays in use where its per-generation table is asked for
-(``verbose=True``) and where the mating is pymoo's own tournament
-(``GAParams.mating_neighbours = 0``); see :func:`moga.run`.
+:class:`Evolution` is the package's one generation loop: one generation per
+:meth:`~Evolution.step` (or :meth:`~Evolution.ask` and :meth:`~Evolution.tell`
+around a decode made elsewhere), its whole state in :meth:`~Evolution.state`.
+:class:`moga.Search` (``moga.run``), the island model's epochs and the online
+MOGA's decisions (:func:`evolve`) all step it.
 """
 
 from __future__ import annotations
