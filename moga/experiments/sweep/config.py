@@ -251,8 +251,8 @@ def config_from_dict(doc: dict, source: str = "sweep", base=Path(".")) -> SweepC
         else:
             n = t["n_jobs"]
             if not _is_int(n) or not BOUNDS["n_jobs"].contains(n):
-                raise _err(source, f"{key}.n_jobs", f"must be an integer in "
-                                                    f"{BOUNDS['n_jobs'].interval()}, got {n!r}")
+                raise _err(source, f"{key}.n_jobs", f"must be a positive integer (in "
+                                                    f"{BOUNDS['n_jobs'].interval()}), got {n!r}")
             wins = t.get("starts")
             wkey = "starts"
         if (not isinstance(wins, list) or not wins
@@ -266,8 +266,8 @@ def config_from_dict(doc: dict, source: str = "sweep", base=Path(".")) -> SweepC
             raise _err(source, f"{key}.wide", f"must be error, drop or clip, got {wide!r}")
         mp = t.get("max_procs")
         if mp is not None and (not _is_int(mp) or not BOUNDS["max_procs"].contains(mp)):
-            raise _err(source, f"{key}.max_procs", f"must be an integer in "
-                                                   f"{BOUNDS['max_procs'].interval()}, got {mp!r}")
+            raise _err(source, f"{key}.max_procs", f"must be a positive integer (in "
+                                                   f"{BOUNDS['max_procs'].interval()}), got {mp!r}")
         release = _bool(source, f"{key}.release", t.get("release", False))
         fed = check_fed(f"{key}.federation", t["federation"]) if "federation" in t else default_fed
         tname = _str(source, f"{key}.name", t.get("name", Path(tpath).name.split(".swf")[0]))
@@ -303,8 +303,8 @@ def config_from_dict(doc: dict, source: str = "sweep", base=Path(".")) -> SweepC
                 raise _err(source, f"{key}.{unknown[0]}", "unknown key; known: ['n_evals']")
             if "n_evals" in p and (not _is_int(p["n_evals"])
                                    or not BOUNDS["n_evals"].contains(p["n_evals"])):
-                raise _err(source, f"{key}.n_evals", f"must be an integer in "
-                                                     f"{BOUNDS['n_evals'].interval()}")
+                raise _err(source, f"{key}.n_evals", f"must be a positive integer (in "
+                                                     f"{BOUNDS['n_evals'].interval()})")
             p.setdefault("n_evals", 20000)
         elif p:
             raise _err(source, f"{key}.{next(iter(p))}", "heuristics take no parameters")
