@@ -158,20 +158,27 @@ def _lined(shape, dtype):
     return buf[start:start + size].view(dtype).reshape(shape)
 
 
-def new_state(J, K):
+def new_state(J, K, easy=True):
     """Fresh work arrays for decodes of J jobs on K clusters (reusable from decode to decode).
 
     The one place the loop's :data:`State` is built, field by field (the
-    module docstring says what each holds).
+    module docstring says what each holds). ``easy`` False leaves EASY's
+    backfill scan and candidate index (``scan``, ``index``) empty, arrays of
+    length 0 of the same types, for a decode whose rule is not EASY: the
+    loop keeps one signature and a rule that never reads them allocates
+    none of their (J, K) and tree arrays.
     """
     J, K = int(J), int(K)
+    Je = J if easy else 0  # the jobs of EASY's scan and index
     f = np.empty((4, J))
-    i = np.empty((12, J), dtype=np.int64)
+    i = np.empty((8, J), dtype=np.int64)
+    ie = np.empty((4, Je), dtype=np.int64)
     c = np.empty((9, K), dtype=np.int64)
     p = np.zeros((4, K + 1))
-    G = n_groups.py_func(K)
-    n_tree = 4 * J + 2 * G + 2
+    G = n_groups.py_func(K) if easy else 0
+    n_tree = 4 * J + 2 * G + 2 if easy else 0
     g = np.empty((2, G + 1), dtype=np.int64)
+    n_sets = 1 << min(K, TABLE_K) if easy else 0
     return State(
         # the event loop: finishes, slowdowns, the event heap, re-rated jobs; the clusters'
         # free nodes, link load, the current job's allowance and power; allocation scratch
@@ -183,17 +190,16 @@ def new_state(J, K):
         resv=Reservation(sh_t=f[3], sh_j=i[5], allow_h=c[2], free_s=c[3], hold=c[4], slack_h=c[8],
                          pks=p[1], hold_p=p[2], pkh=p[3]),
         # EASY's backfill scan: the allowance table and the free nodes by cluster set
-        scan=Scan(allow_j=np.empty((J, K), dtype=np.int64), relaxed_j=i[8], mask_j=i[9],
-                  free_in=np.zeros(1 << min(K, TABLE_K), dtype=np.int64),
-                  sd_in=np.zeros(1 << min(K, TABLE_K))),
+        scan=Scan(allow_j=np.empty((Je, K), dtype=np.int64), relaxed_j=ie[0], mask_j=ie[1],
+                  free_in=np.zeros(n_sets, dtype=np.int64), sd_in=np.zeros(n_sets)),
         # EASY's candidate index (decoders._backfill_index)
-        index=Index(g_leaf=i[10], g_off=g[0], g_toff=g[1], g_pos=i[11],
+        index=Index(g_leaf=ie[2], g_off=g[0], g_toff=g[1], g_pos=ie[3],
                     g_act=np.empty(G, dtype=np.int64), g_cand=np.empty(G, dtype=np.int64),
                     tr_i=_lined((n_tree, 4), np.int64),
                     tr_rg=_lined((n_tree, 2 * R_BUCKETS), np.float32), tr_p=np.empty((n_tree, K)),
-                    p_floor=np.zeros((J, K)),
+                    p_floor=np.zeros((Je, K)),
                     tr_n=np.empty(n_tree, dtype=np.int64), tr_q=np.empty((n_tree, K)),
-                    p_top=np.full((J, K), np.inf), tr_m=np.empty(n_tree), p_fac=np.zeros(J),
+                    p_top=np.full((Je, K), np.inf), tr_m=np.empty(n_tree), p_fac=np.zeros(Je),
                     on=np.zeros(3, dtype=np.int64), pb=np.zeros(K), pi=np.zeros(K),
                     c_free=np.zeros(K, dtype=np.int64), c_resv=np.zeros(K, dtype=np.int64),
                     h_inc=np.zeros(K), c_head=np.zeros(K, dtype=np.int64),

@@ -434,8 +434,8 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
         # The outputs by keyword (Numba folds them into its signature at no cost; a
         # bundle of them would be typed in Python at every call).
         _decode(jobs, plat, orders, blacklists, model, mode, c * P // n_chunks,
-                (c + 1) * P // n_chunks, new_state(J, K) if work is None else work[0], outs[c],
-                weight, ties, out_f=out_f, out_i=out_i, out_starts=out_s, out_alloc=out_a,
+                (c + 1) * P // n_chunks, new_state(J, K, mode == 1) if work is None else work[0],
+                outs[c], weight, ties, out_f=out_f, out_i=out_i, out_starts=out_s, out_alloc=out_a,
                 out_finish=out_e)
 
     if n_chunks == 1:
@@ -781,7 +781,7 @@ class BatchDecoder:
         # Handing rows to threads costs more than decoding a small batch in this one.
         threads = get_num_threads() if orders.size >= THREAD_MIN_SLOTS else 1
         if threads == 1 and self._work is None:
-            self._work = (new_state(J, K), new_out(J, K))
+            self._work = (new_state(J, K, self._easy == 1), new_out(J, K))
         out_f, out_i, at, alloc, _, fin = run_rows(
             self._jobs, self._plat, orders, blacklists, self._code, self._easy,
             n_chunks=threads, starts=start_orders or starts, allocs=allocations,

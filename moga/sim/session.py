@@ -131,7 +131,7 @@ class Session:
         self._jobs = self._jobs._replace(runtime=readonly(self._runtime))
         self._bl = np.zeros((J, K))
         self._bl_view = readonly(self._bl)
-        self._st = new_state(J, K)
+        self._st = new_state(J, K, easy=False)  # the steps here never run EASY
         self._out = Out(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, K), dtype=np.int64),
                         np.empty(J))
         steps.init(self._jobs, self._plat, self._st, self._out, order)
