@@ -44,6 +44,17 @@ from ..bounds import BOUNDS
 from ..metrics import normalized_hypervolume
 from .archive import ParetoArchive
 from .engine import Evolution
+from .parts import (
+    HV_FACTOR,
+    Interrupted,
+    MaxGenerations,
+    RunResult,
+    Stagnation,
+    TimeLimit,
+    _Recorder,
+    _search_parts,
+    _seeded_archive,
+)
 
 __all__ = ["IslandRun", "Migration", "TOPOLOGIES", "run_islands"]
 
@@ -128,8 +139,6 @@ class _Parts:
     def __init__(self, spec: _Spec):
         from .mating import PymooTournament
         from .problem import SchedulingProblem
-        from .search import _search_parts
-
         self.problem = SchedulingProblem(spec.jobset, spec.federation, model=spec.model,
                                          objectives=spec.objectives,
                                          use_blacklist=spec.use_blacklist,
@@ -197,8 +206,6 @@ def _epoch(spec: _Spec, state: dict, migrants, until: int, time_left=None, stop=
     result depends only on the inputs when neither ends it. The generations are
     the run's own loop (:class:`~moga.evolution.engine.Evolution`) stepped.
     """
-    from .search import _Recorder
-
     parts = _parts(spec)
     params = spec.params
     search = parts.search
@@ -633,8 +640,6 @@ class IslandRun:
                  migration=None, initial=None, time_limit=None, stagnation=None,
                  stagnation_tol=1e-3, interrupt=None, on_generation=None, progress=False,
                  _seeded=None):
-        from .search import _seeded_archive
-
         if isinstance(islands, bool) or not isinstance(islands, (int, np.integer)) \
                 or islands < 1:
             raise ValueError(f"islands must be an integer >= 1, got {islands!r}")
@@ -676,8 +681,6 @@ class IslandRun:
         self.n_gen = 0
         self.stopped_by = None
         self.on_generation, self.progress = on_generation, progress
-        from .search import Interrupted, MaxGenerations, Stagnation, TimeLimit
-
         self.time_limit = time_limit
         self.stops = [MaxGenerations(params.n_gen)]
         if time_limit is not None:
@@ -723,8 +726,6 @@ class IslandRun:
         self.epoch_compute.append(max((s["compute_s"] for s in advanced), default=0.0))
         self.n_gen = gen = max(s["n_gen"] for s in states)
         n_evals = self.problem.n_decoded + sum(s["n_decoded"] for s in states)
-        from .search import HV_FACTOR
-
         F, _ = _union(states, self.reference)
         hv = normalized_hypervolume(F, self.reference, HV_FACTOR)
         self.recorder.rows.append((gen, n_evals, hv, len(F), self.elapsed))
@@ -778,8 +779,6 @@ class IslandRun:
 
     def result(self):
         """The :class:`~moga.evolution.search.RunResult` of the islands' union so far."""
-        from .search import HV_FACTOR, RunResult
-
         states, problem, params = self.states, self.problem, self.params
         F, X = _union(states, self.reference, with_X=True)
         _, first = np.unique(F, axis=0, return_index=True)
