@@ -15,8 +15,9 @@ chromosome of:
 
 With ``--base DIR`` every round also runs the same measurement on another
 checkout of the project (``DIR`` first on ``PYTHONPATH``, in a child
-process), alternating with this tree, so that both see the same machine
-load; the table gives each figure's range over the rounds.
+process), alternating with this tree, also measured in a child process then,
+so that both see the same machine load and start alike; the table gives each
+figure's range over the rounds.
 
 Writes ``results/kernel_floor.json`` and ``results/kernel_floor.md``::
 
@@ -40,6 +41,8 @@ import numba
 import numpy as np
 from _bench import add_options, out_dir
 from numba import njit
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: What each row of the table measures, in order.
 FIGURES = {
@@ -205,7 +208,8 @@ def main(argv=None):
         for _ in range(rounds):
             if args.base:
                 runs["base"].append(_child(args.base, n_jobs, pop, reps))
-            runs["this"].append(measure(n_jobs, pop, reps))
+            runs["this"].append(_child(ROOT, n_jobs, pop, reps) if args.base
+                                else measure(n_jobs, pop, reps))
     finally:
         numba.set_num_threads(threads)
 
