@@ -149,3 +149,29 @@ def test_store_leaves_no_temporary_files_and_pairs_rows_with_fronts(tmp_path):
     run_sweep(_cfg(algorithms={"FCFS": {}}), tmp_path, scheduler="synchronous", progress=False)
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
     assert sorted(os.listdir(tmp_path / "runs")) == sorted(os.listdir(tmp_path / "fronts"))
+
+
+def test_a_sweep_of_three_objectives_stores_and_reports_them(tmp_path):
+    from moga.experiments.sweep.store import OBJECTIVE_FIELDS, load_results
+
+    cfg = _cfg(objectives=["makespan", "energy", "bsld"], seeds=[1],
+               algorithms={"MOGA": {"pop_size": 8, "n_gen": 3}, "FCFS": {}, "EASY": {},
+                           "random search": {"n_evals": 30}})
+    default = _cfg(seeds=[1], algorithms={"FCFS": {}})
+    assert "objectives" not in default.fingerprint()  # a makespan-energy store is as before
+    assert cfg.fingerprint()["objectives"] == ["makespan", "energy", "bsld"]
+    assert {r.run_id for r in default.runs()} & {r.run_id for r in cfg.runs()} == set()
+    run_sweep(cfg, tmp_path, scheduler="synchronous", progress=False)
+    rows, fronts = load_results(tmp_path)
+    assert len(rows) == 8
+    for r in rows:
+        assert set(OBJECTIVE_FIELDS) <= set(r) and r["objectives"] == "makespan,energy,bsld"
+        F = fronts[r["run_id"]]
+        assert F.shape[1] == 3 and len(F) == r["front_size"] and len(r["ref"]) == 3
+        assert F[:, 2].min() >= 1.0  # bounded slowdowns
+    header = next((tmp_path / "fronts").glob("*.csv")).read_text().splitlines()[0]
+    assert header == "makespan_s,energy_J,bsld"
+    made = make_report(tmp_path)
+    assert made["plots"] and (tmp_path / "report" / "report.md").exists()
+    with pytest.raises(ValueError, match="objectives"):
+        _cfg(objectives=["makespan", "cost"])

@@ -18,7 +18,7 @@ from ..evolution.params import BUDGET, GAParams
 from ..results import SearchResult
 from .heuristics import HEURISTICS, heuristic, submit_order
 
-__all__ = ["Algorithm", "ALGORITHMS", "algorithm", "run_algorithm"]
+__all__ = ["Algorithm", "ALGORITHMS", "algorithm", "in_objectives", "run_algorithm"]
 
 #: Evaluations random search gets when nothing else says (the in-order budget,
 #: :data:`~moga.evolution.params.BUDGET`: population times generations).
@@ -63,7 +63,8 @@ def algorithm(name: str) -> Algorithm:
 
 
 def run_algorithm(name: str, js, fed, *, model: str = "fluid", seed: int = 1, params=None,
-                  n_evals: int | None = None, progress: bool = False) -> SearchResult:
+                  n_evals: int | None = None, progress: bool = False,
+                  objectives=None) -> SearchResult:
     """Run algorithm ``name`` of :data:`ALGORITHMS` on a job-set.
 
     Parameters
@@ -74,7 +75,41 @@ def run_algorithm(name: str, js, fed, *, model: str = "fluid", seed: int = 1, pa
         Budget of random search (default :data:`DEFAULT_RANDOM_EVALS`).
     progress : bool
         Progress bar of MOGA runs.
+    objectives : sequence of str, optional
+        Catalogue objectives of the result's ``F`` (default makespan and energy).
+        MOGA searches them; the other algorithms search as they always do, and
+        their members are then measured in these objectives, the dominated ones
+        left out (:func:`in_objectives`).
     """
+    from ..model.objectives import DEFAULT
+
+    objectives = DEFAULT if objectives is None else tuple(objectives)
+    if name in ("MOGA", "MOGA without blacklist") or objectives == DEFAULT:
+        return _run_algorithm(name, js, fed, model=model, seed=seed, params=params,
+                              n_evals=n_evals, progress=progress, objectives=objectives)
+    return in_objectives(_run_algorithm(name, js, fed, model=model, seed=seed, params=params,
+                                        n_evals=n_evals, progress=progress), objectives)
+
+
+def in_objectives(res: SearchResult, objectives) -> SearchResult:
+    """``res`` with ``F`` the catalogue ``objectives`` of its members' schedules: the
+    distinct non-dominated ones, sorted by the first objective."""
+    import dataclasses
+
+    import moocore
+
+    from ..model.objectives import values_of_schedule
+
+    F = np.array([values_of_schedule(res.schedule(i), objectives) for i in range(len(res.F))])
+    _, first = np.unique(F, axis=0, return_index=True)
+    keep = first[np.asarray(moocore.is_nondominated(F[first], keep_weakly=False))]
+    keep = keep[np.lexsort(F[keep].T[::-1])]
+    return dataclasses.replace(res, F=F[keep], X=res.X[keep])
+
+
+def _run_algorithm(name, js, fed, *, model, seed, params, n_evals, progress,
+                   objectives=None) -> SearchResult:
+    """:func:`run_algorithm` in the algorithm's own objectives (MOGA: ``objectives``)."""
     from ..evolution.runner import run
     from .search import ga_mf, random_search
 
@@ -91,7 +126,8 @@ def run_algorithm(name: str, js, fed, *, model: str = "fluid", seed: int = 1, pa
                             wall_time=wall, backfill=backfill, rule=rule)
     if name in ("MOGA", "MOGA without blacklist"):
         return run(js, fed, seed=seed, model=model, params=GAParams.coerce(params),
-                   use_blacklist=name == "MOGA", progress=progress)
+                   use_blacklist=name == "MOGA", progress=progress,
+                   **({} if objectives is None else {"objectives": objectives}))
     if name == "GA-MF":
         return ga_mf(js, fed, seed=seed, model=model, params=GAParams.coerce(params))
     return random_search(js, fed, DEFAULT_RANDOM_EVALS if n_evals is None else n_evals,

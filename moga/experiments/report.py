@@ -34,7 +34,7 @@ def run_metrics(rows, fronts) -> list[dict]:
         by_jobset[(r["trace"], r["jobset"])].append(r)
     out = []
     for (_trace, _js), runs in sorted(by_jobset.items()):
-        ref = np.array([runs[0]["ref_makespan_s"], runs[0]["ref_energy_J"]])
+        ref = _ref(runs[0])
         normed = {r["run_id"]: fronts[r["run_id"]] / ref for r in runs}
         R = reference_front(list(normed.values()))
         for r in runs:
@@ -43,12 +43,22 @@ def run_metrics(rows, fronts) -> list[dict]:
                 "run_id": r["run_id"], "trace": r["trace"], "jobset": r["jobset"],
                 "algorithm": r["algorithm"], "seed": r["seed"],
                 "hv": normalized_hypervolume(fronts[r["run_id"]], ref),
-                "igd_plus": igd_plus(F, R), "spread": spread(F, R),
+                # Deb's spread is a two-objective measure: NaN for three.
+                "igd_plus": igd_plus(F, R),
+                "spread": spread(F, R) if F.shape[1] == 2 else float("nan"),
                 "makespan_change_pct": 100 * (r["makespan_s"] / ref[0] - 1),
                 "energy_change_pct": 100 * (r["energy_J"] / ref[1] - 1),
                 "wall_time_s": r["wall_time_s"],
             })
     return out
+
+
+def _ref(row) -> np.ndarray:
+    """The FCFS values a run's objectives are divided by (``ref`` of a sweep of other
+    objectives than makespan and energy)."""
+    if "ref" in row:
+        return np.asarray(row["ref"], dtype=float)
+    return np.array([row["ref_makespan_s"], row["ref_energy_J"]])
 
 
 def summarize(metrics) -> list[dict]:
@@ -166,7 +176,7 @@ def _write_report(oset, out, dest, rows, fronts, metrics, foreign) -> dict:
         by_js[r["jobset"]].append(r)
     for js, runs in sorted(by_js.items()):
         seed = min(r["seed"] for r in runs)
-        ref = np.array([runs[0]["ref_makespan_s"], runs[0]["ref_energy_J"]])
+        ref = _ref(runs[0])
         sel = {r["algorithm"]: fronts[r["run_id"]] for r in runs if r["seed"] == seed}
         main = sel.pop("MOGA", None)
         points = {a: tuple(F[0]) for a, F in sel.items() if len(F) == 1}
@@ -174,8 +184,15 @@ def _write_report(oset, out, dest, rows, fronts, metrics, foreign) -> dict:
         if main is None:
             main = reference_front(list(sel.values()))
         name = f"fronts_{safe_name(js)}.png"
-        plot_front(main, baselines={"FCFS": tuple(ref), **points}, fronts=others,
-                   path=oset / name, title=f"{js} (seed {seed})")
+        if len(ref) == 2 and "objectives" not in runs[0]:
+            plot_front(main, baselines={"FCFS": tuple(ref), **points}, fronts=others,
+                       path=oset / name, title=f"{js} (seed {seed})")
+        else:  # other objectives: the front as a scatter matrix, the others as points
+            from ..plot import plot_front_matrix
+
+            plot_front_matrix(main, runs[0]["objectives"].split(","),
+                              baselines={"FCFS": tuple(ref), **points}, path=oset / name,
+                              title=f"{js} (seed {seed})")
         written["plots"].append(dest / name)
     md = ["# Sweep report", "", f"Results store `{out}`: {len(rows)} runs, "
           f"{len(by_js)} job-sets, algorithms {', '.join(algos)}."

@@ -37,6 +37,8 @@ from pathlib import Path
 from ...baselines.registry import ALGORITHMS
 from ...bounds import BOUNDS
 from ...evolution.params import GAParams
+from ...model.objectives import DEFAULT as DEFAULT_OBJECTIVES
+from ...model.objectives import check_objectives
 from ...model.tomlfile import read_toml
 from ...model.traces import TraceNotFoundError, resolve_trace
 
@@ -73,16 +75,20 @@ class RunSpec:
     model: str
     numba_threads: int = 0
     federation_spec: dict = field(default_factory=dict, compare=False, hash=False)
+    objectives: tuple = DEFAULT_OBJECTIVES
 
     def key(self) -> dict:
-        """Everything that changes the run's result (what its id hashes)."""
+        """Everything that changes the run's result (what its id hashes); the objectives
+        only when they are not the default, so that a makespan-energy run keeps its id."""
         t = asdict(self.trace)
         t.pop("windows")
         t.pop("name")  # the id's readable prefix holds it; the file and window decide the jobs
         t["path"] = trace_identity(self.trace.path)
         return {"trace": t, "trace_name": self.trace.name, "window": self.window,
                 "algorithm": self.algorithm, "params": self.params, "seed": self.seed,
-                "model": self.model, "federation": self.federation_spec}
+                "model": self.model, "federation": self.federation_spec,
+                **({} if self.objectives == DEFAULT_OBJECTIVES
+                   else {"objectives": list(self.objectives)})}
 
     @property
     def run_id(self) -> str:
@@ -105,21 +111,25 @@ class SweepConfig:
     algorithms: dict
     source: str = ""
     federations: dict = field(default_factory=dict)
+    objectives: tuple = DEFAULT_OBJECTIVES
 
     def runs(self, numba_threads: int = 0) -> list[RunSpec]:
         """Every (job-set, algorithm, seed) of the sweep, in a fixed order."""
         return [RunSpec(self.name, t, w, a, p, s, self.model, numba_threads,
-                        self.federations.get(t.federation, {}))
+                        self.federations.get(t.federation, {}), self.objectives)
                 for t in self.traces for w in t.windows
                 for a, p in self.algorithms.items() for s in self.seeds]
 
     def fingerprint(self) -> dict:
-        """What the store records and compares on resume (the source path left out)."""
+        """What the store records and compares on resume (the source path left out; the
+        objectives only when they are not the default)."""
         return {"name": self.name, "seeds": list(self.seeds), "model": self.model,
                 "algorithms": self.algorithms,
                 "traces": [asdict(t) | {"windows": list(t.windows),
                                         "path": trace_identity(t.path)} for t in self.traces],
-                "federations": self.federations}
+                "federations": self.federations,
+                **({} if self.objectives == DEFAULT_OBJECTIVES
+                   else {"objectives": list(self.objectives)})}
 
 
 def trace_identity(path) -> str:
@@ -181,7 +191,7 @@ def config_from_dict(doc: dict, source: str = "sweep", base=Path(".")) -> SweepC
     if not isinstance(doc, dict):
         raise ValueError(f"{source}: a sweep configuration is a table, got {doc!r}")
     base = Path(base)
-    known = {"name", "seeds", "model", "federation", "trace", "algorithms"}
+    known = {"name", "seeds", "model", "federation", "trace", "algorithms", "objectives"}
     unknown = sorted(set(doc) - known)
     if unknown:
         raise _err(source, ", ".join(unknown), f"unknown key(s); known: {sorted(known)}")
@@ -196,6 +206,11 @@ def config_from_dict(doc: dict, source: str = "sweep", base=Path(".")) -> SweepC
     model = doc.get("model", "fluid")
     if model not in ("fluid", "at_start"):
         raise _err(source, "model", f"must be 'fluid' or 'at_start', got {model!r}")
+    try:
+        objectives = check_objectives(doc.get("objectives", list(DEFAULT_OBJECTIVES)),
+                                      counts=(2, 3))
+    except ValueError as e:
+        raise _err(source, "objectives", str(e)) from None
     federations = {}
 
     def check_fed(key, spec):
@@ -309,4 +324,5 @@ def config_from_dict(doc: dict, source: str = "sweep", base=Path(".")) -> SweepC
         elif p:
             raise _err(source, f"{key}.{next(iter(p))}", "heuristics take no parameters")
         checked[a] = p
-    return SweepConfig(name, tuple(seeds), model, tuple(tspecs), checked, source, federations)
+    return SweepConfig(name, tuple(seeds), model, tuple(tspecs), checked, source, federations,
+                       objectives)

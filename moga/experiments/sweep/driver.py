@@ -11,9 +11,11 @@ import numpy as np
 
 from ...bounds import BOUNDS
 from ...errors import require
+from ...model.objectives import DEFAULT as DEFAULT_OBJECTIVES
+from ...model.objectives import values_of_schedule
 from ...progress import Progress
 from .config import RunSpec, SweepConfig, TraceSpec, load_config
-from .store import finished_runs, open_store, write_run
+from .store import finished_runs, front_columns, open_store, write_run
 
 __all__ = ["run_one", "run_sweep", "check_windows"]
 
@@ -83,11 +85,13 @@ def run_one(spec: RunSpec) -> dict:
         numba.set_num_threads(max(1, min(spec.numba_threads, numba.config.NUMBA_NUM_THREADS)))
     js, fed, start = _jobset(spec.trace, spec.window)
     fcfs = heuristic(js, fed, "FCFS", spec.model)
-    ref = np.array([fcfs.makespan, fcfs.energy])
+    default = spec.objectives == DEFAULT_OBJECTIVES
+    ref = (np.array([fcfs.makespan, fcfs.energy]) if default
+           else values_of_schedule(fcfs, spec.objectives))
     t0 = time.perf_counter()
     r = run_algorithm(spec.algorithm, js, fed, model=spec.model, seed=spec.seed,
                       params=spec.params if ALGORITHMS[spec.algorithm].params == "ga" else None,
-                      n_evals=spec.params.get("n_evals"))
+                      n_evals=spec.params.get("n_evals"), objectives=spec.objectives)
     rep = r.schedule(r.knee())
     wall = time.perf_counter() - t0
     row = {
@@ -100,7 +104,11 @@ def run_one(spec: RunSpec) -> dict:
         "hv": normalized_hypervolume(r.F, ref), "front_size": len(r.F), "n_evals": r.n_evals,
         "wall_time_s": wall,
     }
-    return {"row": row, "front": np.asarray(r.F, dtype=float)}
+    if not default:  # a store of makespan-energy runs keeps its rows' columns
+        row["objectives"] = ",".join(spec.objectives)
+        row["ref"] = json.dumps([float(v) for v in ref])
+    return {"row": row, "front": np.asarray(r.F, dtype=float),
+            "columns": front_columns(spec.objectives)}
 
 
 def run_sweep(config, out, scheduler=None, workers=None, max_runs=None, progress=True,

@@ -4,7 +4,12 @@ Layout of a store folder::
 
     config.json          the configuration the store was made with (its fingerprint)
     runs/<run_id>.csv    one header line and one row: ids, parameters, objectives, hv, time
-    fronts/<run_id>.csv  the run's front (makespan_s, energy_J)
+    fronts/<run_id>.csv  the run's front (makespan_s, energy_J; or the sweep's objectives)
+
+A sweep of other objectives than makespan and energy (``objectives`` in its
+configuration) adds two columns to each row, ``objectives`` (their names) and
+``ref`` (the FCFS schedule's values, which normalise the hypervolume), and its
+fronts have a column per objective (:func:`front_columns`).
 
 Guarantees:
 
@@ -31,15 +36,28 @@ import numpy as np
 
 from ...outputs import OutputError, atomic_create, atomic_write, check_writable
 
-__all__ = ["ROW_FIELDS", "StoreError", "open_store", "write_run", "finished_runs", "load_results",
-           "foreign_runs", "read_config", "atomic_write"]
+__all__ = ["OBJECTIVE_FIELDS", "ROW_FIELDS", "StoreError", "front_columns", "open_store",
+           "write_run", "finished_runs", "load_results", "foreign_runs", "read_config",
+           "atomic_write"]
 
 #: Columns of a run's row, in order.
 ROW_FIELDS = ("run_id", "sweep", "trace", "window", "start", "n_jobs", "jobset", "algorithm",
               "seed", "model", "federation", "params", "makespan_s", "energy_J", "flowtime_s",
               "ref_makespan_s", "ref_energy_J", "hv", "front_size", "n_evals", "wall_time_s")
 
+#: The columns a row of a sweep of other objectives adds.
+OBJECTIVE_FIELDS = ("objectives", "ref")
+
 _NUMERIC_INT = {"window", "start", "n_jobs", "seed", "front_size", "n_evals"}
+
+
+def front_columns(objectives) -> tuple:
+    """The column names of a front file: each objective's name and unit
+    (``makespan_s``, ``energy_J``, ``bsld``, ``edp_J_s``)."""
+    from ...model.objectives import CATALOGUE
+
+    return tuple(o + ("_" + CATALOGUE[o].unit.replace(" ", "_") if CATALOGUE[o].unit else "")
+                 for o in objectives)
 
 
 class StoreError(ValueError):
@@ -125,11 +143,13 @@ def write_run(out: Path, result: dict) -> None:
     """Store one finished run (``{"row": dict, "front": ndarray}``): front first, then row."""
     row = result["row"]
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=ROW_FIELDS, lineterminator="\n")
+    fields = ROW_FIELDS + (OBJECTIVE_FIELDS if "objectives" in row else ())
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     w.writeheader()
     w.writerow({k: _cell(v) for k, v in row.items()})
-    front = "makespan_s,energy_J\n" + "".join(f"{float(m)!r},{float(e)!r}\n"
-                                               for m, e in result["front"])
+    columns = result.get("columns", ("makespan_s", "energy_J"))
+    front = ",".join(columns) + "\n" + "".join(
+        ",".join(repr(float(v)) for v in f) + "\n" for f in result["front"])
     atomic_write(Path(out) / "fronts" / f"{row['run_id']}.csv", front)
     atomic_write(Path(out) / "runs" / f"{row['run_id']}.csv", buf.getvalue())
 
@@ -155,13 +175,19 @@ def _read_row(p: Path) -> dict:
             rows = list(csv.DictReader(fh))
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise StoreError(f"{p}: damaged run row ({e}); delete it to rerun that run") from None
-    if len(rows) != 1 or set(rows[0]) != set(ROW_FIELDS) or None in rows[0].values():
+    if len(rows) != 1 or set(rows[0]) not in (set(ROW_FIELDS),
+                                              set(ROW_FIELDS + OBJECTIVE_FIELDS)) \
+            or None in rows[0].values():
         raise StoreError(f"{p}: damaged run row (expected one row with the columns "
                          f"{', '.join(ROW_FIELDS)}); delete it to rerun that run")
     r = rows[0]
     try:
         for k, v in r.items():
-            if k in _NUMERIC_INT:
+            if k == "ref":
+                r[k] = [float(x) for x in json.loads(v)]
+                if not r[k] or not all(np.isfinite(x) and x > 0 for x in r[k]):
+                    raise ValueError(f"{v!r} is not a list of finite numbers > 0")
+            elif k in _NUMERIC_INT:
                 r[k] = int(v)
             elif k.endswith(("_s", "_J")) or k == "hv":
                 r[k] = float(v)
@@ -212,9 +238,10 @@ def load_results(out, foreign: str = "keep"):
         except (OSError, ValueError) as e:
             raise StoreError(f"{fp}: damaged or missing front of run {p.stem} ({e}); delete "
                              f"{p} to rerun that run") from None
-        if front.shape[1:] != (2,) or len(front) != r["front_size"]:
+        m = len(r["ref"]) if "ref" in r else 2
+        if front.shape[1:] != (m,) or len(front) != r["front_size"]:
             raise StoreError(f"{fp}: damaged front of run {p.stem} (expected {r['front_size']} "
-                             f"rows of 2 values); delete {p} to rerun that run")
+                             f"rows of {m} values); delete {p} to rerun that run")
         if not np.all(np.isfinite(front)) or np.any(front < 0):
             raise StoreError(f"{fp}: impossible front of run {p.stem} (non-finite or negative "
                              f"objectives); delete {p} to rerun that run")
