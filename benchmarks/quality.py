@@ -78,7 +78,7 @@ import numpy as np
 from _bench import add_options, out_dir
 
 from moga.evolution.params import BUDGET, EASY_BUDGET
-from moga.evolution.search import MOGA_CLUSTER_RATE
+from moga.evolution.parts import MOGA_CLUSTER_RATE
 from moga.outputs import atomic_path, atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]

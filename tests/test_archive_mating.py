@@ -247,7 +247,7 @@ def test_cluster_move_rate_defaults_per_algorithm(small):
     assert p.operators(cluster_rate=0.8)[1].cluster_rate == 0.8
     assert p.replace(cluster_rate=0.3).operators(cluster_rate=0.8)[1].cluster_rate == 0.3
     # moga.run gives MOGA's own rate to a parameter left at None.
-    from moga.evolution.search import MOGA_CLUSTER_RATE
+    from moga.evolution.parts import MOGA_CLUSTER_RATE
 
     js, fed = small
     kw = dict(pop_size=12, n_gen=6, seed=3)

@@ -295,3 +295,19 @@ def test_resume_refuses_other_options_and_a_folder_without_a_state(tmp_path):
               "--no-progress")
     assert r.returncode == 0 and "already stopped" in r.stdout
     assert (out / "front.csv").read_text() == before
+
+
+def test_nsga3_survival_runs_and_resumes_bit_for_bit(setup, tmp_path):
+    js, fed = setup
+    kw = {"pop_size": POP, "n_gen": 8, "seed": 2, "objectives": ("makespan", "energy", "bsld"),
+          "params": {"survival": "nsga3"}}
+    want = moga.run(js, fed, **kw)
+    assert want.F.shape[1] == 3
+    assert not np.array_equal(want.F, moga.run(js, fed, **{**kw, "params": {}}).F)
+    s = moga.Search(js, fed, **kw)
+    for _ in range(3):
+        s.step()
+    moga.save_state(s.state(), tmp_path / "s.npz")
+    _same(moga.Search.from_state(moga.load_state(tmp_path / "s.npz")).run(), want)
+    with pytest.raises(ValueError, match="survival must be 'nsga2' or 'nsga3'"):
+        moga.GAParams(survival="spea2")

@@ -68,6 +68,11 @@ class Evolution:
         ``extra(problem, pop, random_state)`` after each generation: rows (or None)
         decoded with the next children (:class:`~moga.evolution.fast_end.FastEndSearch`);
         rows equal to a parent or a child are dropped.
+    survival : callable, optional
+        ``survival(X, F, n, random_state, hashes)`` gives the survivors as a
+        :class:`Population` (default :func:`survive`, NSGA-II's;
+        :class:`~moga.evolution.survival.ReferenceSurvival` is NSGA-III's). One
+        with ``state()``/``set_state()`` has its memory carried in :meth:`state`.
 
     Attributes
     ----------
@@ -80,8 +85,9 @@ class Evolution:
     """
 
     def __init__(self, problem, *, pop_size: int, sampling, selection, crossover, mutation,
-                 seed, n_max_iterations: int = 100, improve=None, extra=None):
+                 seed, n_max_iterations: int = 100, improve=None, extra=None, survival=None):
         self.problem = problem
+        self.survive = survive if survival is None else survival
         self.pop_size = int(pop_size)
         self.sampling, self.selection, self.extra = sampling, selection, extra
         self.rs = np.random.default_rng(seed)
@@ -139,11 +145,11 @@ class Evolution:
             return
         self.n_evals += len(X)
         if self.pop is None:
-            self.pop = survive(X, F, len(X), self.rs, hashes)
+            self.pop = self.survive(X, F, len(X), self.rs, hashes)
         else:
             # The population's array is the loop's own (survive's gather, or a state's copy).
             self.pop = _merge_survive(self.pop, X, F, hashes, self.pop_size, self.rs,
-                                      in_place=True)
+                                      in_place=True, survival=self.survive)
         self.n_gen += 1
 
     def step(self):
@@ -161,6 +167,8 @@ class Evolution:
         pop = self.pop
         return {"rng": self.rs.bit_generator.state, "n_gen": self.n_gen,
                 "n_evals": self.n_evals, "exhausted": self.exhausted,
+                **({"survival": self.survive.state()} if hasattr(self.survive, "state")
+                   else {}),
                 **({} if pop is None else
                    {"X": pop.X.copy(), "F": pop.F.copy(), "rank": pop.rank.copy(),
                     "crowding": pop.crowding.copy(), "hashes": pop.hashes.copy()})}
@@ -171,6 +179,8 @@ class Evolution:
         self.rs.bit_generator.state = state["rng"]
         self.n_gen, self.n_evals = int(state["n_gen"]), int(state["n_evals"])
         self.exhausted = bool(state["exhausted"])
+        if "survival" in state:
+            self.survive.set_state(state["survival"])
         self._asked = None
         self.pop = (None if "X" not in state else
                     Population(np.array(state["X"], dtype=np.float64),
@@ -190,7 +200,7 @@ class Evolution:
         F = np.vstack([pop.F, mF])
         hashes = np.concatenate([pop.hashes, _row_hashes(mX)])
         keep = _first_occurrences(X, hashes)
-        self.pop = survive(X[keep], F[keep], self.pop_size, self.rs, hashes[keep])
+        self.pop = self.survive(X[keep], F[keep], self.pop_size, self.rs, hashes[keep])
 
 
 def evolve(problem, *, pop_size: int, sampling, selection, crossover, mutation, seed: int,
@@ -249,13 +259,13 @@ def _pairs(selection, pop, rs, n_matings):
 
 
 def _merge_survive(pop, X, F, hashes, n_survive, random_state,
-                   in_place: bool = False) -> Population:
-    """:func:`survive` over the population and its children, gathering each kept row once;
-    with ``in_place``, written over the population's own array (for a caller that uses the
-    old population no more)."""
+                   in_place: bool = False, survival=survive) -> Population:
+    """``survival`` (:func:`survive`) over the population and its children, gathering each
+    kept row once; with ``in_place``, written over the population's own array (for a caller
+    that uses the old population no more)."""
     n = len(pop)
-    both = survive(np.arange(n + len(X))[:, None], np.vstack([pop.F, F]), n_survive,
-                   random_state)
+    both = survival(np.arange(n + len(X))[:, None], np.vstack([pop.F, F]), n_survive,
+                    random_state)
     idx = both.X[:, 0]
     A = pop.X
     if in_place and len(idx) == n and A.flags.writeable and A.flags.c_contiguous:

@@ -54,6 +54,7 @@ from .parts import (
     _Recorder,
     _search_parts,
     _seeded_archive,
+    survival_of,
 )
 
 __all__ = ["IslandRun", "Migration", "TOPOLOGIES", "run_islands"]
@@ -145,6 +146,7 @@ class _Parts:
                                          backfill=spec.backfill)
         (self.search, self.sampling, selection, self.crossover, self.mutation,
          self.improve) = _search_parts(self.problem, spec.params, spec.initial)
+        self.params = spec.params
         self.selection = selection if selection is not None else PymooTournament()
         self.extra = None
         if spec.params.fast_end:
@@ -159,7 +161,8 @@ class _Parts:
         return Evolution(self.search, pop_size=pop_size, sampling=self.sampling,
                          selection=self.selection, crossover=self.crossover,
                          mutation=self.mutation, seed=seed, improve=self.improve,
-                         extra=self.extra)
+                         extra=self.extra,
+                         survival=survival_of(self.params, len(self.problem.objectives)))
 
     def counters(self) -> tuple:
         """Decodes so far and their seconds, over the run's decoders."""
@@ -225,7 +228,8 @@ def _epoch(spec: _Spec, state: dict, migrants, until: int, time_left=None, stop=
         evo = parts.evolution(0, params.pop_size)
         evo.set_state({"rng": state["rng"], "n_gen": state["n_gen"],
                        "n_evals": state["n_evals"], "exhausted": False,
-                       **{k: state[k] for k in ("X", "F", "rank", "crowding", "hashes")}})
+                       **{k: state[k] for k in ("X", "F", "rank", "crowding", "hashes")},
+                       **({"survival": state["survival"]} if "survival" in state else {})})
         archive = _archive(spec, state["archive_F"], state["archive_X"])
         recorder = _Recorder(spec.reference, t_start, None, archive, twins)
         stopped = state["stopped"]
@@ -251,6 +255,8 @@ def _epoch(spec: _Spec, state: dict, migrants, until: int, time_left=None, stop=
         first = pop.rank == 0
         front_F, front_X = pop.F[first], pop.X[first]
     state = evo.state()
+    if "survival" in state:
+        out["survival"] = state["survival"]
     out.update({"rng": state["rng"], "X": state["X"], "F": state["F"],
                 "rank": state["rank"], "crowding": state["crowding"],
                 "hashes": state["hashes"], "n_gen": evo.n_gen,
@@ -823,7 +829,8 @@ class IslandRun:
         keep = ("index", "n_decoded", "decode_s", "history", "rng", "X", "F", "rank",
                 "crowding", "hashes", "n_gen", "n_evals", "stopped", "archive_F",
                 "archive_X", "front_F", "front_X", "hv", "compute_s")
-        return {"states": [{k: s[k] for k in keep} for s in self.states],
+        return {"states": [{k: s[k] for k in keep + ("survival",) if k in s}
+                           for s in self.states],
                 "incoming": [None if m is None else {"X": m[0], "F": m[1]}
                              for m in self.incoming],
                 "history": np.array(self.recorder.rows, dtype=float).reshape(-1, 5),

@@ -132,6 +132,12 @@ class GAParams:
         :data:`EASY_BUDGET`; False gives the MOGA paper's search over
         in-order chromosomes, with re-sequencing, at :data:`BUDGET`. Needs
         the archive (``archive_size > 0``); re-sequencing is then off.
+    survival : {"nsga2", "nsga3"} or None
+        MOGA only: the population's survival, NSGA-II's rank and crowding
+        distance or NSGA-III's reference directions
+        (:class:`~moga.evolution.survival.ReferenceSurvival`). None (default):
+        NSGA-II's, for any number of objectives (docs/guide/objectives.md says
+        what was measured).
     """
 
     pop_size: int | None = None
@@ -156,6 +162,7 @@ class GAParams:
     resequence_rate: float = 0.03
     fast_end: int = 0
     easy_search: bool | None = None
+    survival: str | None = None
 
     def __post_init__(self):
         for name in ("pop_size", "n_gen", "archive_size", "mating_neighbours", "fast_end",
@@ -200,6 +207,8 @@ class GAParams:
         if any(isinstance(v, bool) or not isinstance(v, (int, float, np.number)) for v in levels):
             raise ValueError(f"seed_levels must be a list of numbers in [0, 1], got {levels!r}")
         object.__setattr__(self, "seed_levels", tuple(float(v) for v in levels))
+        if self.survival is not None and self.survival not in ("nsga2", "nsga3"):
+            raise ValueError(f"survival must be 'nsga2' or 'nsga3', got {self.survival!r}")
         if self.easy_search and self.archive_size == 0:
             raise ValueError("easy_search needs the archive (archive_size > 0): the in-order "
                              "front is gathered there")

@@ -178,6 +178,18 @@ def _search_parts(problem, params, initial=None):
     return search, sampling, selection, crossover, mutation, improve
 
 
+def survival_of(params, n_obj: int):
+    """The survival of a run of ``params`` with ``n_obj`` objectives: None (NSGA-II's,
+    :func:`~moga.evolution.survival.survive`) or NSGA-III's
+    (:class:`~moga.evolution.survival.ReferenceSurvival`, one per population: it has a
+    memory)."""
+    if params.survival == "nsga3":
+        from .survival import ReferenceSurvival
+
+        return ReferenceSurvival(n_obj, params.pop_size)
+    return None
+
+
 def _seeded_archive(problem, params, reference):
     """The run's :class:`ParetoArchive` holding the heuristics' allocation seeds (None
     without an archive)."""

@@ -25,6 +25,7 @@ from .parts import (  # noqa: F401 (HV_FACTOR, RunResult, StopRule, ... are this
     _seeded_archive,
     _submit_individual,
     _unsized_warning,
+    survival_of,
 )
 
 __all__ = ["HV_FACTOR", "CpuBudget", "Interrupted", "MaxGenerations", "RunResult", "Search",
@@ -250,7 +251,7 @@ class Search:
             self.search, pop_size=params.pop_size, sampling=sampling,
             selection=selection if selection is not None else PymooTournament(),
             crossover=crossover, mutation=mutation, seed=s["seed"], improve=improve,
-            extra=extra)
+            extra=extra, survival=survival_of(params, len(self.problem.objectives)))
         self._user_hook = on_generation
         self.recorder = _Recorder(self.reference, time.perf_counter(), self._on_generation,
                                   None, None if self.search is self.problem

@@ -9,7 +9,7 @@ from numba import njit
 from pymoo.operators.survival.rank_and_crowding.metrics import get_crowding_function
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
-__all__ = ["Population", "survive"]
+__all__ = ["Population", "ReferenceSurvival", "SURVIVALS", "survive"]
 
 
 @dataclass
@@ -190,3 +190,66 @@ def survive(X, F, n_survive: int, random_state, hashes=None) -> Population:
     idx = np.concatenate(survivors)
     return Population(X[idx], F[idx], np.concatenate(ranks), np.concatenate(crowds),
                       None if hashes is None else hashes[idx])
+
+
+#: Survivals a run can use (``GAParams.survival``): NSGA-II's rank and crowding distance, or
+#: NSGA-III's reference directions.
+SURVIVALS = ("nsga2", "nsga3")
+
+
+class ReferenceSurvival:
+    """NSGA-III's survival (pymoo's ``ReferenceDirectionSurvival``) with the array interface
+    of :func:`survive`.
+
+    The reference directions are Das and Dennis's, as many as fit the population
+    (``n_partitions`` the largest whose count is at most ``pop_size``). Survivors
+    get NSGA-II's rank and, as ``crowding``, minus their distance to their niche's
+    direction, so that the mating's tournament (lower rank, then larger
+    ``crowding``) prefers members close to a direction. The normalisation's ideal,
+    worst and nadir points persist across generations, as in pymoo; :meth:`state`
+    and :meth:`set_state` carry them.
+    """
+
+    def __init__(self, n_obj: int, pop_size: int):
+        from pymoo.algorithms.moo.nsga3 import ReferenceDirectionSurvival
+        from pymoo.util.ref_dirs import get_reference_directions
+
+        p = 1
+        while _n_directions(n_obj, p + 1) <= pop_size:
+            p += 1
+        self.ref_dirs = get_reference_directions("das-dennis", n_obj, n_partitions=p)
+        self.survival = ReferenceDirectionSurvival(self.ref_dirs)
+        self.n_obj = n_obj
+
+    def __call__(self, X, F, n_survive: int, random_state, hashes=None) -> Population:
+        from pymoo.core.population import Population as PymooPopulation
+        from pymoo.core.problem import Problem
+
+        F = np.asarray(F, dtype=float)
+        pop = PymooPopulation.new(F=F, index=np.arange(len(F)))
+        out = self.survival.do(Problem(n_var=1, n_obj=self.n_obj), pop,
+                               n_survive=min(int(n_survive), len(F)),
+                               random_state=random_state)
+        idx = np.asarray(out.get("index"), dtype=np.int64)
+        return Population(X[idx], F[idx], np.asarray(out.get("rank"), dtype=np.int64),
+                          -np.asarray(out.get("dist_to_niche"), dtype=float),
+                          None if hashes is None else hashes[idx])
+
+    def state(self) -> dict:
+        """The normalisation's points (arrays, or None before the first survival)."""
+        n = self.survival.norm
+        return {k: None if getattr(n, k) is None else np.array(getattr(n, k))
+                for k in ("ideal_point", "worst_point", "nadir_point", "extreme_points")}
+
+    def set_state(self, state: dict) -> None:
+        """Take back a :meth:`state`."""
+        n = self.survival.norm
+        for k, v in state.items():
+            setattr(n, k, None if v is None else np.array(v, dtype=float))
+
+
+def _n_directions(n_obj: int, p: int) -> int:
+    """Das and Dennis's directions for ``n_obj`` objectives and ``p`` partitions."""
+    from math import comb
+
+    return comb(p + n_obj - 1, n_obj - 1)
