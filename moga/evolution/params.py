@@ -136,8 +136,9 @@ class GAParams:
         MOGA only: the population's survival, NSGA-II's rank and crowding
         distance or NSGA-III's reference directions
         (:class:`~moga.evolution.survival.ReferenceSurvival`). None (default):
-        NSGA-II's, for any number of objectives (docs/guide/objectives.md says
-        what was measured).
+        NSGA-II's for two objectives, NSGA-III's for three, the better of the two
+        at equal evaluations inside MOGA's loop on three objectives
+        (``results/objectives_three.md``).
     """
 
     pop_size: int | None = None

@@ -182,8 +182,10 @@ def survival_of(params, n_obj: int):
     """The survival of a run of ``params`` with ``n_obj`` objectives: None (NSGA-II's,
     :func:`~moga.evolution.survival.survive`) or NSGA-III's
     (:class:`~moga.evolution.survival.ReferenceSurvival`, one per population: it has a
-    memory)."""
-    if params.survival == "nsga3":
+    memory). ``GAParams.survival`` left at None gives NSGA-II's for two objectives and
+    NSGA-III's for three or more, which measured ahead inside MOGA's loop at equal
+    evaluations (``results/objectives_three.md``)."""
+    if params.survival == "nsga3" or (params.survival is None and n_obj >= 3):
         from .survival import ReferenceSurvival
 
         return ReferenceSurvival(n_obj, params.pop_size)
