@@ -335,7 +335,7 @@ def markdown() -> str:
         "keyword of the Python API, an input of `decoders.decode`) is checked against one",
         "interval, the same wherever it comes in. A value outside is refused before any work,",
         "with one line naming the option, key or keyword and the bound: the command exits",
-        "with status 2, Python raises `moga.InputError` (a `ValueError`). NaN is always",
+        "with status 2, Python raises `moga.errors.InputError` (a `ValueError`). NaN is always",
         "refused; `inf` only where the table says so. Upper bounds are generous: they stop",
         "values that would run for days or fill the memory before a first result, not studies.",
         "",

@@ -79,10 +79,12 @@ class Machine:
         BOUNDS["pfs_usable"].check("pfs_usable", self.pfs_usable)
         BOUNDS["io_nodes_per"].check("io_nodes_per", self.io_nodes_per)
         io_nodes = max(1, -(-self.nodes // self.io_nodes_per))
-        if BOUNDS["min_io_nodes"].check("min_io_nodes", self.min_io_nodes) > io_nodes:
+        # The machine's own bound first: it says more than the table's.
+        if check_number("min_io_nodes", self.min_io_nodes, 0) > io_nodes:
             raise InputError(f"min_io_nodes must be at most the machine's {io_nodes} I/O "
                              f"node(s) ({self.nodes} nodes, one per {self.io_nodes_per}), got "
                              f"{self.min_io_nodes:g}")
+        BOUNDS["min_io_nodes"].check("min_io_nodes", self.min_io_nodes)
         check_number("power_idle", self.power_idle, 0, low_open=True)
         check_number("power_busy", self.power_busy, self.power_idle)
         if self.partitions is not None:
