@@ -2,7 +2,7 @@
 
 Numba's cache checks only the source file of the function it compiled, not
 the files of the helpers inlined into it (numba/numba#1833): after an edit of
-``_kernels.py`` a cached ``federated._decode`` would still run the old
+``_kernels.py`` a cached ``federated._decode_easy`` would still run the old
 helpers. On import, this module hashes every source file of the package and,
 when the hash differs from the one stamped beside the cache, removes the
 package's cached kernels so that they compile afresh. It never fails an
@@ -93,7 +93,7 @@ def _kernel_cache_dir(module: str, kernel: str):
 
 def is_cached(module: str, kernel: str) -> bool:
     """True when Numba's cache holds an index of ``kernel`` of the package's ``module``
-    (``"federated"``, ``"_decode"``), so that this process loads it instead of compiling.
+    (``"federated"``, ``"_decode_easy"``), so that this process loads it instead of compiling.
 
     Only the folder Numba reads in this process counts: with ``NUMBA_CACHE_DIR``
     set, kernels cached beside the sources are not loaded."""

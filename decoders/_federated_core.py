@@ -1,8 +1,8 @@
 """The federated decoders' state and the pieces of their shared event loop.
 
-The kernels of :mod:`decoders.federated` (in-order and EASY) run one event
-loop (:func:`decoders.federated._decode`); what differs is the rule that
-starts jobs at an event. The loop's data travels in four bundles, named
+The kernels of :mod:`decoders.federated` run one event loop, written once and
+specialised per rule (:func:`decoders.federated._loop_for`); what differs is the
+rule that starts jobs at an event. The loop's data travels in four bundles, named
 tuples built once per decode (they hold views, nothing is copied):
 
 ``jobs`` (:data:`Jobs`)

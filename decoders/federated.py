@@ -55,8 +55,10 @@ then lower index) and ``"consolidate"`` (the seed's and AccaSim's
 consolidation, per cluster: the fullest cluster that holds the job alone,
 else the fullest clusters first; ties in the fastest order).
 
-Layout: one private ``@njit`` event loop over the rows of a population
-(``_decode``, without the GIL, in threads: :func:`run_rows`) with the rules
+Layout: one private ``@njit`` event loop over the rows of a population, written
+once and specialised per rule (``_decode_in_order``, ``_decode_easy``,
+``_decode_prb``, ``_decode_saf``: :func:`_loop_for`; without the GIL, in
+threads: :func:`run_rows`), each compiled and cached on its own, with the rules
 that start jobs at an event (``_start_in_order``, ``_start_prb``,
 :func:`start_listed`; EASY in :mod:`decoders.easy`, the queue in
 :mod:`decoders._queue`), the set-up written once (:func:`setup`,
@@ -128,12 +130,15 @@ __all__ = ["CapInfeasibleError", "MODELS", "BACKFILL", "RULES", "FederatedDecode
 
 #: Execution models by name, with the integer code the kernels use.
 MODELS = {"fluid": 0, "at_start": 1}
-#: Backfilling modes.
-BACKFILL = {"none": 0, "easy": 1}
+#: The rules of the event loop by name, with the code each specialisation of the loop is
+#: built for (:func:`_loop_for`).
+LOOP_RULES = {"in_order": 0, "easy": 1, "prb": 2, "saf": 3}
+#: Backfilling modes, with their rule's code.
+BACKFILL = {"none": LOOP_RULES["in_order"], "easy": LOOP_RULES["easy"]}
 #: Allocation rules.
 RULES = {"fastest": 0, "greenest": 1, "consolidate": 2}
 #: The whole-run dispatchers of :func:`dispatch`, with the kernel's rule code.
-_DISPATCH_CODES = {"easy": 1, "prb": 2, "saf": 3}
+_DISPATCH_CODES = {m: LOOP_RULES[m] for m in ("easy", "prb", "saf")}
 #: The methods of :func:`dispatch`.
 DISPATCH_METHODS = tuple(_DISPATCH_CODES)
 
@@ -286,105 +291,127 @@ def start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
     return dequeue_started(jobs, st, 0, 0)
 
 
-@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
-def _decode(jobs, plat, orders, blacklists, model, mode, lo, hi, st, out, weight, ties, out_f,
-            out_i, out_starts, out_alloc, out_finish):
-    """Decode chromosomes ``lo`` to ``hi - 1`` of a population: the event loop of every federated decode.
+def _loop_for(mode: int, name: str):
+    """The event loop of every federated decode, specialised to the rule ``mode``
+    (:data:`LOOP_RULES`) and compiled on first use as the module's kernel ``name``.
 
-    Parameters
-    ----------
-    jobs, plat, st, out : named tuples
-        See :mod:`decoders._federated_core`; ``st`` is work space, ``out`` is filled.
-    orders : int64[:, :]
-        (P, J): each row a permutation of the jobs, the placement order (the
-        queue order under EASY).
-    blacklists : float64[:, :, :]
-        (P, J, K) fractions in [0, 1].
-    model : int
-        ``MODELS`` code (0 fluid, 1 at_start).
-    mode : int
-        The rule's code: 0 strict order (:func:`_start_in_order`), 1 EASY
-        (:func:`start_easy`), 2 PRB (:func:`_start_prb`), 3 smallest area first
-        (:func:`_start_saf`).
-    lo, hi : int
-        The rows to decode; every row reuses the work arrays ``st``, and
-        ``out`` holds the schedule of the last one.
-    weight, ties : float64[:], int64[:, :]
-        PRB's queue weights and tie order (see :func:`_start_prb`; unused by the
-        other rules).
-    out_f, out_i : float64[:, :], int64[:, :]
-        (P, 3) and (P, 2): row p's ``(makespan, energy, flowtime)`` and
-        ``(n_relaxed, n_coalloc)``.
-    out_starts : float64[:, :]
-        With P rows, ``out_starts[p, i]`` receives the start of job
-        ``orders[p, i]``; shape (0, J) skips it.
-    out_alloc : int32[:, :, :]
-        With P rows, ``out_alloc[p]`` receives row p's allocation (J, K);
-        shape (0, J, K) skips it.
-    out_finish : float64[:, :]
-        With P rows, ``out_finish[p, j]`` receives the finish of job ``j``;
-        shape (0, J) skips it.
-
-    At each event (a finish or an arrival) the jobs finishing by then release
-    their nodes, then the rule starts what it can; time moves to the next
-    finish or arrival until every job has started.
-
-    One kernel serves one chromosome and a population alike, so a first use
-    compiles the loop once; it runs without the GIL, and :func:`run_rows`
-    decodes a population in threads, one contiguous chunk each.
+    ``mode`` is a constant of the closure, so Numba prunes the other rules'
+    branches before typing: a specialisation compiles only its own rule's
+    helpers, and a command compiles only the rules it runs. Numba's on-disk
+    cache keys a closure by its code and the values it closes over, and the
+    kernel's name names its cache file, so each specialisation is cached on
+    its own and a later process loads it.
     """
-    J = orders.shape[1]
-    fluid = model == 0
-    want_starts = out_starts.shape[0] > 0
-    want_alloc = out_alloc.shape[0] > 0
-    want_finish = out_finish.shape[0] > 0
-    plan = plans_on_estimates(jobs)
-    if mode != 0 and hi > lo:
-        arrival_order(jobs, st)
-        if mode == 1 and plat.nodes.shape[0] <= TABLE_K:
-            sd_floors(plat, st)
-    for p in range(lo, hi):
-        order, blacklist = orders[p], blacklists[p]
-        reset_loop(jobs, plat, st, out, order, mode != 0)
-        st.evi[E_PLAN] = plan
-        if mode == 1:
-            allowances(blacklist, jobs, plat, st)
-            if is_capped(plat):
-                power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j,
-                             st.index)
-            st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K,
-                                         plat.nodes.sum())
-        t = 0.0
-        while st.evi[E_STARTED] < J:
-            t = release_due(t + FINISH_RTOL * abs(t), t, fluid, jobs, plat, st, out)
+
+    def decode(jobs, plat, orders, blacklists, model, lo, hi, st, out, weight, ties, out_f, out_i,
+               out_starts, out_alloc, out_finish):
+        """Decode chromosomes ``lo`` to ``hi - 1`` of a population with one rule: the event
+        loop of every federated decode.
+
+        Parameters
+        ----------
+        jobs, plat, st, out : named tuples
+            See :mod:`decoders._federated_core`; ``st`` is work space, ``out`` is filled.
+        orders : int64[:, :]
+            (P, J): each row a permutation of the jobs, the placement order (the
+            queue order under EASY).
+        blacklists : float64[:, :, :]
+            (P, J, K) fractions in [0, 1].
+        model : int
+            ``MODELS`` code (0 fluid, 1 at_start).
+        lo, hi : int
+            The rows to decode; every row reuses the work arrays ``st``, and
+            ``out`` holds the schedule of the last one.
+        weight, ties : float64[:], int64[:, :]
+            PRB's queue weights and tie order (see :func:`_start_prb`; unused by the
+            other rules).
+        out_f, out_i : float64[:, :], int64[:, :]
+            (P, 3) and (P, 2): row p's ``(makespan, energy, flowtime)`` and
+            ``(n_relaxed, n_coalloc)``.
+        out_starts : float64[:, :]
+            With P rows, ``out_starts[p, i]`` receives the start of job
+            ``orders[p, i]``; shape (0, J) skips it.
+        out_alloc : int32[:, :, :]
+            With P rows, ``out_alloc[p]`` receives row p's allocation (J, K);
+            shape (0, J, K) skips it.
+        out_finish : float64[:, :]
+            With P rows, ``out_finish[p, j]`` receives the finish of job ``j``;
+            shape (0, J) skips it.
+
+        The rule (``mode`` of :func:`_loop_for`): 0 strict order
+        (:func:`_start_in_order`), 1 EASY (:func:`start_easy`), 2 PRB
+        (:func:`_start_prb`), 3 smallest area first (:func:`_start_saf`). At each
+        event (a finish or an arrival) the jobs finishing by then release their
+        nodes, then the rule starts what it can; time moves to the next finish or
+        arrival until every job has started.
+
+        One kernel per rule serves one chromosome and a population alike; it runs
+        without the GIL, and :func:`run_rows` decodes a population in threads, one
+        contiguous chunk each.
+        """
+        J = orders.shape[1]
+        fluid = model == 0
+        want_starts = out_starts.shape[0] > 0
+        want_alloc = out_alloc.shape[0] > 0
+        want_finish = out_finish.shape[0] > 0
+        plan = plans_on_estimates(jobs)
+        if mode != 0 and hi > lo:
+            arrival_order(jobs, st)
+            if mode == 1 and plat.nodes.shape[0] <= TABLE_K:
+                sd_floors(plat, st)
+        for p in range(lo, hi):
+            order, blacklist = orders[p], blacklists[p]
+            reset_loop(jobs, plat, st, out, order, mode != 0)
+            st.evi[E_PLAN] = plan
             if mode == 1:
-                t_arrival = start_easy(t, fluid, jobs, plat, st, out, order, blacklist)
-            elif mode == 2:
-                t_arrival = _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties)
-            elif mode == 3:
-                t_arrival = _start_saf(t, fluid, jobs, plat, st, out, blacklist)
-            else:
-                t_arrival = _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist)
-            if st.evi[E_STARTED] == J:
-                break
-            nxt = min(next_finish(st), t_arrival)
-            if nxt == np.inf:  # cannot happen: a waiting job always fits an idle federation
-                break
-            t = max(t, nxt)
-        release_due(np.inf, t, fluid, jobs, plat, st, out)
-        out_f[p, 0], out_f[p, 1], out_f[p, 2] = objectives(jobs, plat, out)
-        out_i[p, 0] = st.evi[E_RELAXED]
-        out_i[p, 1] = st.evi[E_COALLOC]
-        if want_starts:
-            for i in range(J):
-                out_starts[p, i] = out.start[order[i]]
-        if want_alloc:
-            for i in range(J):
-                for k in range(out.alloc.shape[1]):
-                    out_alloc[p, i, k] = out.alloc[i, k]
-        if want_finish:
-            for i in range(J):
-                out_finish[p, i] = out.finish[i]
+                allowances(blacklist, jobs, plat, st)
+                if is_capped(plat):
+                    power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j,
+                                 st.index)
+                st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K,
+                                             plat.nodes.sum())
+            t = 0.0
+            while st.evi[E_STARTED] < J:
+                t = release_due(t + FINISH_RTOL * abs(t), t, fluid, jobs, plat, st, out)
+                if mode == 1:
+                    t_arrival = start_easy(t, fluid, jobs, plat, st, out, order, blacklist)
+                elif mode == 2:
+                    t_arrival = _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties)
+                elif mode == 3:
+                    t_arrival = _start_saf(t, fluid, jobs, plat, st, out, blacklist)
+                else:
+                    t_arrival = _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist)
+                if st.evi[E_STARTED] == J:
+                    break
+                nxt = min(next_finish(st), t_arrival)
+                if nxt == np.inf:  # cannot happen: a waiting job always fits an idle federation
+                    break
+                t = max(t, nxt)
+            release_due(np.inf, t, fluid, jobs, plat, st, out)
+            out_f[p, 0], out_f[p, 1], out_f[p, 2] = objectives(jobs, plat, out)
+            out_i[p, 0] = st.evi[E_RELAXED]
+            out_i[p, 1] = st.evi[E_COALLOC]
+            if want_starts:
+                for i in range(J):
+                    out_starts[p, i] = out.start[order[i]]
+            if want_alloc:
+                for i in range(J):
+                    for k in range(out.alloc.shape[1]):
+                        out_alloc[p, i, k] = out.alloc[i, k]
+            if want_finish:
+                for i in range(J):
+                    out_finish[p, i] = out.finish[i]
+
+    decode.__name__ = decode.__qualname__ = name
+    return njit(cache=True, nogil=True, error_model="numpy", _nrt=False)(decode)
+
+
+_decode_in_order = _loop_for(LOOP_RULES["in_order"], "_decode_in_order")
+_decode_easy = _loop_for(LOOP_RULES["easy"], "_decode_easy")
+_decode_prb = _loop_for(LOOP_RULES["prb"], "_decode_prb")
+_decode_saf = _loop_for(LOOP_RULES["saf"], "_decode_saf")
+#: The loop's specialisation of each rule code (:data:`LOOP_RULES`).
+_LOOPS = (_decode_in_order, _decode_easy, _decode_prb, _decode_saf)
 
 
 _POOL = [None, 0, 0]  # the decode threads: executor, its size, the process that made it
@@ -403,7 +430,8 @@ def thread_pool(n):
 
 def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None, n_chunks=1,
              starts=False, allocs=False, work=None, finishes=False):
-    """Run :func:`_decode` over every row of ``orders`` (P, J) and ``blacklists`` (P, J, K).
+    """Run the loop of rule ``mode`` (:data:`LOOP_RULES`) over every row of ``orders`` (P, J)
+    and ``blacklists`` (P, J, K).
 
     ``n_chunks`` contiguous chunks run in as many threads, each with its own
     work arrays. Returns ``(out_f, out_i, out_starts, out_alloc, out, out_finish)``:
@@ -433,7 +461,7 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
     def chunk(c):
         # The outputs by keyword (Numba folds them into its signature at no cost; a
         # bundle of them would be typed in Python at every call).
-        _decode(jobs, plat, orders, blacklists, model, mode, c * P // n_chunks,
+        _LOOPS[mode](jobs, plat, orders, blacklists, model, c * P // n_chunks,
                 (c + 1) * P // n_chunks, new_state(J, K, mode == 1) if work is None else work[0],
                 outs[c], weight, ties, out_f=out_f, out_i=out_i, out_starts=out_s, out_alloc=out_a,
                 out_finish=out_e)

@@ -106,16 +106,16 @@ POLICIES = {p.name: p for p in (
     PolicyInfo("easy", "kernel", "EASY backfilling in arrival order (one reservation for "
                "the head)", "decoders.easy.start_easy", "naive_easy_federated",
                frozenset({"power_cap", "reservation"}), _BOTH,
-               functools.partial(_run_decoder, backfill="easy"), ("decoder",)),
+               functools.partial(_run_decoder, backfill="easy"), ("EASY decoder",)),
     PolicyInfo("prb", "kernel", "priority-rule-based: queue weight x (wait + 1), every "
                "ranked job that fits", "decoders.federated._start_prb", "naive_prb",
                frozenset({"power_cap", "queues"}), _BOTH,
-               functools.partial(_run_dispatcher, dispatcher="prb"), ("decoder",),
+               functools.partial(_run_dispatcher, dispatcher="prb"), ("PRB dispatcher",),
                ("queues",)),
     PolicyInfo("saf", "kernel", "smallest area first: every queued job that fits starts, "
                "smallest tasks x planned run time first (ties by arrival); no reservation",
                "decoders.federated._start_saf", "naive_saf", frozenset({"power_cap"}), _BOTH,
-               functools.partial(_run_kernel_dispatch, method="saf"), ("decoder",)),
+               functools.partial(_run_kernel_dispatch, method="saf"), ("SAF dispatcher",)),
     PolicyInfo("hybrid", "python", "CP-SAT schedules the waiting jobs at each event, PRB's "
                "mapper starts those it starts now", "moga.powercap.dispatchers.HybridCP",
                "naive_serial_schedule", frozenset({"power_cap", "queues"}), _BOTH,

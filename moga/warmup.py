@@ -19,13 +19,18 @@ from .policies import POLICIES, SESSION_KERNELS
 __all__ = ["KERNEL_GROUPS", "COMMAND_GROUPS", "STILL_EVERY", "cold_groups", "command_groups",
            "warmup"]
 
-#: Kernel groups: name -> (what uses them, [(module, kernel) the cache must hold]).
+#: Kernel groups: name -> (what uses them, [(module, kernel) the cache must hold]). The
+#: federated event loop is one group per rule: each rule's specialisation of the loop
+#: compiles and is cached on its own, so a command compiles only the rules it runs.
 KERNEL_GROUPS = {
-    "decoder": ("moga evaluate, run, compare, sweep, tune, simulate (one chromosome or a "
-                "population)", [("federated", "_decode")]),
-    "batch decoder": ("the decoder's kernel, which decodes populations too (the same kernel as "
-                      "'decoder')", [("federated", "_decode")]),
-    "dispatch steps": ("moga powercap (the hybrid dispatcher)",
+    "decoder": ("the in-order decoder, one chromosome or a population: moga evaluate, run, "
+                "compare, sweep, tune, simulate --policy fcfs", [("federated", "_decode_in_order")]),
+    "EASY decoder": ("EASY backfilling: the default search of moga run, compare, sweep and tune, "
+                     "--backfill easy, moga powercap, simulate --policy easy",
+                     [("federated", "_decode_easy")]),
+    "PRB dispatcher": ("moga powercap, simulate --policy prb", [("federated", "_decode_prb")]),
+    "SAF dispatcher": ("simulate --policy saf", [("federated", "_decode_saf")]),
+    "dispatch steps": ("moga powercap (the hybrid dispatcher), Python policies",
                        [("steps", "map"), ("steps", "end")]),
     "value decoders": ("moga value", [("value", "_decode_value"),
                                       ("value", "_decode_value_batch")]),
@@ -34,14 +39,14 @@ KERNEL_GROUPS = {
                        [("realtime", "_simulate")]),
 }
 
-#: The kernel groups each command uses.
+#: The kernel groups each command uses (the search's default decodes in order and with EASY).
 COMMAND_GROUPS = {
     "evaluate": ("decoder",),
-    "run": ("decoder",),
-    "compare": ("decoder",),
-    "tune": ("decoder",),
-    "sweep": ("decoder",),
-    "powercap": ("decoder", "dispatch steps"),
+    "run": ("decoder", "EASY decoder"),
+    "compare": ("decoder", "EASY decoder"),
+    "tune": ("decoder", "EASY decoder"),
+    "sweep": ("decoder", "EASY decoder"),
+    "powercap": ("EASY decoder", "PRB dispatcher", "dispatch steps"),
     "simulate": ("decoder", "dispatch steps"),
     "value": ("value decoders", "online value heuristics"),
     "realtime": ("real-time loop",),
@@ -76,9 +81,15 @@ def _tiny():
 def _compile(group: str) -> None:
     moga, fed, js = _tiny()
     J, K = len(js), fed.n_clusters
-    if group in ("decoder", "batch decoder"):
+    if group == "decoder":
         moga.evaluate(js, fed)
         moga.evaluate_batch(js, fed, np.tile(np.arange(J), (2, 1)), np.zeros((2, J, K)))
+    elif group == "EASY decoder":
+        moga.evaluate(js, fed, backfill="easy")
+    elif group in ("PRB dispatcher", "SAF dispatcher"):
+        from moga.model.schedule import dispatch_schedule
+
+        dispatch_schedule(js, fed, group.split()[0].lower())
     elif group == "real-time loop":
         from moga.realtime import Machine, simulate, tag_realtime
 

@@ -128,11 +128,13 @@ def test_the_compile_notice_names_the_groups_of_a_simulate_policy():
 
     assert command_groups("simulate", "rt-preempt-jit") == ("real-time loop",)
     assert command_groups("simulate", "Max-Max-Value") == ("online value heuristics",)
-    assert command_groups("simulate", "easy") == ("decoder",)
+    assert command_groups("simulate", "easy") == ("EASY decoder",)
+    assert command_groups("simulate", "fcfs") == ("decoder",)
     assert command_groups("simulate", "hybrid") == ("dispatch steps",)
     assert command_groups("simulate", "online-moga") == ("dispatch steps", "decoder")
     assert command_groups("simulate", "my.py:Policy") == ("dispatch steps",)
-    assert command_groups("run") == ("decoder",) and command_groups("trace") == ()
+    assert command_groups("run") == ("decoder", "EASY decoder")
+    assert command_groups("trace") == ()
 
 
 @pytest.mark.parametrize("module, argv, extra", [

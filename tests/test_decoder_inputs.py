@@ -124,7 +124,7 @@ def test_a_stale_kernel_cache_is_dropped(tmp_path, monkeypatch):
     assert dirs
     for d in dirs:
         d.mkdir(parents=True, exist_ok=True)
-        (d / "federated._decode-1.py311.nbi").write_text("old")
+        (d / "federated._decode_in_order-1.py311.nbi").write_text("old")
         (d / _cache._STAMP).write_text("another source\n")
     assert _cache.drop_stale_cache() >= len(dirs)
     for d in dirs:
@@ -143,7 +143,7 @@ def test_a_fresh_cache_folder_is_stamped_so_the_next_process_keeps_its_kernels(t
     _cache.drop_stale_cache()  # the first process: no cache folder yet
     for d in dirs:
         assert (d / _cache._STAMP).read_text().strip() == _cache.source_digest()
-        (d / "federated._decode-1.py311.nbi").write_text("compiled by the first process")
+        (d / "federated._decode_in_order-1.py311.nbi").write_text("compiled by the first process")
     assert _cache.drop_stale_cache() == 0  # the second process keeps them
     assert all(list(d.glob("*.nbi")) for d in dirs)
 
@@ -156,16 +156,16 @@ def test_is_cached_looks_where_numba_loads_from(tmp_path):
     from pathlib import Path
 
     code = ("import sys; from pathlib import Path; from decoders import _cache\n"
-            "d = _cache._kernel_cache_dir('federated', '_decode')\n"
-            "print(d); print(_cache.is_cached('federated', '_decode'))\n"
+            "d = _cache._kernel_cache_dir('federated', '_decode_in_order')\n"
+            "print(d); print(_cache.is_cached('federated', '_decode_in_order'))\n"
             "d.mkdir(parents=True, exist_ok=True)\n"
-            "(d / 'federated._decode-1.py311.nbi').write_text('index')\n"
-            "print(_cache.is_cached('federated', '_decode'))\n"
+            "(d / 'federated._decode_in_order-1.py311.nbi').write_text('index')\n"
+            "print(_cache.is_cached('federated', '_decode_in_order'))\n"
             "print(_cache._kernel_cache_dir('loop', '_simulate'))\n")
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     # An index beside the sources, as an editable install leaves it (a line number that
     # no kernel has, so that no process reads it), where the folder is writable.
-    beside = Path(decoders.__file__).parent / "__pycache__" / "federated._decode-1.py311.nbi"
+    beside = Path(decoders.__file__).parent / "__pycache__" / "federated._decode_in_order-1.py311.nbi"
     try:
         beside.parent.mkdir(exist_ok=True)
         beside.write_text("index")
