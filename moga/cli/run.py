@@ -28,7 +28,7 @@ OUTPUTS = ["front.csv", "run.json", "result.npz", "search.npz", "schedule.csv", 
 #: The default output folder (``--out``).
 OUT_DEFAULT = "moga-out"
 #: ``moga run`` saves the search state every this many generations (``--checkpoint``) ...
-CHECKPOINT_GEN = 10
+CHECKPOINT_GEN = 25
 #: ... and after any generation that ends this many seconds after the last save.
 CHECKPOINT_S = 300.0
 #: The file of the search state in the output folder (``--resume``).
@@ -157,18 +157,16 @@ def _step(search, path, every: int) -> None:
     save, and at the end (atomically: the file is always a whole state)."""
     import time
 
-    from ..evolution.search import save_state
-
     last = [search.n_gen, time.monotonic()]
 
     def checkpoint():
         if search.n_gen - last[0] >= every or time.monotonic() - last[1] >= CHECKPOINT_S:
-            save_state(search.state(), path)
+            search.save(path)
             last[:] = [search.n_gen, time.monotonic()]
 
     search.until_done(checkpoint)
     if search.n_gen:  # an island run interrupted before its first epoch has no state
-        save_state(search.state(), path)  # the last state, which the output set takes in
+        search.save(path)  # the last state, which the output set takes in
 
 
 def _print_choice(choice: dict) -> None:

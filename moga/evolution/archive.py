@@ -65,6 +65,12 @@ class ParetoArchive:
     def __len__(self) -> int:
         return len(self.F)
 
+    def rows(self):
+        """``(block, slots)``: the array holding the chromosomes and each point's row in it
+        (``X`` is ``block[slots]``), without gathering them; ``(None, slots)`` while empty.
+        The block is the archive's own: read it before the next :meth:`update`."""
+        return self._block, self._slot
+
     def admits(self, F) -> np.ndarray:
         """Mask of the rows of ``F`` that :meth:`update` could keep: those no archived
         vector weakly dominates (an equal vector keeps its archived chromosome).

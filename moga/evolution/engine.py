@@ -160,18 +160,20 @@ class Evolution:
         self.tell(F)
         return X, (F if len(X) else None)
 
-    def state(self) -> dict:
-        """The loop's state as plain values and arrays (copies): see :meth:`set_state`."""
+    def state(self, copy: bool = True) -> dict:
+        """The loop's state as plain values and arrays (copies; with ``copy=False`` the
+        population's own arrays, to be read before the next step): see :meth:`set_state`."""
         if self._asked is not None:
             raise RuntimeError("state() between ask() and tell(): tell the objectives first")
         pop = self.pop
+        own = (lambda a: a.copy()) if copy else (lambda a: a)
         return {"rng": self.rs.bit_generator.state, "n_gen": self.n_gen,
                 "n_evals": self.n_evals, "exhausted": self.exhausted,
                 **({"survival": self.survive.state()} if hasattr(self.survive, "state")
                    else {}),
                 **({} if pop is None else
-                   {"X": pop.X.copy(), "F": pop.F.copy(), "rank": pop.rank.copy(),
-                    "crowding": pop.crowding.copy(), "hashes": pop.hashes.copy()})}
+                   {"X": own(pop.X), "F": own(pop.F), "rank": own(pop.rank),
+                    "crowding": own(pop.crowding), "hashes": own(pop.hashes)})}
 
     def set_state(self, state: dict) -> None:
         """Continue from a :meth:`state` (of a loop built with the same settings)."""

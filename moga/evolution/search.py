@@ -465,8 +465,15 @@ class Search:
                                "stopped_by": self.stopped_by})
 
     # -- state -----------------------------------------------------------------------------
-    def state(self) -> dict:
-        """The whole search as a plain dict of values and arrays (copies).
+    def save(self, path) -> None:
+        """Write :meth:`state` to ``path`` atomically (:func:`save_state`), without copying
+        the population's and the archive's arrays first."""
+        save_state(self.state(copy=False), path)
+
+    def state(self, copy: bool = True) -> dict:
+        """The whole search as a plain dict of values and arrays (copies; with
+        ``copy=False``, the population's and the archive's own arrays, to be read before
+        the next step).
 
         Keys: ``format``, ``version``, ``moga_version``, ``settings`` (the
         arguments that shape the search), ``params`` and ``choice`` (resolved),
@@ -505,11 +512,9 @@ class Search:
             "federation": self.federation.to_dict(),
             "reference": self.reference.copy(),
             "initial": None if self.initial is None else self.initial.copy(),
-            "evolution": self.evolution.state(),
-            "archive": (None if self.archive is None else
-                        {"F": self.archive.F.copy(),
-                         "X": (np.empty((0, self.problem.n_var)) if self.archive.X is None
-                               else self.archive.X)}),
+            "evolution": self.evolution.state(copy=copy),
+            "archive": None if self.archive is None else _archive_state(self.archive, copy,
+                                                                        self.problem.n_var),
             "history": np.array(self.recorder.rows, dtype=float).reshape(-1, 5),
             "counters": {"n_decoded": [int(p.n_decoded) for p in decoders],
                          "decode_seconds": [float(p.decode_seconds) for p in decoders],
@@ -632,8 +637,9 @@ class Search:
             self.archive = ParetoArchive(params.archive_size, self.reference)
             if arch is not None and len(arch["F"]):
                 # An archive's own points pass through update unchanged, in their order.
-                self.archive.update(np.asarray(arch["F"], dtype=float),
-                                    np.asarray(arch["X"], dtype=float))
+                X = np.asarray(arch["X"], dtype=float)
+                self.archive.update(np.asarray(arch["F"], dtype=float), X,
+                                    rows=arch.get("rows"))
         self.recorder.archive = self.archive
         c = state["counters"]
         for p, n, sec in zip(self._decoders(), c["n_decoded"], c["decode_seconds"],
@@ -646,6 +652,17 @@ class Search:
                               for r in np.asarray(state["history"], dtype=float)]
         self.stopped_by = state["stopped_by"]
         return self
+
+
+def _archive_state(archive, copy: bool, n_var: int) -> dict:
+    """An archive as a state holds it: ``F``, and ``X`` with ``rows`` (point ``i``'s
+    chromosome is ``X[rows[i]]``), the archive's block as it is, not gathered."""
+    block, slots = archive.rows()
+    if block is None:
+        return {"F": archive.F.copy(), "X": np.empty((0, n_var)),
+                "rows": np.empty(0, dtype=np.int64)}
+    return {"F": archive.F.copy(), "X": block.copy() if copy else block,
+            "rows": slots.copy()}
 
 
 def _jobset_state(js) -> dict:
