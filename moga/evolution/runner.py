@@ -131,9 +131,11 @@ def run(jobset: JobSet, federation: Federation, pop_size: int | None = None,
     an interrupt, the CPU budget of a run the size rule sized, or (as in pymoo) 100
     mating attempts in a row without a child unlike the population's chromosomes;
     ``info["stopped_by"]`` says which (``"generations"``, ``"time limit"``,
-    ``"stagnation"``, ``"interrupted"``, ``"cpu budget"``, ``"no new child"``). Passing
-    the population, the generations run (``history["n_gen"][-1]``) and the search
-    repeats a run bit for bit.
+    ``"stagnation"``, ``"interrupted"``, ``"cpu budget"``, ``"no new child"``; an island
+    run whose Dask cluster was lost mid-run ``"cluster lost"``, with the front of its
+    last epoch). Passing the population, the generations run (``history["n_gen"][-1]``)
+    and the search repeats a run bit for bit. To step, save or resume a run, build a
+    :class:`~moga.evolution.search.Search` with the same arguments.
 
     Returns
     -------

@@ -48,8 +48,8 @@ _JOBSET_ARRAYS = ("id", "release", "tasks", "runtime", "sigma", "bw", "power", "
 class Search:
     """NSGA-II over (order, blacklist) chromosomes that can be stepped, saved and continued.
 
-    Built with the arguments of :func:`moga.run` (islands aside); ``moga.run`` is
-    a Search stepped until :attr:`done`:
+    Built with the arguments of :func:`moga.run`; ``moga.run`` is a Search
+    stepped until :attr:`done`:
 
     >>> s = moga.Search(js, fed, pop_size=40, n_gen=100, seed=1)   # doctest: +SKIP
     >>> while not s.done:
@@ -62,17 +62,21 @@ class Search:
     after any number of steps ends with the front of the uninterrupted one,
     bit for bit. :meth:`ask` and :meth:`tell` split a step around its decode
     for an evaluator of the caller's own; ``evaluator`` decodes each
-    generation through a Dask client's workers.
+    generation through a Dask client's workers. With ``islands``, a step is
+    one epoch of every island (:class:`~moga.evolution.islands.IslandRun`),
+    saved and continued the same way.
 
     Parameters
     ----------
     jobset, federation, pop_size, n_gen, seed, model, params, objectives, initial,
     progress, verbose, use_blacklist, on_generation, backfill, time_limit, stagnation,
-    stagnation_tol, power_cap, interrupt, kill_at_request, cpu_budget
+    stagnation_tol, power_cap, interrupt, kill_at_request, cpu_budget, islands, client,
+    migration
         As in :func:`moga.run`.
     evaluator : dask.distributed.Client, optional
         Decode each generation's chromosomes on the client's workers, in chunks
-        (needs the ``sweep`` extra); the front is the same, bit for bit.
+        (needs the ``sweep`` extra); the front is the same, bit for bit. Not with
+        ``islands``.
 
     Attributes
     ----------
@@ -80,11 +84,13 @@ class Search:
         Whether a stop rule fired (or no new child could be made).
     stopped_by : str or None
         Which: ``"generations"``, ``"time limit"``, ``"stagnation"``,
-        ``"interrupted"``, ``"cpu budget"`` or ``"no new child"``.
+        ``"interrupted"``, ``"cpu budget"``, ``"no new child"``, or for an
+        island run on Dask ``"cluster lost"``.
     stops : list of StopRule
         The rules asked after every generation, in order.
     n_gen, n_evals : int
-        Generations made and chromosomes decoded by the population.
+        Generations made and chromosomes decoded by the population (each
+        island's generations and every island's decodes in an island run).
     params : GAParams
         The resolved parameters.
     choice : DefaultChoice
