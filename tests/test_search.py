@@ -96,6 +96,25 @@ def test_an_island_run_saved_after_an_epoch_continues_bit_for_bit(setup, tmp_pat
         moga.Search(js, fed, **kw).ask()
 
 
+def test_a_state_stopped_by_ctrl_c_goes_on_and_one_stopped_by_its_rules_stays_done(setup):
+    js, fed = setup
+    hits = iter([False, False, True])
+    s = moga.Search(js, fed, pop_size=POP, n_gen=GEN, seed=5, interrupt=lambda: next(hits))
+    res = s.run()
+    assert res.info["stopped_by"] == "interrupted" and res.history["n_gen"][-1] == 3
+    s = moga.Search(js, fed, pop_size=POP, n_gen=GEN, seed=5,
+                    interrupt=lambda: s.n_gen >= 3)
+    while not s.done:
+        s.step()
+    again = moga.Search.from_state(s.state())
+    assert not again.done
+    _same(again.run(), moga.run(js, fed, pop_size=POP, n_gen=GEN, seed=5))
+    finished = moga.Search(js, fed, pop_size=POP, n_gen=2, seed=5)
+    while not finished.done:
+        finished.step()
+    assert moga.Search.from_state(finished.state()).stopped_by == "generations"
+
+
 def test_a_state_in_memory_continues_without_the_job_set_given(setup):
     js, fed = setup
     s = moga.Search(js, fed, pop_size=POP, n_gen=GEN, seed=9)

@@ -137,8 +137,6 @@ def _search(args, js, fed, params, cpu_budget, stop, client):
         raise InputError(f"--resume {args.resume}: no saved search there ({path} is missing; "
                          f"moga run saves it every --checkpoint generations)")
     state = load_state(path)
-    if state.get("stopped_by") == "interrupted":
-        state["stopped_by"] = None  # Ctrl-C ended it: go on from there
     try:
         search = Search.from_state(state, jobset=js, federation=fed,
                                    progress=not args.no_progress, interrupt=stop, **where,

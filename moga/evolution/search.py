@@ -553,6 +553,10 @@ class Search:
             ``params``) the caller means to continue with: refused, naming the
             setting, when they differ from the state's.
 
+        A state taken where Ctrl-C (``"interrupted"``) or a lost Dask cluster
+        (``"cluster lost"``) stopped the search goes on; one its own rules stopped
+        (the generations, a time limit, ...) stays done.
+
         Raises
         ------
         ValueError
@@ -621,7 +625,7 @@ class Search:
             self._islands(params, state["initial"], client=client, interrupt=interrupt,
                           on_generation=on_generation, progress=progress,
                           state=state["islands"])
-            self.stopped_by = state["stopped_by"]
+            self.stopped_by = _resumed(state["stopped_by"])
             self._isl.stopped_by = self.stopped_by
             return self
         choice = DefaultChoice(**state["choice"])
@@ -656,8 +660,18 @@ class Search:
         self.recorder.t0 = self._t0
         self.recorder.rows = [(int(r[0]), int(r[1]), float(r[2]), int(r[3]), float(r[4]))
                               for r in np.asarray(state["history"], dtype=float)]
-        self.stopped_by = state["stopped_by"]
+        self.stopped_by = _resumed(state["stopped_by"])
         return self
+
+
+#: Stops by an event outside the search (Ctrl-C, a lost cluster): a state taken there goes on
+#: when continued. The other stops are the search's own and stand.
+RESUMABLE_STOPS = ("interrupted", "cluster lost")
+
+
+def _resumed(stopped_by):
+    """The stop of a continued state: none after an event outside the search."""
+    return None if stopped_by in RESUMABLE_STOPS else stopped_by
 
 
 def _archive_state(archive, copy: bool, n_var: int) -> dict:
