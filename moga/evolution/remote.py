@@ -2,7 +2,7 @@
 
 ``moga.run(..., evaluator=client)`` (and ``moga run --scheduler ADDR``
 without ``--islands``) keeps one population in this process and sends each
-generation's chromosomes to the client's workers in chunks, one chunk per
+generation's chromosomes to the client's workers in chunks, a few per
 worker thread. A decode depends on its chromosome alone, so the front is the
 one the run makes without the client, bit for bit; a chunk lost with its
 worker is decoded again by Dask from the same inputs.
@@ -21,10 +21,12 @@ import uuid
 
 import numpy as np
 
-__all__ = ["DaskEvaluator", "WORKER_WAIT_S"]
+__all__ = ["CHUNKS_PER_THREAD", "DaskEvaluator", "WORKER_WAIT_S"]
 
 #: Seconds to wait for the first worker of a scheduler before giving up.
 WORKER_WAIT_S = 60.0
+#: Chunks of a generation's rows per worker thread.
+CHUNKS_PER_THREAD = 8
 
 
 def _identity(x):
@@ -92,7 +94,9 @@ class DaskEvaluator:
         """The objectives (n, m) of the rows of ``X``, decoded on the workers."""
         X = np.ascontiguousarray(X, dtype=np.float64)
         self.n_calls += 1
-        chunks = np.array_split(np.arange(len(X)), min(len(X), self.threads))
+        # A few chunks per worker thread: Dask hands the next chunk to the first thread
+        # free, so rows of unequal cost even out across the workers.
+        chunks = np.array_split(np.arange(len(X)), min(len(X), CHUNKS_PER_THREAD * self.threads))
         futures = [self.client.submit(_decode_chunk, self.future, X[rows],
                                       key=f"moga-decode-{self.token}-{self.n_calls}-{i}",
                                       pure=False)
