@@ -16,8 +16,8 @@ import numpy as np
 
 from .policies import POLICIES, SESSION_KERNELS
 
-__all__ = ["KERNEL_GROUPS", "COMMAND_GROUPS", "STILL_EVERY", "cold_groups", "command_groups",
-           "warmup"]
+__all__ = ["KERNEL_GROUPS", "COMMAND_GROUPS", "GROUP_ALIASES", "STILL_EVERY", "cold_groups",
+           "command_groups", "expand_groups", "warmup"]
 
 #: Kernel groups: name -> (what uses them, [(module, kernel) the cache must hold]). The
 #: federated event loop is one group per rule: each rule's specialisation of the loop
@@ -39,6 +39,10 @@ KERNEL_GROUPS = {
                        [("realtime", "_simulate")]),
 }
 
+#: Group names of earlier releases, still accepted (with a DeprecationWarning): the one
+#: "batch decoder" group is now the in-order and the EASY loop's groups.
+GROUP_ALIASES = {"batch decoder": ("decoder", "EASY decoder")}
+
 #: The kernel groups each command uses (the search's default decodes in order and with EASY).
 COMMAND_GROUPS = {
     "evaluate": ("decoder",),
@@ -51,6 +55,23 @@ COMMAND_GROUPS = {
     "value": ("value decoders", "online value heuristics"),
     "realtime": ("real-time loop",),
 }
+
+
+def expand_groups(groups) -> list[str]:
+    """``groups`` with each old name of :data:`GROUP_ALIASES` replaced by the groups it
+    became (a DeprecationWarning says so), each group once, in order."""
+    import warnings
+
+    out = []
+    for g in groups:
+        if g in GROUP_ALIASES:
+            warnings.warn(f"kernel group {g!r} is now {' and '.join(map(repr, GROUP_ALIASES[g]))}"
+                          f"; the old name will be removed in a later release",
+                          DeprecationWarning, stacklevel=3)
+            out.extend(GROUP_ALIASES[g])
+        else:
+            out.append(g)
+    return list(dict.fromkeys(out))
 
 
 def command_groups(command: str, policy: str | None = None) -> tuple[str, ...]:
@@ -128,7 +149,7 @@ def warmup(groups=None, say=print, still_every: float | None = None) -> dict:
     """
     import threading
 
-    names = list(KERNEL_GROUPS if groups is None else groups)
+    names = list(KERNEL_GROUPS if groups is None else expand_groups(groups))
     unknown = [g for g in names if g not in KERNEL_GROUPS]
     if unknown:
         raise ValueError(f"unknown kernel group(s) {unknown}; choose from {list(KERNEL_GROUPS)}")

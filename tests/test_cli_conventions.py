@@ -164,3 +164,14 @@ def test_require_names_the_extra():
     with pytest.raises(MissingExtraError, match=r"the thing needs the gym extra: pip install "
                                                 r"'moga\[gym\]'"):
         require("no_such_module_here", "the thing", "gym")
+
+
+def test_warmup_takes_the_old_batch_decoder_group_with_a_warning(capsys):
+    """'batch decoder' was one group; it is now the in-order and the EASY loop's (the CLI
+    contract keeps the old name, deprecated)."""
+    from moga.cli import main
+
+    assert main(["warmup", "--groups", "batch decoder"]) == 0
+    out, err = capsys.readouterr()
+    assert "decoder, EASY decoder" in out
+    assert "kernel group 'batch decoder' is now 'decoder' and 'EASY decoder'" in err

@@ -12,16 +12,17 @@ COMPILE_NOTE = "about a minute per group on 2 cores"
 
 
 def add_arguments(p) -> None:
-    from ..warmup import KERNEL_GROUPS
+    from ..warmup import GROUP_ALIASES, KERNEL_GROUPS
 
-    p.add_argument("--groups", nargs="+", choices=list(KERNEL_GROUPS), default=None,
-                   help="kernel groups to compile (default: all)")
+    p.add_argument("--groups", nargs="+", choices=list(KERNEL_GROUPS) + list(GROUP_ALIASES),
+                   default=None, help="kernel groups to compile (default: all; 'batch decoder', "
+                                      "deprecated, is 'decoder' and 'EASY decoder')")
 
 
 def run(args) -> int:
-    from ..warmup import KERNEL_GROUPS, warmup
+    from ..warmup import KERNEL_GROUPS, expand_groups, warmup
 
-    names = list(KERNEL_GROUPS) if args.groups is None else list(dict.fromkeys(args.groups))
+    names = list(KERNEL_GROUPS) if args.groups is None else expand_groups(args.groups)
     print(f"compiling or loading {len(names)} kernel group{'s' * (len(names) != 1)} "
           f"({', '.join(names)}); {COMPILE_NOTE} when not in the cache", flush=True)
     secs = warmup(names, say=lambda line: print(f"  {line}", flush=True))
