@@ -74,3 +74,16 @@ def instances(draw, max_jobs=14, max_clusters=4, max_nodes=8, release=None, sigm
     fed = moga.Federation(names=[f"c{k}" for k in range(K)], nodes=nodes, speed=speed,
                           power_busy=pbusy, power_idle=pidle, link=link)
     return js, fed, order, bl
+
+
+@pytest.fixture(autouse=True)
+def _objective_catalogue_as_shipped():
+    """Every test starts and ends with the catalogue of objectives as shipped: a test (or a
+    guide's example) that registers one of its own leaves no trace in the next test, the
+    CLI's help and contract included."""
+    from moga.model.objectives import CATALOGUE
+
+    shipped = dict(CATALOGUE)
+    yield
+    CATALOGUE.clear()
+    CATALOGUE.update(shipped)
