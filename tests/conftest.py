@@ -77,13 +77,15 @@ def instances(draw, max_jobs=14, max_clusters=4, max_nodes=8, release=None, sigm
 
 
 @pytest.fixture(autouse=True)
-def _objective_catalogue_as_shipped():
-    """Every test starts and ends with the catalogue of objectives as shipped: a test (or a
-    guide's example) that registers one of its own leaves no trace in the next test, the
-    CLI's help and contract included."""
+def _catalogues_as_shipped():
+    """Every test starts and ends with the catalogues users extend (objectives, policies)
+    as shipped: a test, or a guide's example, that registers an entry of its own leaves no
+    trace in the next test, the CLI's help and contract included."""
     from moga.model.objectives import CATALOGUE
+    from moga.policies import POLICIES
 
-    shipped = dict(CATALOGUE)
+    shipped = [(c, dict(c)) for c in (CATALOGUE, POLICIES)]
     yield
-    CATALOGUE.clear()
-    CATALOGUE.update(shipped)
+    for catalogue, entries in shipped:
+        catalogue.clear()
+        catalogue.update(entries)

@@ -54,6 +54,7 @@ from .parts import (
     _Recorder,
     _search_parts,
     _seeded_archive,
+    stagnated,
     survival_of,
 )
 
@@ -627,7 +628,7 @@ class _EpochHistory:
         self.rows = []
 
     def stagnated(self, window: int, tol: float) -> bool:
-        return bool(self.rows) and _stagnated(self.rows, window, tol)
+        return stagnated(self.rows, window, tol)
 
 
 class IslandRun:
@@ -872,11 +873,3 @@ class IslandRun:
             int(state["problem_counters"][0]), float(state["problem_counters"][1]))
         self.ctrl_c.armed = True
         return self
-
-
-def _stagnated(rows, window: int, tol: float) -> bool:
-    """The union's hypervolume rose by at most ``tol`` (relative) over the last ``window``
-    generations (epoch ends only)."""
-    gen, hv = rows[-1][0], rows[-1][2]
-    then = [r[2] for r in rows if r[0] <= gen - window]
-    return bool(then) and hv - then[-1] <= tol * max(hv, 1e-300)

@@ -145,11 +145,22 @@ class _Recorder:
             self.on_generation(n_gen, n_evals, hv)
 
     def stagnated(self, window, tol) -> bool:
-        """The hypervolume rose by at most ``tol`` (relative) over the last ``window`` rows."""
-        if len(self.rows) <= window:
-            return False
-        now, then = self.rows[-1][2], self.rows[-1 - window][2]
-        return now - then <= tol * max(now, 1e-300)
+        """See :func:`stagnated`."""
+        return stagnated(self.rows, window, tol)
+
+
+def stagnated(rows, window: int, tol: float) -> bool:
+    """The hypervolume rose by at most ``tol`` (relative) over the last ``window``
+    generations: ``rows`` are ``(n_gen, n_evals, hv, ...)``, one per generation or, in an
+    island run, per epoch; the hypervolume then is that of the last row at least ``window``
+    generations back (false while there is none)."""
+    if not rows:
+        return False
+    gen, now = rows[-1][0], rows[-1][2]
+    for r in reversed(rows):
+        if r[0] <= gen - window:
+            return now - r[2] <= tol * max(now, 1e-300)
+    return False
 
 
 def _search_parts(problem, params, initial=None):
@@ -322,14 +333,19 @@ class CpuBudget(StopRule):
 
 
 def _check_stops(time_limit, stagnation) -> None:
-    if time_limit is not None and not (isinstance(time_limit, (int, float))
-                                       and not isinstance(time_limit, bool)
-                                       and 0 < time_limit < float("inf")):
-        raise ValueError(f"time_limit must be a number of seconds > 0, got {time_limit!r}")
-    if stagnation is not None and (isinstance(stagnation, bool)
-                                   or not isinstance(stagnation, (int, np.integer))
-                                   or stagnation < 1):
-        raise ValueError(f"stagnation must be a number of generations >= 1, got {stagnation!r}")
+    """``time_limit`` and ``stagnation`` of :func:`moga.run`, refused outside their bounds
+    (:data:`moga.bounds.BOUNDS`), naming the keyword."""
+    from ..bounds import BOUNDS
+
+    for name, v, what in (("time_limit", time_limit, "a number of seconds"),
+                          ("stagnation", stagnation, "a number of generations")):
+        if v is None:
+            continue
+        b = BOUNDS[name]
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                or (name == "stagnation" and not isinstance(v, (int, np.integer))) \
+                or not b.contains(v):
+            raise ValueError(f"{name} must be {what} in {b.interval()}, got {v!r}")
 
 
 def _unsized_warning(params: GAParams, backfill: str, islands) -> str:

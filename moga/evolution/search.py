@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 
+from ..results import _JOBSET_ARRAYS
 from .archive import ParetoArchive
 from .params import GAParams, check_seed
 from .parts import (  # noqa: F401 (HV_FACTOR, RunResult, StopRule, ... are this module's API too)
@@ -41,8 +42,6 @@ STATE_VERSION = 1
 _SETTINGS = ("seed", "model", "objectives", "use_blacklist", "backfill", "time_limit",
              "stagnation", "stagnation_tol", "power_cap", "kill_at_request", "cpu_budget",
              "pop_size", "n_gen", "params", "islands", "migration")
-_JOBSET_ARRAYS = ("id", "release", "tasks", "runtime", "sigma", "bw", "power", "requested",
-                  "v_start", "v_final", "soft", "hard", "priority", "killed")
 
 
 class Search:

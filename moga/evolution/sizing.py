@@ -159,9 +159,13 @@ def check_budget(cpu_budget) -> float:
     """``cpu_budget`` as a float of seconds > 0 (None: :data:`CPU_BUDGET`), or a ValueError."""
     if cpu_budget is None:
         return CPU_BUDGET
+    from ..bounds import BOUNDS
+
+    b = BOUNDS["cpu_budget"]
     if isinstance(cpu_budget, bool) or not isinstance(cpu_budget, (int, float)) \
-            or not 0 < cpu_budget < float("inf"):
-        raise ValueError(f"cpu_budget must be a number of CPU seconds > 0, got {cpu_budget!r}")
+            or not b.contains(cpu_budget):
+        raise ValueError(f"cpu_budget must be a number of CPU seconds > 0 (in {b.interval()}), "
+                         f"got {cpu_budget!r}")
     return float(cpu_budget)
 
 
