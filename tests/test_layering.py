@@ -267,3 +267,19 @@ def test_no_two_types_share_a_name():
             for name in _type_names(path):
                 where.setdefault(name, []).append(str(path.relative_to(ROOT)))
     assert {n: w for n, w in where.items() if len(w) > 1} == {}
+
+
+def test_the_seam_forwards_nothing_from_above():
+    """``moga.sim`` names nothing of the catalogue above it, not even through a module
+    ``__getattr__`` or ``importlib`` (imports the graph above cannot see)."""
+    import pytest
+
+    import moga.sim
+
+    for name in ("simulate", "POLICIES", "policy_info"):
+        with pytest.raises(AttributeError, match=f"has no attribute '{name}'"):
+            getattr(moga.sim, name)
+    for path in sorted((ROOT / "moga" / "sim").rglob("*.py")):
+        text = path.read_text()
+        top = [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+        assert "__getattr__" not in top and "import_module" not in text, path

@@ -21,19 +21,3 @@ from .session import ESTIMATES, PolicyStalled, Session
 __all__ = ["ESTIMATES", "OnlinePolicy", "PolicyInfo", "PolicyStalled", "Session",
            "load_policy", "run_policy"]
 
-#: Names that moved above the seam, to :mod:`moga.policies` (exported as ``moga.<name>``).
-_MOVED = ("POLICIES", "policy_info", "simulate")
-
-
-def __getattr__(name):
-    """The names that moved to :mod:`moga.policies`, with a DeprecationWarning (the seam
-    does not import the catalogue above it; this forwards on first use only)."""
-    if name in _MOVED:
-        import importlib
-        import warnings
-
-        warnings.warn(f"moga.sim.{name} moved to moga.{name} (moga/policies.py, the catalogue "
-                      "above the seam); the old name will be removed in a later release",
-                      DeprecationWarning, stacklevel=2)
-        return getattr(importlib.import_module("moga.policies"), name)
-    raise AttributeError(f"module 'moga.sim' has no attribute {name!r}")
