@@ -12,9 +12,12 @@ from .federated import (  # noqa: E402
     MODELS,
     BatchDecode,
     FederatedDecode,
+    Inputs,
     decode,
     decode_arrays,
     decode_batch,
+    inputs,
 )
 
-__all__ = ["MODELS", "BatchDecode", "FederatedDecode", "decode", "decode_arrays", "decode_batch"]
+__all__ = ["MODELS", "BatchDecode", "FederatedDecode", "Inputs", "decode", "decode_arrays",
+           "decode_batch", "inputs"]

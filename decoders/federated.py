@@ -61,10 +61,11 @@ once and specialised per rule (``_decode_in_order``, ``_decode_easy``,
 threads: :func:`run_rows`), each compiled and cached on its own, with the rules
 that start jobs at an event (``_start_in_order``, ``_start_prb``,
 :func:`start_listed`; EASY in :mod:`decoders.easy`, the queue in
-:mod:`decoders._queue`), the set-up written once (:func:`setup`,
-:func:`setup_online`), and public wrappers (:func:`decode`,
-:func:`decode_batch`, :func:`dispatch`) that validate, convert and bundle the
-arrays (see :mod:`decoders._federated_core` for the bundles and every field).
+:mod:`decoders._queue`), the one input bundle (:class:`Inputs`: a job-set and a
+federation validated and made into the kernels' arrays, by :func:`inputs` or
+:func:`array_inputs` alone), and public wrappers (:func:`decode`,
+:func:`decode_batch`, :func:`dispatch`, each with its bundle form) that build
+it (see :mod:`decoders._federated_core` for the bundles and every field).
 The steps of the loop for a driver outside it are in :mod:`decoders.steps`.
 The helpers are compiled with ``forceinline``: LLVM inlines them into the
 kernel, so the loop runs as one function, while Numba types each helper once.
@@ -124,8 +125,9 @@ from ._validate import (
 from .easy import sd_floors, start_easy
 
 __all__ = ["CapInfeasibleError", "MODELS", "BACKFILL", "RULES", "FederatedDecode", "BatchDecode",
-           "BatchDecoder", "Dispatch", "Loop", "decode", "decode_arrays", "decode_batch",
-           "dispatch", "setup", "setup_online", "allocation_ranks", "power_inputs",
+           "BatchDecoder", "Dispatch", "Inputs", "inputs", "array_inputs", "decode",
+           "decode_arrays", "decode_inputs", "decode_batch", "dispatch", "dispatch_inputs",
+           "fcfs_order", "model_code", "allocation_ranks", "power_inputs",
            "runnable_under_cap", "JOB_FIELDS", "CLUSTER_FIELDS"]
 
 #: Execution models by name, with the integer code the kernels use.
@@ -475,67 +477,121 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
 
 
 # -------------------------------------------------------------------- wrappers
-def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists, power=None, budget=None,
-            estimate=None, consolidate=False):
-    """``(jobs, plat, orders, blacklists)``: read-only arrays, jobs and platform as named tuples.
+class Inputs(NamedTuple):
+    """A job-set on a federation as the kernels take them: the loop's read-only job and
+    platform bundles (:data:`decoders._federated_core.Jobs` and ``Platform``), made by
+    :func:`inputs` or :func:`array_inputs` and taken by :func:`decode_inputs`,
+    :meth:`BatchDecoder.of`, :func:`dispatch_inputs` and :func:`decoders.steps.core`.
 
-    ``arrs`` are the arrays of :func:`decoders._validate.prepare`. ``power``
-    (J,) defaults to 1.0 per job, ``budget`` (K + 1,) to no cap,
-    ``estimate`` (J,, what EASY plans with) to the run times; ``consolidate``
-    makes the pick consolidate (``rank_pick`` then breaks its ties).
+    The one place the model becomes kernel arrays (the place another backend would
+    replace); build one per job-set and federation and decode it any number of times.
     """
-    release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link = arrs
-    J, K = release.shape[0], nodes.shape[0]
-    power = np.ones(J) if power is None else power
-    budget = np.full(K + 1, np.inf) if budget is None else budget
-    estimate = runtime if estimate is None else estimate
-    ro = readonly
-    jobs = Jobs(release=ro(release), tasks=ro(tasks), runtime=ro(runtime), sigma=ro(sigma),
-                bw=ro(bw), power=ro(power), est=ro(estimate))
-    plat = Platform(nodes=ro(nodes), speed=ro(speed), pbusy=ro(power_busy), pidle=ro(power_idle),
-                    link=ro(link), rank_pick=ro(rank_pick), rank_fast=ro(rank_fast),
-                    rank_slow=ro(rank_slow), budget=ro(budget),
-                    consolidate=ro(np.array([int(bool(consolidate))], dtype=np.int64)))
-    return jobs, plat, ro(orders), ro(blacklists)
-
-
-class Loop(NamedTuple):
-    """The loop's inputs, read only (:func:`setup`)."""
 
     jobs: tuple
     plat: tuple
-    orders: np.ndarray
-    blacklists: np.ndarray
+
+    @property
+    def n_jobs(self) -> int:
+        """J, the number of jobs."""
+        return self.jobs.release.shape[0]
+
+    @property
+    def n_clusters(self) -> int:
+        """K, the number of clusters."""
+        return self.plat.nodes.shape[0]
 
 
-def setup(arrs, orders, blacklists, *, power=None, power_cap=None, cluster_caps=None,
-          rule: str = "fastest", estimate=None) -> Loop:
-    """The loop's bundles from the arrays of :func:`decoders._validate.prepare`.
+def inputs(jobset, federation, *, rule: str = "fastest", estimates: str = "exact",
+           check: bool = True) -> Inputs:
+    """The kernels' input bundle of a job-set on a federation.
 
-    Validates the power inputs (:func:`power_inputs`), the allocation
-    ``rule`` (:data:`RULES`) and the planning times ``estimate``, and ranks
-    the clusters for the rule; ``orders`` and ``blacklists`` (already
-    checked) come back read only.
+    Parameters
+    ----------
+    jobset : object
+        Any object with the job arrays (:data:`JOB_FIELDS`) as attributes,
+        such as :class:`moga.JobSet`; its power factors ``power`` (J,) are
+        read when it has them, its ``requested`` times under
+        ``estimates="requested"``.
+    federation : object
+        Any object with the cluster arrays (:data:`CLUSTER_FIELDS`), such as
+        :class:`moga.Federation`; its caps ``power_cap`` and
+        ``cluster_caps`` are read when it has them.
+    rule : {"fastest", "greenest", "consolidate"}
+        Allocation rule (:data:`RULES`).
+    estimates : {"exact", "requested"}
+        What EASY plans with and smallest area first ranks by: the run times
+        or the job-set's requested times (:func:`array_inputs`'s ``estimate``).
+    check : bool
+        As in :func:`array_inputs`.
+
+    Returns
+    -------
+    Inputs
     """
-    release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link = arrs
-    pw, budget = power_inputs(tasks, power, nodes, power_busy, power_idle, power_cap, cluster_caps)
-    fastest, greenest, slowest = allocation_ranks(speed, power_busy)
-    pick, consolidate = pick_rank(choice_code("allocation rule", rule, RULES), fastest, greenest)
-    return Loop(*bundles(arrs, pick, fastest, slowest, orders, blacklists, pw, budget,
-                         check_estimate(estimate, release.shape[0]), consolidate))
+    if estimates not in ("exact", "requested"):
+        raise ValueError(f"estimates must be 'exact' or 'requested', got {estimates!r}")
+    job = _fields("job-set", jobset, JOB_FIELDS)
+    cluster = _fields("federation", federation, CLUSTER_FIELDS)
+    estimate = None
+    if estimates == "requested":
+        estimate = getattr(jobset, "requested", None)
+        if estimate is None:
+            raise ValueError("estimates='requested' needs a job-set with requested times")
+    power = getattr(jobset, "power", None)
+    if power is not None and np.all(np.asarray(power) == 1.0):
+        power = None  # the default, without validating J factors
+    return array_inputs(*job, *cluster, power=power,
+                        power_cap=getattr(federation, "power_cap", None),
+                        cluster_caps=getattr(federation, "cluster_caps", None), rule=rule,
+                        estimate=estimate, check=check)
 
 
-def setup_online(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
+def array_inputs(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
                  *, power=None, power_cap=None, cluster_caps=None, rule: str = "fastest",
-                 check: bool = True, estimate=None) -> Loop:
-    """:func:`setup` of a release-mode run: one order, the arrival order (first come,
-    first served; ties by index), and a blacklist of zeros, shape (J, K)."""
+                 estimate=None, check: bool = True) -> Inputs:
+    """The kernels' input bundle of the job and cluster arrays (the array form of
+    :func:`inputs`, and the one place the arrays become the kernels' bundles).
+
+    Validates the arrays (``check`` False: only their dtypes, the width check
+    and finiteness, for arrays of a validated ``JobSet`` and ``Federation``),
+    the power inputs (:func:`power_inputs`), the allocation ``rule`` and the
+    planning times ``estimate``, and ranks the clusters for the rule.
+    Parameters are those of :func:`decode_arrays`; the arrays come back as
+    read-only views.
+    """
+    rule_code = choice_code("allocation rule", rule, RULES)
     arrs = prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
                    check)
     J, K = arrs.release.shape[0], arrs.nodes.shape[0]
-    fcfs = np.lexsort((np.arange(J), arrs.release)).astype(np.int64)
-    return setup(arrs, fcfs, np.zeros((J, K)), power=power, power_cap=power_cap,
-                 cluster_caps=cluster_caps, rule=rule, estimate=estimate)
+    power, budget = power_inputs(arrs.tasks, power, arrs.nodes, arrs.power_busy,
+                                 arrs.power_idle, power_cap, cluster_caps)
+    fastest, greenest, slowest = allocation_ranks(arrs.speed, arrs.power_busy)
+    pick, consolidate = pick_rank(rule_code, fastest, greenest)
+    estimate = check_estimate(estimate, J)
+    ro = readonly
+    jobs = Jobs(release=ro(arrs.release), tasks=ro(arrs.tasks), runtime=ro(arrs.runtime),
+                sigma=ro(arrs.sigma), bw=ro(arrs.bw),
+                power=ro(np.ones(J) if power is None else power),
+                est=ro(arrs.runtime if estimate is None else estimate))
+    plat = Platform(nodes=ro(arrs.nodes), speed=ro(arrs.speed), pbusy=ro(arrs.power_busy),
+                    pidle=ro(arrs.power_idle), link=ro(arrs.link), rank_pick=ro(pick),
+                    rank_fast=ro(fastest), rank_slow=ro(slowest),
+                    budget=ro(np.full(K + 1, np.inf) if budget is None else budget),
+                    consolidate=ro(np.array([int(bool(consolidate))], dtype=np.int64)))
+    return Inputs(jobs, plat)
+
+
+def fcfs_order(jobs) -> np.ndarray:
+    """The arrival order of the job bundle ``jobs`` (first come, first served; ties by
+    index), int64, read only: the one order of a release-mode run."""
+    J = jobs.release.shape[0]
+    return readonly(np.lexsort((np.arange(J), jobs.release)).astype(np.int64))
+
+
+def model_code(model) -> int:
+    """The kernels' code of execution model ``model`` (:data:`MODELS`), or a ValueError
+    naming the choices."""
+    return choice_code("execution model", model, MODELS)
 
 
 def pick_rank(rule_code, fastest, greenest):
@@ -552,8 +608,7 @@ def check_estimate(estimate, J):
 
 
 def _options(model, backfill, rule):
-    return (choice_code("execution model", model, MODELS),
-            choice_code("backfilling", backfill, BACKFILL),
+    return (model_code(model), choice_code("backfilling", backfill, BACKFILL),
             choice_code("allocation rule", rule, RULES))
 
 
@@ -574,6 +629,9 @@ def decode(*args, **options) -> FederatedDecode:
         times). The other options are those of the array form.
     ``decode(release, tasks, ..., link, order, blacklist, **options)``
         The arrays themselves, as :func:`decode_arrays` takes them.
+
+    Both build the input bundle (:func:`inputs`, :func:`array_inputs`);
+    :func:`decode_inputs` decodes a bundle built once.
 
     :func:`moga.evaluate` is this decode returning a :class:`moga.Schedule`.
     """
@@ -619,32 +677,24 @@ def _fields(what, obj, fields) -> list:
 
 
 def _decode_models(jobset, federation, order=None, blacklist=None, *, estimates: str = "exact",
-                   backfill: str = "none", check: bool = True, **options) -> FederatedDecode:
+                   backfill: str = "none", check: bool = True, model: str = "fluid",
+                   rule: str = "fastest", **options) -> FederatedDecode:
     """:func:`decode`'s job-set and federation form."""
     for name in ("power", "power_cap", "cluster_caps", "estimate"):
         if name in options:
             raise TypeError(f"decode(jobset, federation, ...) reads {name} from the job-set or "
                             "the federation; pass the arrays to decode_arrays to set it")
+    if options:
+        raise TypeError(f"decode() got an unexpected keyword argument {next(iter(options))!r}")
     if estimates not in ("exact", "requested"):
         raise ValueError(f"estimates must be 'exact' or 'requested', got {estimates!r}")
-    job = _fields("job-set", jobset, JOB_FIELDS)
-    cluster = _fields("federation", federation, CLUSTER_FIELDS)
-    J, K = len(job[0]), len(cluster[0])
+    _options(model, backfill, rule)
+    bundle = inputs(jobset, federation, rule=rule, check=check,
+                    estimates=estimates if backfill == "easy" else "exact")
+    J, K = bundle.n_jobs, bundle.n_clusters
     order = np.arange(J) if order is None else order
     blacklist = np.zeros((J, K)) if blacklist is None else blacklist
-    power = getattr(jobset, "power", None)
-    if power is not None and np.all(np.asarray(power) == 1.0):
-        power = None
-    estimate = None
-    if estimates == "requested" and backfill == "easy":
-        estimate = getattr(jobset, "requested", None)
-        if estimate is None:
-            raise ValueError("estimates='requested' needs a job-set with requested times")
-    return decode_arrays(*job, *cluster, order, blacklist,
-                         backfill=backfill, check=check, power=power,
-                         power_cap=getattr(federation, "power_cap", None),
-                         cluster_caps=getattr(federation, "cluster_caps", None),
-                         estimate=estimate, **options)
+    return decode_inputs(bundle, order, blacklist, model=model, backfill=backfill)
 
 
 def decode_arrays(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
@@ -706,10 +756,22 @@ def decode_arrays(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, 
         ``reservation`` (EASY: each job's first reservation as blocked head of
         the queue, NaN otherwise).
     """
-    code, easy, _ = _options(model, backfill, rule)
-    arrs = prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link,
-                   check)
-    J, K = arrs.release.shape[0], arrs.nodes.shape[0]
+    _options(model, backfill, rule)
+    bundle = array_inputs(release, tasks, runtime, sigma, bw, nodes, speed, power_busy,
+                          power_idle, link, power=power, power_cap=power_cap,
+                          cluster_caps=cluster_caps, rule=rule, estimate=estimate, check=check)
+    return decode_inputs(bundle, order, blacklist, model=model, backfill=backfill)
+
+
+def decode_inputs(bundle: Inputs, order, blacklist, *, model: str = "fluid",
+                  backfill: str = "none") -> FederatedDecode:
+    """Decode one chromosome of the input bundle ``bundle`` (:func:`inputs`).
+
+    ``order`` (J,), ``blacklist`` (J, K), ``model`` and ``backfill`` and the
+    result are as in :func:`decode_arrays`.
+    """
+    code, easy = model_code(model), choice_code("backfilling", backfill, BACKFILL)
+    J, K = bundle.n_jobs, bundle.n_clusters
     if np.ndim(order) != 1:
         raise ValueError(f"order must be one permutation of shape ({J},), got shape "
                          f"{np.shape(order)}; decode populations with decode_batch")
@@ -718,9 +780,8 @@ def decode_arrays(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, 
         raise ValueError(f"blacklist must have shape ({J}, {K}), got shape {np.shape(blacklist)}; "
                          "decode populations with decode_batch")
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
-    jobs, plat, order, blacklist = setup(arrs, order, blacklist, power=power, power_cap=power_cap,
-                                         cluster_caps=cluster_caps, rule=rule, estimate=estimate)
-    f, i, _, _, out, _ = run_rows(jobs, plat, order[None], blacklist[None], code, easy)
+    f, i, _, _, out, _ = run_rows(bundle.jobs, bundle.plat, readonly(order)[None],
+                                  readonly(blacklist)[None], code, easy)
     return FederatedDecode(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                            float(f[0, 2]), int(i[0, 0]), int(i[0, 1]), out.reserve)
 
@@ -790,14 +851,25 @@ class BatchDecoder:
                  link, model: str = "fluid", check: bool = True, backfill: str = "none",
                  rule: str = "fastest", power=None, power_cap=None, cluster_caps=None,
                  estimate=None):
-        self._code, self._easy, _ = _options(model, backfill, rule)
-        arrs = prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle,
-                       link, check)
-        self.n_jobs, self.n_clusters = J, K = arrs.release.shape[0], arrs.nodes.shape[0]
-        loop = setup(arrs, np.zeros((1, J), dtype=np.int64), np.zeros((1, J, K)), power=power,
-                     power_cap=power_cap, cluster_caps=cluster_caps, rule=rule,
-                     estimate=estimate)
-        self._jobs, self._plat = loop.jobs, loop.plat
+        _options(model, backfill, rule)
+        self._adopt(array_inputs(release, tasks, runtime, sigma, bw, nodes, speed, power_busy,
+                                 power_idle, link, power=power, power_cap=power_cap,
+                                 cluster_caps=cluster_caps, rule=rule, estimate=estimate,
+                                 check=check), model, backfill)
+
+    @classmethod
+    def of(cls, bundle: Inputs, *, model: str = "fluid", backfill: str = "none") -> BatchDecoder:
+        """The decoder of the input bundle ``bundle`` (:func:`inputs`); ``model`` and
+        ``backfill`` as in :func:`decode_batch`."""
+        self = cls.__new__(cls)
+        self._adopt(bundle, model, backfill)
+        return self
+
+    def _adopt(self, bundle: Inputs, model: str, backfill: str) -> None:
+        self._code = model_code(model)
+        self._easy = choice_code("backfilling", backfill, BACKFILL)
+        self.n_jobs, self.n_clusters = bundle.n_jobs, bundle.n_clusters
+        self._jobs, self._plat = bundle
         self._work = None  # one thread's work arrays, made at the first one-thread call
 
     def __call__(self, orders, blacklists, start_orders: bool = False, starts: bool = False,
@@ -869,13 +941,24 @@ def dispatch(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power
     -------
     Dispatch
     """
+    choice_code("dispatcher", method, _DISPATCH_CODES)
+    model_code(model)
+    bundle = array_inputs(release, tasks, runtime, sigma, bw, nodes, speed, power_busy,
+                          power_idle, link, power=power, power_cap=power_cap,
+                          cluster_caps=cluster_caps, rule=rule, estimate=estimate, check=check)
+    return dispatch_inputs(bundle, method, weight=weight, tie=tie, model=model)
+
+
+def dispatch_inputs(bundle: Inputs, method: str = "prb", *, weight=None, tie=None,
+                    model: str = "fluid") -> Dispatch:
+    """Run an online dispatcher over the input bundle ``bundle`` (:func:`inputs`), released
+    at its release times; ``method``, ``weight``, ``tie``, ``model`` and the result as in
+    :func:`dispatch`."""
     mode = choice_code("dispatcher", method, _DISPATCH_CODES)
-    code = choice_code("execution model", model, MODELS)
-    jobs, plat, order, bl = setup_online(release, tasks, runtime, sigma, bw, nodes, speed,
-                                         power_busy, power_idle, link, power=power,
-                                         power_cap=power_cap, cluster_caps=cluster_caps,
-                                         rule=rule, check=check, estimate=estimate)
-    J = order.shape[0]
+    code = model_code(model)
+    jobs, plat = bundle
+    J, K = bundle.n_jobs, bundle.n_clusters
+    order, bl = fcfs_order(jobs), readonly(np.zeros((J, K)))
     w = np.ones(J) if weight is None else check_vector("weight", weight, J, np.float64, lo=0,
                                                        lo_strict=True)
     tie = jobs.tasks * jobs.runtime if tie is None else check_vector("tie", tie, J, np.float64)

@@ -9,7 +9,12 @@ over the queue), then :func:`end`. :func:`preempt` stops a running job and
 queues it again; :func:`stop` and :func:`requeue` are its two halves, for a
 driver that holds a stopped job back for a while; :func:`drop` takes a
 queued job away for good; :func:`claim` keeps free nodes out of use.
-:func:`driver_core` sets up the loop's bundles for a Numba driver.
+:func:`core` sets up the loop's state over an input bundle
+(:func:`decoders.federated.inputs`), :func:`driver_core` over the few arrays of a
+Numba driver. A driver in Python reads the state through :func:`queued`,
+:func:`running`, :func:`status`, :func:`n_settled`, :func:`free`,
+:func:`power_used`, :func:`slowdowns` and :func:`state_arrays`, never through its
+layout.
 
 Import the module, not its names (``from decoders import steps``;
 ``steps.map(...)``): ``map`` is a step here, not the builtin.
@@ -28,6 +33,7 @@ from ._federated_core import (
     E_HOLES,
     E_INDEX,
     E_NACT,
+    E_NCL,
     E_NH,
     E_NQ,
     E_PLAN,
@@ -46,8 +52,9 @@ from ._federated_core import (
 )
 from ._kernels import FINISH_RTOL
 from ._queue import arrival_order, enqueue, reset_loop
+from ._validate import readonly
 from .easy import sd_floors, start_easy
-from .federated import setup_online, start_listed
+from .federated import Inputs, array_inputs, fcfs_order, start_listed
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -217,7 +224,7 @@ def end(t, model, jobs, plat, st, out):
 
 
 class DriverCore(NamedTuple):
-    """The loop's bundles for a Numba driver over the steps (:func:`driver_core`)."""
+    """The loop's bundles and state for a driver of the steps (:func:`core`)."""
 
     jobs: tuple
     plat: tuple
@@ -229,27 +236,80 @@ class DriverCore(NamedTuple):
     bl: np.ndarray
 
 
-def driver_core(release, tasks, runtime, nodes, speed) -> DriverCore:
-    """The loop's state for a driver in Numba (:mod:`decoders.online`, :mod:`decoders.realtime`).
+def core(bundle: Inputs, *, easy: bool = True) -> DriverCore:
+    """The loop's state for a driver of the steps over the input bundle ``bundle``
+    (:func:`decoders.federated.inputs`), jobs in arrival order.
 
-    Jobs without communication on clusters of unit power and no cap, in arrival
-    order; ``run_w`` is the writable array that ``jobs.runtime`` and
-    ``jobs.est`` view (read only: EASY plans on the run times the driver
-    sets), and ``bl`` a read-only view of the writable blacklist
-    ``bl_rows``, so that the steps run in the signatures that
-    :class:`moga.sim.Session` compiles.
+    ``run_w`` is the writable array that ``jobs.runtime`` and ``jobs.est``
+    view (read only: a driver may change a job's run time, and EASY plans on
+    the run times the driver sets), and ``bl`` a read-only view of the
+    writable blacklist ``bl_rows`` (zeros: a driver sets the rows of the jobs
+    it lists), so that the steps run in one signature for every driver.
+    ``easy`` False leaves EASY's scan and index empty, for a driver that never
+    calls :func:`init_easy`.
     """
-    J, K = len(release), len(nodes)
-    zeros, ones = np.zeros(J), np.ones(K)
-    jobs, plat, order, _ = setup_online(release, tasks, runtime, zeros, zeros, nodes, speed, ones,
-                                        ones, ones, check=False)
+    jobs, plat = bundle
+    J, K = bundle.n_jobs, bundle.n_clusters
     run_w = np.array(jobs.runtime)
-    view = run_w.view()
-    view.setflags(write=False)
+    view = readonly(run_w)
     bl_rows = np.zeros((J, K))
-    bl = bl_rows.view()
-    bl.setflags(write=False)
     out = Out(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, K), dtype=np.int64),
               np.empty(J))
-    return DriverCore(jobs._replace(runtime=view, est=view), plat, order, new_state(J, K), out,
-                      run_w, bl_rows, bl)
+    return DriverCore(jobs._replace(runtime=view, est=view), plat, fcfs_order(jobs),
+                      new_state(J, K, easy), out, run_w, bl_rows, readonly(bl_rows))
+
+
+def driver_core(release, tasks, runtime, nodes, speed) -> DriverCore:
+    """:func:`core` for a driver in Numba (:mod:`decoders.online`, :mod:`decoders.realtime`):
+    jobs without communication on clusters of unit power and no cap."""
+    J, K = len(release), len(nodes)
+    zeros, ones = np.zeros(J), np.ones(K)
+    return core(array_inputs(release, tasks, runtime, zeros, zeros, nodes, speed, ones, ones, ones,
+                             check=False))
+
+
+# ------------------------------------------------ reading the state (for a Python driver)
+def queued(st) -> np.ndarray:
+    """The waiting jobs in queue order (a copy): queued, and not started, stopped or dropped."""
+    qh = int(st.evi[E_QH])
+    q = st.queue.wq[qh:qh + int(st.evi[E_NQ])]
+    return q[st.queue.started[q] == 0]
+
+
+def running(st) -> tuple[np.ndarray, np.ndarray]:
+    """``(jobs, projected finish)`` of the running jobs (copies): the event heap's jobs, then
+    the re-rated co-allocated ones."""
+    run = np.concatenate([st.run.hj[:int(st.evi[E_NH])], st.run.cl[:int(st.evi[E_NCL])]])
+    return run, st.run.fin[run].copy()
+
+
+def status(st) -> np.ndarray:
+    """Each job's status (J,), a read-only view: 0 waiting or not arrived yet, 1 started
+    (running or finished), 2 dropped (:func:`drop`), 3 stopped (:func:`stop`)."""
+    return readonly(st.queue.started)
+
+
+def n_settled(st) -> int:
+    """The jobs started or dropped so far (the loop ends when all are)."""
+    return int(st.evi[E_STARTED])
+
+
+def free(st) -> np.ndarray:
+    """Free nodes per cluster (a copy)."""
+    return st.run.free.copy()
+
+
+def power_used(st) -> np.ndarray:
+    """Power the running jobs add to idle power, per cluster then overall, W (a copy)."""
+    return st.run.pk.copy()
+
+
+def slowdowns(st) -> np.ndarray:
+    """Each job's current slowdown (J,), a read-only view (meaningful for running jobs)."""
+    return readonly(st.run.sd)
+
+
+def state_arrays(st, out) -> list:
+    """Every array of the state ``st`` and the output ``out``: what a driver saves and
+    restores to undo steps (a dry run)."""
+    return [a for part in (*st, *out) for a in (part if isinstance(part, tuple) else (part,))]

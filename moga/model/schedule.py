@@ -16,7 +16,7 @@ from .platform import Federation
 __all__ = ["Schedule", "Segments", "batch_evaluator", "dispatch_schedule", "evaluate",
            "evaluate_batch",
            "check_chromosome", "check_power",
-           "power_profile", "power_kwargs", "schedule_energy", "BSLD_BOUND",
+           "power_profile", "schedule_energy", "BSLD_BOUND",
            "cap_runnable", "start_order"]
 
 #: Bounded slowdown's bound (s): a job shorter than this counts as this long.
@@ -389,11 +389,9 @@ def dispatch_schedule(js: JobSet, fed: Federation, method: str, *, model: str = 
     if estimates not in ("exact", "requested"):
         raise ValueError(f"estimates must be 'exact' or 'requested', got {estimates!r}")
     planned = js.requested if estimates == "requested" else js.runtime
-    d = federated.dispatch(*js.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle,
-                           fed.link, method=method, weight=weight, tie=js.tasks * planned,
-                           estimate=planned if estimates == "requested" else None,
-                           power=js.power, power_cap=fed.power_cap,
-                           cluster_caps=fed.cluster_caps, model=model, rule=rule, check=False)
+    d = federated.dispatch_inputs(
+        federated.inputs(js, fed, rule=rule, estimates=estimates, check=False), method,
+        weight=weight, tie=js.tasks * planned, model=model)
     return Schedule(jobset=js, federation=fed, order=start_order(d.start),
                     blacklist=np.zeros_like(d.alloc, dtype=float), model=model, start=d.start,
                     finish=d.finish, alloc=d.alloc, makespan=d.makespan, energy=d.energy,
@@ -470,15 +468,9 @@ def evaluate_batch(js: JobSet, fed: Federation, orders, blacklists, model: str =
     time (P, J), and with ``allocations`` each schedule's nodes per job and cluster
     (``alloc``, P, J, K).
     """
-    _check_types(js, fed)
-    try:
-        return federated.decode_batch(*js.arrays(), *_fed_arrays(fed), orders, blacklists,
-                                      model=model, check=False, backfill=backfill, rule=rule,
-                                      start_orders=start_orders, starts=starts,
-                                      allocations=allocations, finishes=finishes,
-                                      **power_kwargs(js, fed))
-    except federated.CapInfeasibleError as e:
-        raise cap_error(e, js, fed) from None
+    return batch_evaluator(js, fed, model=model, backfill=backfill, rule=rule)(
+        orders, blacklists, start_orders=start_orders, starts=starts, allocations=allocations,
+        finishes=finishes)
 
 
 def batch_evaluator(js: JobSet, fed: Federation, model: str = "fluid", backfill: str = "none",
@@ -489,10 +481,10 @@ def batch_evaluator(js: JobSet, fed: Federation, model: str = "fluid", backfill:
     decode one job-set many times (:class:`decoders.federated.BatchDecoder`)."""
     _check_types(js, fed)
     try:
-        return federated.BatchDecoder(*js.arrays(), *_fed_arrays(fed), model=model, check=False,
-                                      backfill=backfill, rule=rule, **power_kwargs(js, fed))
+        bundle = federated.inputs(js, fed, rule=rule, check=False)
     except federated.CapInfeasibleError as e:
         raise cap_error(e, js, fed) from None
+    return federated.BatchDecoder.of(bundle, model=model, backfill=backfill)
 
 
 def cap_error(e, js: JobSet, fed: Federation, what: str = "") -> InputError:
@@ -523,8 +515,7 @@ def check_power(js: JobSet, fed: Federation, what: str = "") -> None:
     if not fed.capped:
         return
     try:
-        federated.power_inputs(js.tasks, js.power, fed.nodes, fed.power_busy, fed.power_idle,
-                               fed.power_cap, fed.cluster_caps)
+        federated.inputs(js, fed, check=False)
     except federated.CapInfeasibleError as e:
         raise cap_error(e, js, fed, what) from None
 
@@ -535,16 +526,6 @@ def cap_runnable(js: JobSet, fed: Federation) -> np.ndarray:
     _check_types(js, fed)
     return federated.runnable_under_cap(js.tasks, js.power, fed.nodes, fed.power_busy,
                                         fed.power_idle, fed.power_cap, fed.cluster_caps)
-
-
-def power_kwargs(js: JobSet, fed: Federation) -> dict:
-    """The decoders' power arguments for ``js`` on ``fed`` (none when every factor is 1, uncapped)."""
-    return {"power": None if np.all(js.power == 1.0) else js.power,
-            "power_cap": fed.power_cap, "cluster_caps": fed.cluster_caps}
-
-
-def _fed_arrays(fed: Federation):
-    return fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link
 
 
 def _check_types(js, fed):

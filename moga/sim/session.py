@@ -25,9 +25,7 @@ import math
 import numpy as np
 
 from decoders import steps
-from decoders._federated_core import E_NCL, E_NH, E_NQ, E_QH, E_STARTED, Out, new_state
-from decoders._validate import choice_code, readonly
-from decoders.federated import MODELS, CapInfeasibleError, Dispatch, setup_online
+from decoders.federated import CapInfeasibleError, Dispatch, inputs, model_code
 
 from ..errors import InputError
 from ..model.jobset import JobSet
@@ -114,27 +112,18 @@ class Session:
             raise InputError(f"{jobset.name} has no jobs to simulate")
         self.jobset, self.federation = jobset, federation
         self.model, self.rule, self.estimates = model, rule, estimates
-        fed = federation
-        self._code = choice_code("execution model", model, MODELS)
+        self._code = model_code(model)
         try:
-            self._jobs, self._plat, order, _ = setup_online(
-                *jobset.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link,
-                power=jobset.power, power_cap=fed.power_cap, cluster_caps=fed.cluster_caps,
-                rule=rule, check=False)
+            bundle = inputs(jobset, federation, rule=rule, check=False)
         except CapInfeasibleError as e:
-            raise cap_error(e, jobset, fed) from None
-        J, K = len(jobset), fed.n_clusters
+            raise cap_error(e, jobset, federation) from None
         # The loop reads read-only views (the steps' argument types) of what :meth:`preempt`
-        # changes (a restarted job's run time) and :meth:`start` sets for one call (the
-        # blacklist rows of the listed jobs).
-        self._runtime = np.array(self._jobs.runtime)
-        self._jobs = self._jobs._replace(runtime=readonly(self._runtime))
-        self._bl = np.zeros((J, K))
-        self._bl_view = readonly(self._bl)
-        self._st = new_state(J, K, easy=False)  # the steps here never run EASY
-        self._out = Out(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, K), dtype=np.int64),
-                        np.empty(J))
-        steps.init(self._jobs, self._plat, self._st, self._out, order)
+        # changes (a restarted job's run time, ``_runtime``) and :meth:`start` sets for one
+        # call (the blacklist rows of the listed jobs, ``_bl``).
+        c = steps.core(bundle, easy=False)  # the steps here never run EASY
+        self._jobs, self._plat, self._st, self._out = c.jobs, c.plat, c.st, c.out
+        self._runtime, self._bl, self._bl_view = c.run_w, c.bl_rows, c.bl
+        steps.init(self._jobs, self._plat, self._st, self._out, c.order)
         est = jobset.requested if estimates == "requested" else jobset.runtime
         self._estimate = np.array(est, dtype=np.float64)
         self._estimate.setflags(write=False)
@@ -161,12 +150,6 @@ class Session:
         return float(steps.map(self._t, self._code, self._jobs, self._plat, self._st, self._out,
                                self._bl_view, listed, listed.shape[0]))
 
-    def _running(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(jobs, predicted finish)`` of the running jobs, as the loop has them."""
-        st = self._st
-        run = np.concatenate([st.run.hj[:int(st.evi[E_NH])], st.run.cl[:int(st.evi[E_NCL])]])
-        return run, st.run.fin[run].copy()
-
     @property
     def now(self) -> float:
         """The time of the current event, s."""
@@ -175,7 +158,7 @@ class Session:
     @property
     def done(self) -> bool:
         """True once every job has started or been rejected."""
-        return int(self._st.evi[E_STARTED]) == len(self.jobset)
+        return steps.n_settled(self._st) == len(self.jobset)
 
     @property
     def estimate(self) -> np.ndarray:
@@ -185,9 +168,7 @@ class Session:
 
     def queued(self) -> np.ndarray:
         """The waiting jobs (positions in the job-set), in arrival order (a copy)."""
-        qh = int(self._st.evi[E_QH])
-        q = self._st.queue.wq[qh:qh + int(self._st.evi[E_NQ])]
-        return q[self._st.queue.started[q] == 0]
+        return steps.queued(self._st)
 
     def running(self) -> tuple[np.ndarray, np.ndarray]:
         """``(jobs, planned finish)`` of the running jobs.
@@ -196,7 +177,7 @@ class Session:
         the estimate (``estimate / runtime``), never before :attr:`now`: a job
         that overruns its request is planned to end now.
         """
-        run, fin = self._running()
+        run, fin = steps.running(self._st)
         start = self._out.start[run]
         planned = start + (fin - start) * self._scale[run]
         return run, np.maximum(planned, self._t)
@@ -211,18 +192,20 @@ class Session:
     @property
     def free(self) -> np.ndarray:
         """Free nodes per cluster (a copy)."""
-        return self._st.run.free.copy()
+        return steps.free(self._st)
 
     @property
     def power_used(self) -> np.ndarray:
         """Power the running jobs add to idle power, per cluster then overall, W (a copy)."""
-        return self._st.run.pk.copy()
+        return steps.power_used(self._st)
 
     @property
     def allocation(self) -> np.ndarray:
         """Nodes of each job on each cluster, (J, K), zero for jobs not started (a read-only
         view: it changes as jobs start)."""
-        return readonly(self._out.alloc)
+        alloc = self._out.alloc.view()
+        alloc.setflags(write=False)
+        return alloc
 
     def start(self, jobs, blacklist=None) -> np.ndarray:
         """Start the given queued jobs now, in that order, each where it fits (nodes and power).
@@ -267,14 +250,14 @@ class Session:
                 raise ValueError(f"blacklist of job {int(listed[i])} on cluster "
                                  f"{self.federation.names[k]!r} is {bl[i, k]!r}, not in [0, 1]")
         self._check_waiting(listed)
-        before = self._st.queue.started[listed].copy()
+        before = steps.status(self._st)[listed]
         if bl is None:
             self._map(listed)
         else:
             self._bl[listed] = bl
             self._map(listed)
             self._bl[listed] = 0.0  # a blacklist holds for this call only
-        now = listed[(self._st.queue.started[listed] == 1) & (before == 0)]
+        now = listed[(steps.status(self._st)[listed] == 1) & (before == 0)]
         self._first[now] = np.where(np.isnan(self._first[now]), self._t, self._first[now])
         return now
 
@@ -283,7 +266,7 @@ class Session:
         (the loop queues a job once its release is due), not started and not rejected."""
         bad = (listed < 0) | (listed >= len(self.jobset))
         ok = listed[~bad]
-        bad[~bad] = (self.jobset.release[ok] > self._t) | (self._st.queue.started[ok] != 0)
+        bad[~bad] = (self.jobset.release[ok] > self._t) | (steps.status(self._st)[ok] != 0)
         if bad.any():
             j = int(listed[np.flatnonzero(bad)[0]])
             raise ValueError(f"job {j} is not waiting at t={self._t:g} (not arrived, already "
@@ -332,8 +315,7 @@ class Session:
     def would_start(self, jobs, blacklist=None) -> np.ndarray:
         """The jobs :meth:`start` would start now, in that order, without starting any (a dry
         run on a copy of the loop's state)."""
-        state = (*(a for part in self._st for a in (part if isinstance(part, tuple) else (part,))),
-                 *self._out, self._bl, self._runtime)
+        state = (*steps.state_arrays(self._st, self._out), self._bl, self._runtime)
         saved = [a.copy() for a in state]
         first = self._first.copy()
         try:
@@ -374,7 +356,8 @@ class Session:
         self._check_running(listed, "preempt")
         st, out, t = self._st, self._out, self._t
         for j in listed.tolist():
-            start, alloc, sd = float(out.start[j]), out.alloc[j].copy(), float(st.run.sd[j])
+            start, alloc = float(out.start[j]), out.alloc[j].copy()
+            sd = float(steps.slowdowns(st)[j])
             before = float(self._runtime[j])
             left = float(steps.preempt(t, self._code, self._jobs, self._plat, st, out, int(j)))
             done = max(before - left, 0.0)
@@ -460,7 +443,7 @@ class Session:
     def _segments(self, d) -> Segments:
         """Every execution: the stopped ones and each job's last, in the order they ended."""
         J = len(self.jobset)
-        sd = self._st.run.sd
+        sd = steps.slowdowns(self._st)
         last = [(j, float(d.start[j]), float(d.finish[j]),
                  min(self._read[j] * float(sd[j]), float(d.finish[j] - d.start[j])))
                 for j in range(J) if not self._rejected[j]]
