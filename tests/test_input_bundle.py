@@ -198,7 +198,7 @@ def test_the_steps_accessors_follow_a_session(pair):
     np.testing.assert_array_equal(steps.status(st)[started], 1)
     run, fin = steps.running(st)
     assert sorted(run.tolist()) == sorted(started.tolist())
-    assert (fin > s.now).all() and (steps.slowdowns(st)[run] >= 1.0).all()
+    assert (fin > s.now).all() and (steps.slowdowns(st)[run] > 0).all()
     assert steps.free(st).sum() == fed.total_nodes - s.allocation.sum()
     assert steps.power_used(st)[-1] > 0
     assert all(isinstance(a, np.ndarray) for a in steps.state_arrays(st, s._out))
