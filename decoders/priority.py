@@ -14,10 +14,10 @@ wait. It is the built-in EASY's rule (:func:`decoders.easy.start_easy`) with a
 scan in ranked order in place of the index, so a ranking by release gives the
 built-in schedule.
 
-The steps are cached dispatchers of their own; a driver over them
-(:func:`driver_for`) is the one part compiled per rule: it calls the user's
-score on each queued job at each event and hands the keys to
-:func:`easy_listed`. :func:`run_rule` sets the loop up and runs it.
+The loop over the steps, :func:`drive`, is compiled once and cached: it calls
+the user's score through its address (:func:`score_cfunc`, the one part
+compiled per rule: the score alone) on each queued job at each event and hands
+the keys to :func:`easy_listed`. :func:`run_rule` sets the loop up and runs it.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import cfunc, njit, types
+from numba.extending import intrinsic
 
 from . import steps
 from ._federated_core import (
@@ -43,11 +45,11 @@ from ._federated_core import (
 )
 from ._kernels import helper
 from ._queue import dequeue_started, try_start
-from .easy import _backfill, _room_bounds, _shadow
+from .easy import _backfill, _late_width, _room_bounds, _shadow
 from .federated import CapInfeasibleError, setup_online
 
-__all__ = ["BACKFILL", "RuleResult", "easy_listed", "driver_for", "prepare", "run_rule",
-           "with_scan", "CapInfeasibleError"]
+__all__ = ["BACKFILL", "SCORE_SIG", "RuleResult", "drive", "easy_listed", "prepare", "run_rule",
+           "score_cfunc", "with_scan", "CapInfeasibleError"]
 
 #: How a rule starts the ranked jobs: strict order (``"none"``) or EASY backfilling, with
 #: the code :func:`easy_listed` takes.
@@ -145,14 +147,6 @@ def easy_listed(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfi
             shadow = _shadow(t, head, jobs, plat, st, out, is_capped(plat))
             if np.isnan(out.reserve[head]):
                 out.reserve[head] = shadow
-        # The jobs that could fit now, ranked; free nodes only fall as jobs start, so a
-        # job wider than they are now never starts at this event.
-        c = 0
-        for i in range(m):
-            if tasks[listed[i]] <= free_total:
-                listed[c] = listed[i]
-                c += 1
-        _heapify(listed, c, key, jobs.release)
         # As in decoders.easy.start_easy: a job's slowdown is at least
         # min(1, 1 / fastest speed), less a margin under the floats.
         sd_min = 1.0
@@ -163,10 +157,22 @@ def easy_listed(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfi
         room0 = _room_bounds(st)
         free_mask = cluster_mask(free)
         capped = is_capped(plat)
+        # The candidates, ranked: the jobs that fit the free nodes now and either may end
+        # by the reservation or are narrow enough to leave the head room past it
+        # (_late_width, the bound of _backfill's own test). Both bounds only tighten as
+        # jobs start, so a job left out now would be refused at this event anyway.
+        y = _late_width(0, False, free, st.resv.slack_h, room0, need)
+        c = 0
+        for i in range(m):
+            j = listed[i]
+            if tasks[j] <= free_total and (tasks[j] <= y or t + jobs.est[j] * sd_min <= shadow):
+                listed[c] = j
+                c += 1
+        _heapify(listed, c, key, jobs.release)
         while c > 0 and free_total > 0:
             j = listed[0]
             c = _pop(listed, c, key, jobs.release)
-            if tasks[j] > free_total:
+            if tasks[j] > free_total or (tasks[j] > y and t + jobs.est[j] * sd_min > shadow):
                 continue
             if _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room0,
                          free_mask=free_mask, by_mask=False, capped=capped,
@@ -174,6 +180,7 @@ def easy_listed(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfi
                 free_total -= tasks[j]
                 room0 = _room_bounds(st)
                 free_mask = cluster_mask(free)
+                y = _late_width(0, False, free, st.resv.slack_h, room0, need)
     return min(next_finish(st), dequeue_started(jobs, st, 0, 0))
 
 
@@ -186,37 +193,59 @@ def with_scan(st, J: int, K: int):
                                  free_in=np.zeros(0, dtype=np.int64), sd_in=np.zeros(0)))
 
 
-def driver_for(score):
-    """The event loop of a priority rule ``score`` (a Numba dispatcher), compiled on first use.
+#: The C signature of a compiled score (:func:`score_cfunc`): (now, submit, tasks, estimate).
+SCORE_SIG = types.float64(types.float64, types.float64, types.int64, types.float64)
 
-    ``score(now, submit, tasks, estimate)`` is called on every queued job at every
-    event (``submit``: its release; ``estimate``: what it plans with); the loop
+
+@intrinsic
+def _call_score(typingctx, addr, now, submit, tasks, estimate):
+    """Call the score compiled at address ``addr`` (a :func:`score_cfunc`) on one job."""
+    sig = types.float64(types.intp, types.float64, types.float64, types.int64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        d, i64 = ir.DoubleType(), ir.IntType(64)
+        fnty = ir.FunctionType(d, [d, d, i64, d])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        return builder.call(fn, args[1:])
+
+    return sig, codegen
+
+
+def score_cfunc(score):
+    """``score`` (a Numba dispatcher or a function) compiled as a C function of
+    :data:`SCORE_SIG` whose ``address`` :func:`drive` calls. NumPy's error model: a
+    division by zero gives inf or NaN, not an exception."""
+    return cfunc(SCORE_SIG, error_model="numpy")(getattr(score, "py_func", score))
+
+
+@njit(cache=True, error_model="numpy")
+def drive(score, jobs, plat, st, out, blacklist, model, backfill, key, listed):
+    """The event loop of a priority rule whose score is compiled at address ``score``
+    (:func:`score_cfunc`), after :func:`decoders.steps.init` and :func:`prepare`.
+
+    At each event the score is called on every queued job (``now``, its release,
+    tasks and ``jobs.est``) and :func:`easy_listed` starts jobs by those keys. The loop
     stops at the first NaN and returns ``(job, t)`` of it, ``(-1, t)`` once every job
-    has started. Only this loop compiles per rule: the steps are cached on their own.
+    has started. The score is called through its address, so this loop compiles once
+    for every rule and is cached.
     """
-
-    @njit(error_model="numpy")
-    def drive(jobs, plat, st, out, blacklist, model, backfill, key, listed):
-        J = jobs.release.shape[0]
-        t = 0.0
-        while st.evi[E_STARTED] < J:
-            t = steps.begin(t, model, jobs, plat, st, out)
-            qh, nq = st.evi[E_QH], st.evi[E_NQ]
-            for i in range(nq):
-                j = st.queue.wq[qh + i]
-                v = np.float64(score(t, jobs.release[j], jobs.tasks[j], jobs.est[j]))
-                if np.isnan(v):
-                    return j, t
-                key[j] = v
-                listed[i] = j
-            nxt = easy_listed(t, model, jobs, plat, st, out, blacklist, listed, nq, key,
-                              backfill)
-            if st.evi[E_STARTED] == J or nxt == np.inf:
-                break
-            t = max(t, nxt)
-        return -1, t
-
-    return drive
+    J = jobs.release.shape[0]
+    t = 0.0
+    while st.evi[E_STARTED] < J:
+        t = steps.begin(t, model, jobs, plat, st, out)
+        qh, nq = st.evi[E_QH], st.evi[E_NQ]
+        for i in range(nq):
+            j = st.queue.wq[qh + i]
+            v = _call_score(score, t, jobs.release[j], jobs.tasks[j], jobs.est[j])
+            if np.isnan(v):
+                return j, t
+            key[j] = v
+            listed[i] = j
+        nxt = easy_listed(t, model, jobs, plat, st, out, blacklist, listed, nq, key, backfill)
+        if st.evi[E_STARTED] == J or nxt == np.inf:
+            break
+        t = max(t, nxt)
+    return -1, t
 
 
 class RuleResult(NamedTuple):
@@ -236,11 +265,12 @@ class RuleResult(NamedTuple):
     nan_t: float
 
 
-def run_rule(drive, release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle,
+def run_rule(score, release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle,
              link, *, backfill: str = "easy", model: str = "fluid", rule: str = "fastest",
              power=None, power_cap=None, cluster_caps=None, estimate=None,
              check: bool = True) -> RuleResult:
-    """Run the driver ``drive`` (:func:`driver_for`) over a release-mode workload.
+    """Run the priority rule compiled at address ``score`` (:func:`score_cfunc`) over a
+    release-mode workload.
 
     Arguments as in :func:`decoders.federated.dispatch`; ``estimate`` is what the
     rule plans with (its reservation and backfill test, and the score's
@@ -261,7 +291,7 @@ def run_rule(drive, release, tasks, runtime, sigma, bw, nodes, speed, power_busy
               np.empty(J))
     steps.init(jobs, plat, st, out, order)
     prepare(jobs, plat, st, bl)
-    nan_job, t = drive(jobs, plat, st, out, bl, code, bf, np.zeros(J), np.empty(J, np.int64))
+    nan_job, t = drive(score, jobs, plat, st, out, bl, code, bf, np.zeros(J), np.empty(J, np.int64))
     if nan_job >= 0:
         return RuleResult(out.start, out.finish, out.alloc, out.reserve, np.nan, np.nan, np.nan,
                           0, int(nan_job), float(t))

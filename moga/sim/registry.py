@@ -115,20 +115,26 @@ class PolicyInfo:
     extra: str | None = None
 
 
-def load_policy(spec: str) -> OnlinePolicy:
-    """A user's policy from ``"path/to/file.py:ClassName"``: the class, instantiated.
+def load_policy(spec: str):
+    """A user's policy from ``"path/to/file.py:Name"``: an instance of the class ``Name``, or
+    the priority rule ``Name``.
 
-    The class needs a ``decide(session)`` method (subclass :class:`OnlinePolicy`).
+    A class needs a ``decide(session)`` method (subclass :class:`OnlinePolicy`) and is
+    instantiated; a function (``@numba.njit``, or plain Python, which is then compiled
+    with a UserWarning) is a priority rule, ``score(now, submit, tasks, estimate)``,
+    returned as a :class:`~moga.sim.PriorityRule` with EASY backfilling.
 
     Raises
     ------
     InputError
-        If the file is missing or fails to import, or the class is missing or
-        has no ``decide``; the message names the file and the class.
+        If the file is missing or fails to import, or the name is missing, is neither a
+        class nor a function, or is a class without ``decide``; the message names the
+        file and the name.
     """
     path, sep, cls_name = str(spec).rpartition(":")
     if not sep or not path.endswith(".py") or not cls_name:
-        raise InputError(f"a policy file is given as path.py:ClassName, got {spec!r}")
+        raise InputError(f"a policy file is given as path.py:Name (a class or a rule), got "
+                         f"{spec!r}")
     file = Path(path)
     if not file.is_file():
         raise InputError(f"policy file {file} does not exist")
@@ -144,6 +150,13 @@ def load_policy(spec: str) -> OnlinePolicy:
     cls = getattr(module, cls_name, None)
     if cls is None:
         raise InputError(f"policy file {file} defines no {cls_name!r}")
+    from .rules import PriorityRule, is_rule
+
+    if not isinstance(cls, type):
+        if is_rule(cls):
+            return PriorityRule.from_file(file, cls_name, cls)
+        raise InputError(f"{file}:{cls_name} is a {type(cls).__name__}, neither a class (an "
+                         "OnlinePolicy) nor a function (a priority rule)")
     try:
         obj = cls()
     except Exception as e:
