@@ -120,7 +120,9 @@ class Session:
             self._jobs, self._plat, order, _ = setup_online(
                 *jobset.arrays(), fed.nodes, fed.speed, fed.power_busy, fed.power_idle, fed.link,
                 power=jobset.power, power_cap=fed.power_cap, cluster_caps=fed.cluster_caps,
-                rule=rule, check=False)
+                rule=rule, check=False,
+                # what start_easy's reservation plans with (the steps read it nowhere else)
+                estimate=jobset.requested if estimates == "requested" else None)
         except CapInfeasibleError as e:
             raise cap_error(e, jobset, fed) from None
         J, K = len(jobset), fed.n_clusters
@@ -131,7 +133,8 @@ class Session:
         self._jobs = self._jobs._replace(runtime=readonly(self._runtime))
         self._bl = np.zeros((J, K))
         self._bl_view = readonly(self._bl)
-        self._st = new_state(J, K, easy=False)  # the steps here never run EASY
+        self._st = new_state(J, K, easy=False)  # no candidate index: start_easy scans
+        self._easy = None  # start_easy's table and work arrays, made on its first call
         self._out = Out(np.full(J, np.nan), np.full(J, np.nan), np.empty((J, K), dtype=np.int64),
                         np.empty(J))
         steps.init(self._jobs, self._plat, self._st, self._out, order)
@@ -275,6 +278,49 @@ class Session:
             self._map(listed)
             self._bl[listed] = 0.0  # a blacklist holds for this call only
         now = listed[(self._st.queue.started[listed] == 1) & (before == 0)]
+        self._first[now] = np.where(np.isnan(self._first[now]), self._t, self._first[now])
+        return now
+
+    def start_easy(self, jobs, backfill: str = "easy") -> np.ndarray:
+        """EASY backfilling over the given queued jobs, in that order: the kernel's step
+        that users' priority rules run (:class:`moga.sim.PriorityRule`).
+
+        Jobs start in the given order while they fit now (nodes and power); the
+        first that does not (the head) gets a reservation at the earliest time the
+        running jobs' planned ends (on :attr:`estimate`) leave its nodes and power,
+        and each later listed job starts only if it fits now and is planned to end by
+        the reservation or leaves the head enough nodes and power then. With
+        ``backfill="none"`` the jobs after the head wait. Every node is allowed (no
+        blacklist). Returns the jobs that started.
+
+        Raises
+        ------
+        ValueError
+            If a job is not waiting, or a position repeats.
+        """
+        from decoders import priority
+
+        if backfill not in priority.BACKFILL:
+            raise ValueError(f"backfill must be one of {list(priority.BACKFILL)}, got "
+                             f"{backfill!r}")
+        listed = _positions(jobs, "start_easy", len(self.jobset))
+        if listed.size == 0:
+            return listed
+        self._check_waiting(listed)
+        J, K = len(self.jobset), self.federation.n_clusters
+        if self._easy is None:  # EASY's allowance table and ranks, made on first use
+            st = priority.with_scan(self._st, J, K)
+            priority.prepare(self._jobs, self._plat, st, self._bl_view)
+            self._easy = (st, np.zeros(J), np.empty(J, dtype=np.int64))
+            self._st = st
+        st, key, work = self._easy
+        key[listed] = np.arange(listed.size, dtype=np.float64)
+        work[:listed.size] = listed
+        before = st.queue.started[listed].copy()
+        priority.easy_listed(self._t, self._code, self._jobs, self._plat, st, self._out,
+                             self._bl_view, work, listed.size, key,
+                             priority.BACKFILL[backfill])
+        now = listed[(st.queue.started[listed] == 1) & (before == 0)]
         self._first[now] = np.where(np.isnan(self._first[now]), self._t, self._first[now])
         return now
 
