@@ -22,8 +22,7 @@ from .common import (
     settings,
 )
 
-HELP = ("run an online policy (registered, or yours as path.py:Class or a priority rule "
-        "path.py:function) on a trace (release mode)")
+HELP = "run an online policy (registered, or yours as path.py:Class) on a trace (release mode)"
 
 OUTPUTS = ["schedule.csv", "schedule.swf", "segments.csv", "metrics.json", "gantt.png"]
 

@@ -133,8 +133,8 @@ def load_policy(spec: str):
     """
     path, sep, cls_name = str(spec).rpartition(":")
     if not sep or not path.endswith(".py") or not cls_name:
-        raise InputError(f"a policy file is given as path.py:Name (a class or a rule), got "
-                         f"{spec!r}")
+        raise InputError(f"a policy file is given as path.py:ClassName (or path.py:function, "
+                         f"a priority rule), got {spec!r}")
     file = Path(path)
     if not file.is_file():
         raise InputError(f"policy file {file} does not exist")
