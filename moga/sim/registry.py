@@ -20,6 +20,11 @@ simulation core:
     A class with a ``decide(session)`` method that drives a
     :class:`~moga.sim.Session` event by event (:class:`OnlinePolicy`). A
     user's own policy is this kind too, loaded from ``path.py:Class``.
+``"rule"``
+    A user's priority rule, ``path.py:function``: a ``@numba.njit`` score
+    that ranks the waiting jobs at each event, run with EASY backfilling (or
+    in order) inside the kernel loop (:class:`~moga.sim.PriorityRule`,
+    :func:`moga.policies.rule_info`).
 
 The table of docs/guide/policies.md lists the entries.
 """
@@ -69,7 +74,7 @@ class PolicyInfo:
     Attributes
     ----------
     name : str
-    kind : {"kernel", "python"}
+    kind : {"kernel", "python", "rule"}
     summary : str
         One line for tables and ``--help``.
     code : str
