@@ -31,6 +31,7 @@ from numba.extending import intrinsic
 
 from . import steps
 from ._federated_core import (
+    E_CURSOR,
     E_NQ,
     E_QH,
     E_SHEAD,
@@ -51,6 +52,9 @@ from .federated import CapInfeasibleError, setup_online
 __all__ = ["BACKFILL", "SCORE_SIG", "RuleResult", "drive", "easy_listed", "prepare", "run_rule",
            "score_cfunc", "with_scan", "CapInfeasibleError"]
 
+#: Front starts of one event found by a scan for the first-ranked job; beyond, the rest of
+#: the listed jobs become a heap.
+SCAN_STARTS = 4
 #: How a rule starts the ranked jobs: strict order (``"none"``) or EASY backfilling, with
 #: the code :func:`easy_listed` takes.
 BACKFILL = {"none": 0, "easy": 1}
@@ -106,7 +110,7 @@ def prepare(jobs, plat, st, blacklist):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def easy_listed(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfill):
+def easy_listed(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfill, first=-1):
     """Start the queued jobs ``listed[:n]`` at ``t`` in the order of ``key`` (by job; lower
     first, ties by release, then index): EASY backfilling (``backfill`` 1) or strict order
     (0). Returns the next finish or arrival.
@@ -117,22 +121,48 @@ def easy_listed(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfi
     (the first one is kept in ``out.reserve``), and each later ranked job that fits
     now starts if it is planned to end by the reservation or leaves the head enough
     allowed nodes and power then. ``listed`` is work space: it is reordered. The
-    allowance table ``st.scan`` must hold every job's row (:func:`prepare`).
+    allowance table ``st.scan`` must hold every job's row (:func:`prepare`). ``first``,
+    when not -1, is the place in ``listed`` of the first-ranked job, and every listed job
+    is waiting (:func:`drive` knows both as it scores them).
     """
     fluid = model == 0
     K = st.run.free.shape[0]
     tasks = jobs.tasks
     free = st.run.free
-    m = 0
-    for i in range(n):  # the listed jobs still waiting, as a heap
-        if st.queue.started[listed[i]] == 0:
-            listed[m] = listed[i]
-            m += 1
-    _heapify(listed, m, key, jobs.release)
+    started0 = st.evi[E_STARTED]
+    # The listed jobs still waiting, and the first-ranked of them.
+    m = n
+    b = first
+    if first < 0:
+        m = 0
+        for i in range(n):
+            j = listed[i]
+            if st.queue.started[j] == 0:
+                listed[m] = j
+                if b < 0 or _before(j, listed[b], key, jobs.release):
+                    b = m
+                m += 1
+    # The front: the first-ranked job by a scan while few start (an event starts one or
+    # two), then from a heap (a batch of arrivals on an idle federation starts many).
     head = -1
+    heaped = False
     while m > 0:
-        j = listed[0]
-        m = _pop(listed, m, key, jobs.release)
+        if not heaped and st.evi[E_STARTED] - started0 >= SCAN_STARTS:
+            _heapify(listed, m, key, jobs.release)
+            heaped = True
+        if heaped:
+            j = listed[0]
+            m = _pop(listed, m, key, jobs.release)
+        else:
+            if b < 0:
+                b = 0
+                for i in range(1, m):
+                    if _before(listed[i], listed[b], key, jobs.release):
+                        b = i
+            j = listed[b]
+            m -= 1
+            listed[b] = listed[m]
+            b = -1
         if not try_start(j, t, fluid, jobs, plat, st, out, blacklist):
             head = j
             break
@@ -163,7 +193,7 @@ def easy_listed(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfi
         # jobs start, so a job left out now would be refused at this event anyway.
         y = _late_width(0, False, free, st.resv.slack_h, room0, need)
         c = 0
-        for i in range(m):
+        for i in range(m if free_total > 0 else 0):
             j = listed[i]
             if tasks[j] <= free_total and (tasks[j] <= y or t + jobs.est[j] * sd_min <= shadow):
                 listed[c] = j
@@ -181,6 +211,12 @@ def easy_listed(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfi
                 room0 = _room_bounds(st)
                 free_mask = cluster_mask(free)
                 y = _late_width(0, False, free, st.resv.slack_h, room0, need)
+    if st.evi[E_STARTED] == started0:  # nothing left the queue
+        arrived = st.evi[E_CURSOR]
+        t_arrival = np.inf
+        if arrived < jobs.release.shape[0]:
+            t_arrival = jobs.release[st.queue.by_release[arrived]]
+        return min(next_finish(st), t_arrival)
     return min(next_finish(st), dequeue_started(jobs, st, 0, 0))
 
 
@@ -234,6 +270,7 @@ def drive(score, jobs, plat, st, out, blacklist, model, backfill, key, listed):
     while st.evi[E_STARTED] < J:
         t = steps.begin(t, model, jobs, plat, st, out)
         qh, nq = st.evi[E_QH], st.evi[E_NQ]
+        b = -1  # the first-ranked so far (the queue holds waiting jobs only)
         for i in range(nq):
             j = st.queue.wq[qh + i]
             v = _call_score(score, t, jobs.release[j], jobs.tasks[j], jobs.est[j])
@@ -241,7 +278,10 @@ def drive(score, jobs, plat, st, out, blacklist, model, backfill, key, listed):
                 return j, t
             key[j] = v
             listed[i] = j
-        nxt = easy_listed(t, model, jobs, plat, st, out, blacklist, listed, nq, key, backfill)
+            if b < 0 or _before(j, listed[b], key, jobs.release):
+                b = i
+        nxt = easy_listed(t, model, jobs, plat, st, out, blacklist, listed, nq, key, backfill,
+                          b)
         if st.evi[E_STARTED] == J or nxt == np.inf:
             break
         t = max(t, nxt)
