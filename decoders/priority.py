@@ -14,10 +14,10 @@ wait. It is the built-in EASY's rule (:func:`decoders.easy.start_easy`) with a
 scan in ranked order in place of the index, so a ranking by release gives the
 built-in schedule.
 
-The loop over the steps, :func:`drive`, is compiled once and cached: it calls
-the user's score through its address (:func:`score_cfunc`, the one part
-compiled per rule: the score alone) on each queued job at each event and hands
-the keys to :func:`easy_listed`. :func:`run_rule` sets the loop up and runs it.
+The loop over the steps, :func:`drive`, is compiled once and cached: at each
+event it calls the rule's scoring pass through its address (:func:`score_cfunc`,
+the one part compiled per rule: a loop over the queue with the score inlined)
+and hands the keys to the step. :func:`run_rule` sets the loop up and runs it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 from llvmlite import ir
-from numba import cfunc, njit, types
+from numba import carray, cfunc, njit, types
 from numba.extending import intrinsic
 
 from . import steps
@@ -43,9 +43,10 @@ from ._federated_core import (
     is_capped,
     new_state,
     next_finish,
+    release_due,
 )
-from ._kernels import helper
-from ._queue import dequeue_started, try_start
+from ._kernels import FINISH_RTOL, helper
+from ._queue import dequeue_started, enqueue, try_start
 from .easy import _backfill, _late_width, _room_bounds, _shadow
 from .federated import CapInfeasibleError, setup_online
 
@@ -111,6 +112,13 @@ def prepare(jobs, plat, st, blacklist):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def easy_listed(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfill, first=-1):
+    """:func:`_easy_ranked` as a step of its own (for :meth:`moga.sim.Session.start_easy`)."""
+    return _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfill,
+                        first)
+
+
+@helper
+def _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfill, first):
     """Start the queued jobs ``listed[:n]`` at ``t`` in the order of ``key`` (by job; lower
     first, ties by release, then index): EASY backfilling (``backfill`` 1) or strict order
     (0). Returns the next finish or arrival.
@@ -229,59 +237,94 @@ def with_scan(st, J: int, K: int):
                                  free_in=np.zeros(0, dtype=np.int64), sd_in=np.zeros(0)))
 
 
-#: The C signature of a compiled score (:func:`score_cfunc`): (now, submit, tasks, estimate).
-SCORE_SIG = types.float64(types.float64, types.float64, types.int64, types.float64)
+_I64P, _F8P = types.CPointer(types.int64), types.CPointer(types.float64)
+#: The C signature of a rule's scoring pass (:func:`score_cfunc`): ``(now, queue, n,
+#: release, tasks, estimate, key, listed, J)`` -> the first-ranked place, or -2 - job of a
+#: NaN.
+SCORE_SIG = types.int64(types.float64, _I64P, types.int64, _F8P, _I64P, _F8P, _F8P, _I64P,
+                        types.int64)
 
 
 @intrinsic
-def _call_score(typingctx, addr, now, submit, tasks, estimate):
-    """Call the score compiled at address ``addr`` (a :func:`score_cfunc`) on one job."""
-    sig = types.float64(types.intp, types.float64, types.float64, types.int64, types.float64)
+def _call_scores(typingctx, addr, now, queue, n, release, tasks, est, key, listed, J):
+    """Call the scoring pass compiled at address ``addr`` (:func:`score_cfunc`); the arrays
+    are given by their data's addresses."""
+    sig = types.int64(types.intp, types.float64, types.intp, types.int64, types.intp,
+                      types.intp, types.intp, types.intp, types.intp, types.int64)
 
     def codegen(context, builder, signature, args):
         d, i64 = ir.DoubleType(), ir.IntType(64)
-        fnty = ir.FunctionType(d, [d, d, i64, d])
+        ip, dp = i64.as_pointer(), d.as_pointer()
+        kinds = [d, ip, i64, dp, ip, dp, dp, ip, i64]
+        fnty = ir.FunctionType(i64, kinds)
         fn = builder.inttoptr(args[0], fnty.as_pointer())
-        return builder.call(fn, args[1:])
+        call = [a if k in (d, i64) else builder.inttoptr(a, k)
+                for a, k in zip(args[1:], kinds, strict=True)]
+        return builder.call(fn, call)
 
     return sig, codegen
 
 
 def score_cfunc(score):
-    """``score`` (a Numba dispatcher or a function) compiled as a C function of
-    :data:`SCORE_SIG` whose ``address`` :func:`drive` calls. NumPy's error model: a
-    division by zero gives inf or NaN, not an exception."""
-    return cfunc(SCORE_SIG, error_model="numpy")(getattr(score, "py_func", score))
+    """The scoring pass of a rule ``score`` (a Numba dispatcher or a function), compiled as a
+    C function of :data:`SCORE_SIG` whose ``address`` :func:`drive` calls at each event.
+
+    It scores the queue's ``n`` jobs (of ``J``) (``now``, their release, tasks and estimate) into
+    ``key`` (by job) and ``listed`` (the jobs), and returns the place in ``listed`` of
+    the first-ranked job (-1 for none), or ``-2 - j`` for the first job ``j`` whose
+    score is NaN. The score is compiled into it, so this is the one part compiled per
+    rule, with NumPy's error model: a division by zero gives inf or NaN, not an exception
+    (an exception could not leave a C function).
+    """
+    fn = njit(error_model="numpy")(getattr(score, "py_func", score))
+
+    @cfunc(SCORE_SIG, error_model="numpy")
+    def scores(now, queue, n, release, tasks, est, key, listed, J):
+        q, rel, tk = carray(queue, n), carray(release, J), carray(tasks, J)
+        es, ky, ls = carray(est, J), carray(key, J), carray(listed, n)
+        b = -1
+        for i in range(n):
+            j = q[i]
+            v = np.float64(fn(now, rel[j], tk[j], es[j]))
+            if np.isnan(v):
+                return -2 - j
+            ky[j] = v
+            ls[i] = j
+            if b < 0 or _before(j, ls[b], ky, rel):
+                b = i
+        return b
+
+    return scores
 
 
 @njit(cache=True, error_model="numpy")
 def drive(score, jobs, plat, st, out, blacklist, model, backfill, key, listed):
-    """The event loop of a priority rule whose score is compiled at address ``score``
-    (:func:`score_cfunc`), after :func:`decoders.steps.init` and :func:`prepare`.
+    """The event loop of a priority rule whose scoring pass is compiled at address
+    ``score`` (:func:`score_cfunc`), after :func:`decoders.steps.init` and :func:`prepare`.
 
-    At each event the score is called on every queued job (``now``, its release,
-    tasks and ``jobs.est``) and :func:`easy_listed` starts jobs by those keys. The loop
-    stops at the first NaN and returns ``(job, t)`` of it, ``(-1, t)`` once every job
-    has started. The score is called through its address, so this loop compiles once
-    for every rule and is cached.
+    At each event the pass scores every queued job and :func:`easy_listed` starts
+    jobs by those keys. The loop stops at the first NaN and returns ``(job, t)`` of
+    it (``(J, t)`` if the pass failed), ``(-1, t)`` once every job has started. The pass is called through its
+    address, so this loop compiles once for every rule and is cached; the steps are
+    inlined into it (a call of a step passes every array of the loop's bundles).
     """
     J = jobs.release.shape[0]
     t = 0.0
+    wq, rel, tasks, est = st.queue.wq, jobs.release, jobs.tasks, jobs.est
     while st.evi[E_STARTED] < J:
-        t = steps.begin(t, model, jobs, plat, st, out)
+        # steps.begin, inlined: the jobs finishing by t end, the arrivals queue
+        t = release_due(t + FINISH_RTOL * abs(t), t, model == 0, jobs, plat, st, out)
+        enqueue(t, jobs, st)
         qh, nq = st.evi[E_QH], st.evi[E_NQ]
-        b = -1  # the first-ranked so far (the queue holds waiting jobs only)
-        for i in range(nq):
-            j = st.queue.wq[qh + i]
-            v = _call_score(score, t, jobs.release[j], jobs.tasks[j], jobs.est[j])
-            if np.isnan(v):
-                return j, t
-            key[j] = v
-            listed[i] = j
-            if b < 0 or _before(j, listed[b], key, jobs.release):
-                b = i
-        nxt = easy_listed(t, model, jobs, plat, st, out, blacklist, listed, nq, key, backfill,
-                          b)
+        b = _call_scores(score, t, wq.ctypes.data + 8 * qh, nq, rel.ctypes.data,
+                         tasks.ctypes.data, est.ctypes.data, key.ctypes.data,
+                         listed.ctypes.data, J)
+        if b <= -2:
+            return -2 - b, t
+        if b >= nq or (b < 0 and nq > 0):  # not a place: the pass failed
+            return J, t
+        nxt = _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, nq, key, backfill,
+                           b)
         if st.evi[E_STARTED] == J or nxt == np.inf:
             break
         t = max(t, nxt)
@@ -299,8 +342,8 @@ class RuleResult(NamedTuple):
     energy: float
     flowtime: float
     n_coalloc: int
-    #: The first job whose score was NaN, and the event's time (-1 and the last event's
-    #: time when none was); the schedule is then incomplete.
+    #: The first job whose score was NaN (J: the scoring failed), and the event's time
+    #: (-1 and the last event's time when none was); the schedule is then incomplete.
     nan_job: int
     nan_t: float
 

@@ -203,6 +203,10 @@ class PriorityRule:
                                   cluster_caps=fed.cluster_caps, estimate=planned, check=False)
         except priority.CapInfeasibleError as e:
             raise cap_error(e, js, fed) from None
+        if r.nan_job >= len(js):
+            raise InputError(f"priority rule {self.where} failed at t={r.nan_t:g} s (its "
+                             "compiled score raised an error); run it on one job in Python "
+                             "to see it")
         if r.nan_job >= 0:
             j = r.nan_job
             raise InputError(f"priority rule {self.where} scored job id {int(js.id[j])} "
