@@ -7,8 +7,9 @@ scored at the event's clock ``now``; lower scores run first, ties by arrival
 that does not fit gets a reservation and later ones start only if they fit now
 and cannot delay it; without (``backfill="none"``) the ranked jobs start while
 they fit and the rest wait. The loop is :mod:`decoders.priority`: its steps are
-cached kernels, the loop over them too, and only the score compiles per rule, once per
-process (as a C function the loop calls through its address).
+cached kernels, the loop over them too, and only the scoring pass (a loop over the
+queue with the score inlined) compiles per rule, once per process, as a C function the
+loop calls through its address.
 
 docs/guide/policies.md ("Priority rules at kernel speed") documents it.
 """
@@ -128,7 +129,7 @@ class PriorityRule:
         return f"PriorityRule({self.where}, backfill={self.backfill!r})"
 
     def address(self) -> int:
-        """The address of the score compiled as a C function
+        """The address of the rule's scoring pass compiled as a C function
         (:func:`decoders.priority.score_cfunc`), checked and compiled on first use in this
         process."""
         key = self._key or ("id", id(self.score))
