@@ -110,6 +110,30 @@ def test_a_rule_equals_its_twin(inst, rule, capped, which, backfill, seed):
                                                    for r in reservation], rtol=1e-9, atol=1e-9)
 
 
+class _ArrivalOrder(moga.sim.OnlinePolicy):
+    """EASY through a Session: the queue in arrival order, handed to ``start_easy``."""
+
+    backfill = "easy"
+
+    def decide(self, session):
+        session.start_easy(session.queued())
+
+
+@settings(max_examples=40, deadline=None)
+@given(inst=instances(max_jobs=12, release=True), model=st.sampled_from(["fluid", "at_start"]),
+       rule=st.sampled_from(["fastest", "greenest"]), capped=st.booleans(),
+       estimates=st.sampled_from(["requested", "exact"]), seed=st.integers(0, 2**32 - 1))
+def test_session_start_easy_in_arrival_order_is_the_built_in_easy(inst, model, rule, capped,
+                                                                  estimates, seed):
+    js, fed, _, _ = inst
+    rng = np.random.default_rng(seed)
+    js = _with_requested(js, rng)
+    if capped:
+        js, fed = _capped(js, fed, rng)
+    kw = {"model": model, "rule": rule, "estimates": estimates}
+    _same(moga.simulate(js, fed, _ArrivalOrder(), **kw), moga.simulate(js, fed, "easy", **kw))
+
+
 def test_a_rule_worked_by_hand():
     # One cluster of 4 nodes. Job 0 (4 tasks, 10 s) runs from 0; at 1 arrive job 1 (4 tasks)
     # and job 2 (1 task, 5 s). The widest-first rule ranks job 1 first: it gets the
