@@ -36,14 +36,18 @@ from .realtime.simulator import run_scheme
 from .realtime.study import SCHEME_SET
 from .sim.policies import RealtimeFirst, RealtimePreempt, ValueDensity
 from .sim.registry import PolicyInfo, load_policy
+from .sim.rules import PriorityRule, is_rule
 from .sim.run import run_policy
 from .sim.session import ESTIMATES
 from .value.online import run_heuristic
 
-__all__ = ["POLICIES", "SESSION_KERNELS", "policy_info", "simulate"]
+__all__ = ["POLICIES", "RULE_KERNELS", "SESSION_KERNELS", "policy_info", "rule_info", "simulate"]
 
 #: The compile groups a Python policy on a :class:`~moga.sim.Session` runs (a user's too).
 SESSION_KERNELS = ("dispatch steps",)
+#: The compile groups a user's priority rule runs (its own driver compiles apart, once per
+#: process).
+RULE_KERNELS = ("priority steps",)
 #: Both ways of planning, the default first.
 _BOTH = ("requested", "exact")
 
@@ -151,6 +155,25 @@ POLICIES = {p.name: p for p in (
 )}
 
 
+def _run_rule(js: JobSet, fed: Federation, *, rule_obj: PriorityRule, model: str = "fluid",
+              rule: str = "fastest", estimates: str = "requested") -> Schedule:
+    """A user's priority rule (:meth:`moga.sim.PriorityRule.run`)."""
+    return rule_obj.run(js, fed, model=model, rule=rule, estimates=estimates)
+
+
+def rule_info(rule: PriorityRule) -> PolicyInfo:
+    """The catalogue entry of a user's priority rule (kind ``"rule"``): what
+    :func:`simulate` runs for ``path.py:function``, a ``@numba.njit`` function or a
+    :class:`~moga.sim.PriorityRule`. Add it to :data:`POLICIES` to run it by name."""
+    what = ("EASY backfilling" if rule.backfill == "easy" else "strict order, no backfilling")
+    return PolicyInfo(rule.name, "rule", f"your priority rule {rule.where}: waiting jobs ranked "
+                      f"by its score at each event, lowest first, {what}",
+                      "decoders.priority.easy_listed", "naive_priority_easy",
+                      frozenset({"power_cap"} | ({"reservation"} if rule.backfill == "easy"
+                                                 else set())), _BOTH,
+                      functools.partial(_run_rule, rule_obj=rule), RULE_KERNELS)
+
+
 def policy_info(name: str) -> PolicyInfo:
     """The catalogue entry ``name``, or a ValueError listing the known ones.
 
@@ -162,7 +185,8 @@ def policy_info(name: str) -> PolicyInfo:
         entry = POLICIES[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown policy {name!r}; choose one of {list(POLICIES)} or give "
-                         "path.py:Class (an OnlinePolicy)") from None
+                         "path.py:Class (an OnlinePolicy) or path.py:function (a priority "
+                         "rule)") from None
     if not isinstance(entry, PolicyInfo):
         raise TypeError(f"moga.POLICIES[{name!r}] is a {type(entry).__name__}, not a "
                         "moga.sim.PolicyInfo; add an entry made from another, for example "
@@ -172,18 +196,24 @@ def policy_info(name: str) -> PolicyInfo:
 
 def _resolve(policy):
     """``(name, PolicyInfo or None, OnlinePolicy or None)`` of a policy given by name,
-    ``path.py:Class`` or instance."""
+    ``path.py:Class``, ``path.py:function``, instance, rule or function (a rule's entry is
+    :func:`rule_info`)."""
     if isinstance(policy, str):
         if policy in POLICIES:
             return policy, policy_info(policy), None
         if ".py:" in policy:
-            obj = load_policy(policy)
-            return getattr(obj, "name", type(obj).__name__), None, obj
-        policy_info(policy)  # the error listing the names
+            policy = load_policy(policy)
+        else:
+            policy_info(policy)  # the error listing the names
+    if isinstance(policy, PriorityRule) or (is_rule(policy)
+                                            and not callable(getattr(policy, "decide", None))):
+        rule = policy if isinstance(policy, PriorityRule) else PriorityRule(policy)
+        return rule.name, rule_info(rule), None
     if callable(getattr(policy, "decide", None)):
         return getattr(policy, "name", type(policy).__name__), None, policy
-    raise TypeError(f"policy must be a registered name, 'path.py:Class' or an object with "
-                    f"decide(session), got {type(policy).__name__}")
+    raise TypeError(f"policy must be a registered name, 'path.py:Class', 'path.py:function', "
+                    f"an object with decide(session) or a priority rule (a @numba.njit "
+                    f"function), got {type(policy).__name__}")
 
 
 def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: str = "fluid",
@@ -198,9 +228,12 @@ def simulate(jobset: JobSet, federation: Federation, policy="easy", *, model: st
     federation : Federation
         With its power caps, if any (every policy with ``"power_cap"`` in its
         entry's ``supports`` honours them).
-    policy : str or OnlinePolicy
+    policy : str, OnlinePolicy, PriorityRule or function
         A name of :data:`POLICIES`, ``"path/to/file.py:ClassName"`` (a user's
-        :class:`~moga.sim.OnlinePolicy`), or such an object.
+        :class:`~moga.sim.OnlinePolicy`), or such an object; or a priority rule
+        (:class:`~moga.sim.PriorityRule`): ``"path/to/file.py:function"``, a
+        ``@numba.njit`` function ``score(now, submit, tasks, estimate)`` (EASY
+        backfilling), or ``PriorityRule(score, backfill="none")``.
     model : {"fluid", "at_start"}
     rule : {"fastest", "greenest", "consolidate"}
         Allocation rule.

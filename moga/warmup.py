@@ -32,6 +32,8 @@ KERNEL_GROUPS = {
     "SAF dispatcher": ("simulate --policy saf", [("federated", "_decode_saf")]),
     "dispatch steps": ("moga powercap (the hybrid dispatcher), Python policies",
                        [("steps", "map"), ("steps", "end")]),
+    "priority steps": ("users' priority rules: simulate --policy path.py:function, "
+                       "Session.start_easy", [("priority", "drive"), ("priority", "easy_listed")]),
     "value decoders": ("moga value", [("value", "_decode_value"),
                                       ("value", "_decode_value_batch")]),
     "online value heuristics": ("moga value", [("loop", "_simulate")]),
@@ -99,6 +101,11 @@ def _tiny():
     return moga, fed, js
 
 
+def _fifo_score(now, submit, tasks, estimate):
+    """A priority rule's score (first come, first served) for the priority steps' compile."""
+    return submit
+
+
 def _compile(group: str) -> None:
     moga, fed, js = _tiny()
     J, K = len(js), fed.n_clusters
@@ -116,6 +123,12 @@ def _compile(group: str) -> None:
 
         rj = tag_realtime(js, Machine(int(fed.total_nodes)), 0.3, seed=0)
         simulate(rj, "preempt", "jit", improved=True)
+    elif group == "priority steps":
+        import numba
+
+        from moga.sim import PriorityRule
+
+        PriorityRule(numba.njit(_fifo_score)).run(js, fed)
     elif group == "dispatch steps":
         from moga.powercap import CPOptions, run_dispatcher
 

@@ -455,7 +455,7 @@ def _release_projected(proj, t, finish, free, alloc):
 
 def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, link, order,
                          blacklist, rule="fastest", pidle=None, power=None, cap=None,
-                         cluster_caps=None, requested=None):
+                         cluster_caps=None, requested=None, rank=None, backfill=True):
     """Reference of the federated EASY decoder under the ``at_start`` model.
 
     The queue holds the arrived, unstarted jobs by their position in
@@ -478,6 +478,10 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
     requested time; the jobs still run their run time. Returns ``(start,
     finish, alloc, reservation)`` (reservation: a job's first one as blocked
     head, None otherwise).
+
+    ``rank(j, t)``, when given, orders the queue at each event instead of
+    ``order`` (:func:`naive_priority_easy`); ``backfill=False`` starts the
+    queue from the front only, with no reservation.
     """
     J, K = len(release), len(nodes)
     requested = list(runtime) if requested is None else [float(v) for v in requested]
@@ -547,7 +551,7 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
     while any(s is None for s in start):
         t = _release_projected(proj, t, finish, free, alloc)
         queue += [j for j in range(J) if release[j] <= t and start[j] is None and j not in queue]
-        queue.sort(key=lambda j: pos[j])
+        queue.sort(key=(lambda j: pos[j]) if rank is None else (lambda j, t=t: rank(j, t)))
         allow_h = None
         while queue:
             allow, relaxed = allowance(queue[0])
@@ -562,7 +566,7 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
                 allow_h = allow
                 break
             begin(queue.pop(0), t, *res)
-        if queue and sum(free) > 0 or (queue and reservation[queue[0]] is None):
+        if backfill and (queue and sum(free) > 0 or (queue and reservation[queue[0]] is None)):
             head = queue[0]
             shadow, free_s = t, list(free)
 
@@ -636,6 +640,32 @@ def naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy
             finish[r] = f
             del proj[r]
     return start, finish, alloc, reservation
+
+
+def naive_priority_easy(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link,
+                        score, estimate=None, rule="fastest", power=None, cap=None,
+                        cluster_caps=None, backfill=True):
+    """Reference of a priority rule (``decoders.priority``) under the ``at_start`` model.
+
+    At every arrival or finish the waiting jobs are ranked by
+    ``score(t, release[j], tasks[j], estimate[j])`` (lower first), ties by
+    release, then index, and EASY runs over that ranking as
+    :func:`naive_easy_federated` runs over its order (``estimate``, default
+    the run times, is what it plans with); ``backfill=False`` starts the
+    ranked jobs while they fit, with no reservation. No blacklist. Returns
+    ``(start, finish, alloc, reservation)``.
+    """
+    est = [float(e) for e in (runtime if estimate is None else estimate)]
+    rel = [float(r) for r in release]
+
+    def rank(j, t):
+        return (float(score(t, rel[j], int(tasks[j]), est[j])), rel[j], j)
+
+    J, K = len(release), len(nodes)
+    return naive_easy_federated(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, link,
+                                list(range(J)), [[0.0] * K for _ in range(J)], rule=rule,
+                                pidle=pidle, power=power, cap=cap, cluster_caps=cluster_caps,
+                                requested=estimate, rank=rank, backfill=backfill)
 
 
 def naive_prb(release, tasks, runtime, sigma, bw, nodes, speed, pbusy, pidle, link, weight,

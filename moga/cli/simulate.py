@@ -33,10 +33,15 @@ def add_arguments(p) -> None:
 
     # The list comes from the catalogue itself, so a new entry is listed without an edit here.
     p.add_argument("--policy", default="easy",
-                   help=f"a registered policy (moga.POLICIES: {', '.join(POLICIES)}) or "
-                        "path/to/file.py:Class (an OnlinePolicy; docs/guide/policies.md; "
-                        "the file is imported, so its module-level code runs with your "
-                        "rights) (default: easy)")
+                   help=f"a registered policy (moga.POLICIES: {', '.join(POLICIES)}), "
+                        "path/to/file.py:Class (an OnlinePolicy) or path/to/file.py:function "
+                        "(a priority rule, @numba.njit score(now, submit, tasks, estimate), "
+                        "lower first; docs/guide/policies.md; the file is imported, so its "
+                        "module-level code runs with your rights) (default: easy)")
+    p.add_argument("--backfill", choices=["easy", "none"], default=None,
+                   help="how a priority rule (--policy path.py:function) starts the jobs it "
+                        "ranks: easy (EASY backfilling, one reservation for the first that "
+                        "does not fit) or none (in ranked order while they fit) (default: easy)")
     p.add_argument("--estimates", choices=["requested", "exact"], default=None,
                    help="what the policy plans with: requested (walltime) or exact run times "
                         "(default: requested for Python policies, exact for the kernels)")
@@ -141,6 +146,9 @@ def _prepare(args):
 
         require("ortools.sat.python.cp_model", f"the {entry.name} policy", "cp")
     options = search_options(args, entry)
+    if args.backfill is not None and ".py:" not in args.policy:
+        raise InputError(f"--backfill is for a priority rule (--policy path.py:function), not "
+                         f"{args.policy}")
     tags = [o for o, v in (("--rtj-fraction", args.rtj_fraction), ("--tag-seed", args.tag_seed))
             if v is not None]
     if tags and entry is not None and "realtime" not in entry.supports:
@@ -189,11 +197,17 @@ def _simulate(args, js, fed, options):
     """
     from ..policies import simulate
     from ..progress import Progress
-    from ..sim import PolicyStalled
+    from ..sim import PolicyStalled, PriorityRule
 
     policy = args.policy
     if ".py:" in policy:  # no registered name has one
         policy = GuardedPolicy.load(policy)
+        if isinstance(policy, PriorityRule):
+            policy = policy.with_backfill(args.backfill or "easy")
+    if args.backfill is not None and not (".py:" in args.policy
+                                          and isinstance(policy, PriorityRule)):
+        raise InputError(f"--backfill is for a priority rule (--policy path.py:function), not "
+                         f"{args.policy}")
     bar = Progress(len(js), enabled=not args.no_progress, every=max(1, len(js) // 10))
     if not args.no_progress:
         print(f"moga: simulating {len(js)} jobs with {args.policy}", file=sys.stderr,
@@ -228,15 +242,27 @@ class GuardedPolicy:
             self.summary = lambda: self._call("summary", None)
 
     @classmethod
-    def load(cls, spec: str) -> GuardedPolicy:
-        """The policy of ``path.py:Class``, loaded (``sys.exit`` at import is refused too)."""
-        from ..sim import load_policy
+    def load(cls, spec: str):
+        """The policy of ``path.py:Class``, loaded (``sys.exit`` at import is refused too), or
+        the priority rule of ``path.py:function`` (:class:`~moga.sim.PriorityRule`, whose
+        errors name it already; a plain function's compile note goes to stderr)."""
+        import warnings
+
+        from ..sim import PriorityRule, load_policy
 
         try:
-            return cls(load_policy(spec), spec)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UserWarning)
+                obj = load_policy(spec)
         except SystemExit as e:
             raise InputError(f"policy {spec}: the file called sys.exit({e.code!r}) while it was "
                              "loaded") from None
+        for w in caught:
+            if issubclass(w.category, UserWarning):
+                print(f"moga: note: {w.message}", file=sys.stderr, flush=True)
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return obj if isinstance(obj, PriorityRule) else cls(obj, spec)
 
     def reset(self, session) -> None:
         if callable(getattr(self._policy, "reset", None)):

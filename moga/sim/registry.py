@@ -20,6 +20,11 @@ simulation core:
     A class with a ``decide(session)`` method that drives a
     :class:`~moga.sim.Session` event by event (:class:`OnlinePolicy`). A
     user's own policy is this kind too, loaded from ``path.py:Class``.
+``"rule"``
+    A user's priority rule, ``path.py:function``: a ``@numba.njit`` score
+    that ranks the waiting jobs at each event, run with EASY backfilling (or
+    in order) inside the kernel loop (:class:`~moga.sim.PriorityRule`,
+    :func:`moga.policies.rule_info`).
 
 The table of docs/guide/policies.md lists the entries.
 """
@@ -69,7 +74,7 @@ class PolicyInfo:
     Attributes
     ----------
     name : str
-    kind : {"kernel", "python"}
+    kind : {"kernel", "python", "rule"}
     summary : str
         One line for tables and ``--help``.
     code : str
@@ -115,20 +120,26 @@ class PolicyInfo:
     extra: str | None = None
 
 
-def load_policy(spec: str) -> OnlinePolicy:
-    """A user's policy from ``"path/to/file.py:ClassName"``: the class, instantiated.
+def load_policy(spec: str):
+    """A user's policy from ``"path/to/file.py:Name"``: an instance of the class ``Name``, or
+    the priority rule ``Name``.
 
-    The class needs a ``decide(session)`` method (subclass :class:`OnlinePolicy`).
+    A class needs a ``decide(session)`` method (subclass :class:`OnlinePolicy`) and is
+    instantiated; a function (``@numba.njit``, or plain Python, which is then compiled
+    with a UserWarning) is a priority rule, ``score(now, submit, tasks, estimate)``,
+    returned as a :class:`~moga.sim.PriorityRule` with EASY backfilling.
 
     Raises
     ------
     InputError
-        If the file is missing or fails to import, or the class is missing or
-        has no ``decide``; the message names the file and the class.
+        If the file is missing or fails to import, or the name is missing, is neither a
+        class nor a function, or is a class without ``decide``; the message names the
+        file and the name.
     """
     path, sep, cls_name = str(spec).rpartition(":")
     if not sep or not path.endswith(".py") or not cls_name:
-        raise InputError(f"a policy file is given as path.py:ClassName, got {spec!r}")
+        raise InputError(f"a policy file is given as path.py:ClassName (or path.py:function, "
+                         f"a priority rule), got {spec!r}")
     file = Path(path)
     if not file.is_file():
         raise InputError(f"policy file {file} does not exist")
@@ -144,6 +155,13 @@ def load_policy(spec: str) -> OnlinePolicy:
     cls = getattr(module, cls_name, None)
     if cls is None:
         raise InputError(f"policy file {file} defines no {cls_name!r}")
+    from .rules import PriorityRule, is_rule
+
+    if not isinstance(cls, type):
+        if is_rule(cls):
+            return PriorityRule.from_file(file, cls_name, cls)
+        raise InputError(f"{file}:{cls_name} is a {type(cls).__name__}, neither a class (an "
+                         "OnlinePolicy) nor a function (a priority rule)")
     try:
         obj = cls()
     except Exception as e:

@@ -114,15 +114,18 @@ class Session:
         self.model, self.rule, self.estimates = model, rule, estimates
         self._code = model_code(model)
         try:
-            bundle = inputs(jobset, federation, rule=rule, check=False)
+            bundle = inputs(jobset, federation, rule=rule, check=False, estimates=estimates)
         except CapInfeasibleError as e:
             raise cap_error(e, jobset, federation) from None
         # The loop reads read-only views (the steps' argument types) of what :meth:`preempt`
         # changes (a restarted job's run time, ``_runtime``) and :meth:`start` sets for one
         # call (the blacklist rows of the listed jobs, ``_bl``).
-        c = steps.core(bundle, easy=False)  # the steps here never run EASY
+        c = steps.core(bundle, easy=False)  # no candidate index: start_easy scans
         self._jobs, self._plat, self._st, self._out = c.jobs, c.plat, c.st, c.out
+        if estimates == "requested":  # what start_easy's reservation plans with (only it)
+            self._jobs = self._jobs._replace(est=bundle.jobs.est)
         self._runtime, self._bl, self._bl_view = c.run_w, c.bl_rows, c.bl
+        self._easy = None  # start_easy's table and work arrays, made on its first call
         steps.init(self._jobs, self._plat, self._st, self._out, c.order)
         est = jobset.requested if estimates == "requested" else jobset.runtime
         self._estimate = np.array(est, dtype=np.float64)
@@ -258,6 +261,49 @@ class Session:
             self._map(listed)
             self._bl[listed] = 0.0  # a blacklist holds for this call only
         now = listed[(steps.status(self._st)[listed] == 1) & (before == 0)]
+        self._first[now] = np.where(np.isnan(self._first[now]), self._t, self._first[now])
+        return now
+
+    def start_easy(self, jobs, backfill: str = "easy") -> np.ndarray:
+        """EASY backfilling over the given queued jobs, in that order: the kernel's step
+        that users' priority rules run (:class:`moga.sim.PriorityRule`).
+
+        Jobs start in the given order while they fit now (nodes and power); the
+        first that does not (the head) gets a reservation at the earliest time the
+        running jobs' planned ends (on :attr:`estimate`) leave its nodes and power,
+        and each later listed job starts only if it fits now and is planned to end by
+        the reservation or leaves the head enough nodes and power then. With
+        ``backfill="none"`` the jobs after the head wait. Every node is allowed (no
+        blacklist). Returns the jobs that started.
+
+        Raises
+        ------
+        ValueError
+            If a job is not waiting, or a position repeats.
+        """
+        from decoders import priority
+
+        if backfill not in priority.BACKFILL:
+            raise ValueError(f"backfill must be one of {list(priority.BACKFILL)}, got "
+                             f"{backfill!r}")
+        listed = _positions(jobs, "start_easy", len(self.jobset))
+        if listed.size == 0:
+            return listed
+        self._check_waiting(listed)
+        J, K = len(self.jobset), self.federation.n_clusters
+        if self._easy is None:  # EASY's allowance table and ranks, made on first use
+            st = priority.with_scan(self._st, J, K)
+            priority.init_allowances(self._jobs, self._plat, st, self._bl_view)
+            self._easy = (st, np.zeros(J), np.empty(J, dtype=np.int64))
+            self._st = st
+        st, key, work = self._easy
+        key[listed] = np.arange(listed.size, dtype=np.float64)
+        work[:listed.size] = listed
+        before = st.queue.started[listed].copy()
+        priority.easy_listed(self._t, self._code, self._jobs, self._plat, st, self._out,
+                             self._bl_view, work, listed.size, key,
+                             priority.BACKFILL[backfill])
+        now = listed[(st.queue.started[listed] == 1) & (before == 0)]
         self._first[now] = np.where(np.isnan(self._first[now]), self._t, self._first[now])
         return now
 
