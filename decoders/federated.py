@@ -495,7 +495,8 @@ def bundles(arrs, rank_pick, rank_fast, rank_slow, orders, blacklists, power=Non
     plat = Platform(nodes=ro(nodes), speed=ro(speed), pbusy=ro(power_busy), pidle=ro(power_idle),
                     link=ro(link), rank_pick=ro(rank_pick), rank_fast=ro(rank_fast),
                     rank_slow=ro(rank_slow), budget=ro(budget),
-                    consolidate=ro(np.array([int(bool(consolidate))], dtype=np.int64)))
+                    consolidate=ro(np.array([int(bool(consolidate))], dtype=np.int64)),
+                    capped=ro(np.array([int(bool(np.any(budget < np.inf)))], dtype=np.int64)))
     return jobs, plat, ro(orders), ro(blacklists)
 
 
