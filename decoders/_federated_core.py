@@ -243,9 +243,8 @@ def refresh_rates(t, jobs, plat, st, out, ncl):
     for i in range(ncl):
         r = st.run.cl[i]
         sc = 1.0
-        for k in range(K):
-            if alloc[r, k] > 0 and util[k] > sc:
-                sc = util[k]
+        for k in range(K):  # a select, as in slowdown: an unused cluster's 1.0 changes nothing
+            sc = max(sc, util[k] if alloc[r, k] > 0 else 1.0)
         new = st.run.sp[r] + jobs.sigma[r] * sc
         if new != st.run.sd[r]:
             st.run.fin[r] = t + (st.run.fin[r] - t) / st.run.sd[r] * new
