@@ -2,7 +2,7 @@
 
 Measures, on one Numba thread, on the bundled HPC2N month's first 1,000 jobs
 (``--n-jobs``) and the default federation, nanoseconds per job per
-chromosome of:
+chromosome (CPU time of the measuring thread, best of a few calls) of:
 
 * the in-order decode of a population (``decoders.federated.BatchDecoder``, no
   backfilling), in submit order and in random orders;
@@ -117,12 +117,18 @@ def _naive_list_schedule(release, tasks, runtime, n_nodes, order):
 
 
 def _best(fn, reps):
-    """Best wall time of ``reps`` calls of ``fn``."""
+    """Best time of ``reps`` calls of ``fn``, in CPU seconds of the calling thread.
+
+    Every figure runs on this one thread, so its CPU time is its wall time on
+    an idle machine; on a shared one it leaves out the time other processes
+    hold the core, which a wall clock counts and the kernels' short runs
+    suffer from unevenly.
+    """
     best = np.inf
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         fn()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.thread_time() - t0)
     return best
 
 
@@ -224,7 +230,7 @@ def main(argv=None):
         "",
         f"{n_jobs} jobs of the bundled HPC2N month on the default federation, a population of "
         f"{pop} chromosomes (zero blacklists), one Numba thread, fluid model; nanoseconds per "
-        f"job per chromosome, best of {reps} calls, range over {rounds} rounds"
+        f"job per chromosome (CPU time of the thread), best of {reps} calls, range over {rounds} rounds"
         + (f" alternating with the checkout `{args.base}`" if args.base else "")
         + f". numba {res['numba']}, numpy {res['numpy']}, Python {res['python']}, "
         f"{res['cpus']} CPUs (shared: figures are noisy).",

@@ -18,19 +18,23 @@ tuples built once per decode (they hold views, nothing is copied):
     ``rank_pick`` (the allocation rule's greedy order), ``rank_fast`` and
     ``rank_slow`` (sources and destinations of the energy-saving shift);
     ``budget`` (K + 1: the power the running jobs may add to idle power, per
-    cluster and then overall, W; ``inf`` where there is no cap); and
-    ``consolidate`` (1,: 1 when the pick consolidates, :func:`allocate`).
+    cluster and then overall, W; ``inf`` where there is no cap);
+    ``consolidate`` (1,: 1 when the pick consolidates, :func:`allocate`); and
+    ``capped`` (1,: 1 when some budget is finite, :func:`is_capped`).
 ``st`` (:data:`State`)
     The decoder's mutable arrays, in five bundles of their own and the loop's
     scalars, built in one place by keyword (:func:`new_state`):
 
     ``st.run`` (:data:`Running`): the running jobs and the clusters. Per job:
-    ``fin`` (projected finish), ``sd`` (current slowdown), ``ht``/``hj`` (the
+    ``fin`` (projected finish), ``sd`` (current slowdown), ``sp`` (a running
+    co-allocated job's fixed speed term ``(1 - sigma) * SP``, which re-rating
+    reuses), ``ht``/``hj`` (the
     event heap of running jobs with fixed finishes, times and jobs), ``cl``
     (fluid model: the running co-allocated jobs, re-rated at every event
     while a link is saturated), ``coal`` (1 for a co-allocated job). Per
     cluster: ``free`` nodes, ``load`` (link traffic of running co-allocated
-    jobs), ``allow`` (the current job's allowance), ``pk`` (K + 1: busy power
+    jobs), ``util`` (scratch of re-rating: each link's utilisation),
+    ``allow`` (the current job's allowance), ``pk`` (K + 1: busy power
     increment of the running jobs, per cluster then overall); ``xs``, ``rk``
     and ``free_h`` are per-cluster scratch of the least-power allocation.
 
@@ -114,8 +118,8 @@ __all__ = ["Jobs", "Platform", "State", "Running", "Queue", "Reservation", "Scan
 
 Jobs = namedtuple("Jobs", "release tasks runtime sigma bw power est")
 Platform = namedtuple("Platform", "nodes speed pbusy pidle link rank_pick rank_fast rank_slow "
-                                  "budget consolidate")
-Running = namedtuple("Running", "fin sd ht hj cl coal free load allow pk xs rk free_h")
+                                  "budget consolidate capped")
+Running = namedtuple("Running", "fin sd sp ht hj cl coal free load util allow pk xs rk free_h")
 Queue = namedtuple("Queue", "started wq by_release pos_of")
 Reservation = namedtuple("Reservation", "sh_t sh_j allow_h free_s hold slack_h pks hold_p pkh")
 Scan = namedtuple("Scan", "allow_j relaxed_j mask_j free_in sd_in")
@@ -170,11 +174,12 @@ def new_state(J, K, easy=True):
     """
     J, K = int(J), int(K)
     Je = J if easy else 0  # the jobs of EASY's scan and index
-    f = np.empty((4, J))
+    f = np.empty((5, J))
     i = np.empty((8, J), dtype=np.int64)
     ie = np.empty((4, Je), dtype=np.int64)
     c = np.empty((9, K), dtype=np.int64)
     p = np.zeros((4, K + 1))
+    u = np.empty((2, K))
     G = n_groups.py_func(K) if easy else 0
     n_tree = 4 * J + 2 * G + 2 if easy else 0
     g = np.empty((2, G + 1), dtype=np.int64)
@@ -182,8 +187,8 @@ def new_state(J, K, easy=True):
     return State(
         # the event loop: finishes, slowdowns, the event heap, re-rated jobs; the clusters'
         # free nodes, link load, the current job's allowance and power; allocation scratch
-        run=Running(fin=f[0], sd=f[1], ht=f[2], hj=i[0], cl=i[1], coal=i[2], free=c[0],
-                    load=np.empty(K), allow=c[1], pk=p[0], xs=c[5], rk=c[6], free_h=c[7]),
+        run=Running(fin=f[0], sd=f[1], sp=f[4], ht=f[2], hj=i[0], cl=i[1], coal=i[2], free=c[0],
+                    load=u[0], util=u[1], allow=c[1], pk=p[0], xs=c[5], rk=c[6], free_h=c[7]),
         # the queue of the rules that keep one
         queue=Queue(started=i[3], wq=i[4], by_release=i[6], pos_of=i[7]),
         # EASY's reservation: its replay heap, the head's room and power
@@ -222,13 +227,25 @@ def n_groups(K):
 def refresh_rates(t, jobs, plat, st, out, ncl):
     """Fluid model: re-rate the running co-allocated jobs ``cl[:ncl]`` at time ``t``.
 
-    Returns the earliest of their new finish times (inf when none runs).
+    Each job's new slowdown is :func:`slowdown`'s, bit for bit, computed from
+    parts made once: the links' utilisations ``load[k] / link[k]`` (one
+    division per link, into ``util``, rather than one per job and link) and
+    the job's speed term ``sp`` (fixed since its start, :func:`commit_start`).
+    Every job here is co-allocated, so its ``SC`` is the worst utilisation
+    over its clusters, at least 1. Returns the earliest of their new finish
+    times (inf when none runs).
     """
+    K = st.run.load.shape[0]
+    util, alloc = st.run.util, out.alloc
+    for k in range(K):
+        util[k] = st.run.load[k] / plat.link[k]
     earliest = np.inf
     for i in range(ncl):
         r = st.run.cl[i]
-        new = slowdown(jobs.sigma[r], jobs.bw[r], jobs.tasks[r], out.alloc, r, plat.speed,
-                       st.run.load, plat.link, False)
+        sc = 1.0
+        for k in range(K):  # a select, as in slowdown: an unused cluster's 1.0 changes nothing
+            sc = max(sc, util[k] if alloc[r, k] > 0 else 1.0)
+        new = st.run.sp[r] + jobs.sigma[r] * sc
         if new != st.run.sd[r]:
             st.run.fin[r] = t + (st.run.fin[r] - t) / st.run.sd[r] * new
             st.run.sd[r] = new
@@ -433,13 +450,15 @@ def allowance(j, blacklist, jobs, plat, allow):
     """Fill ``allow`` with job ``j``'s allowance ``N_k - floor(beta_jk N_k)``.
 
     Returns True when the allowance cannot hold the job: the blacklist is then
-    void (``allow = N``) and the caller counts it as relaxed.
+    void (``allow = N``) and the caller counts it as relaxed. The fractions
+    are in [0, 1] (the wrappers check them), so ``beta_jk N_k >= 0`` and the
+    conversion to an integer, which truncates, is the floor.
     """
     nodes = plat.nodes
     K = nodes.shape[0]
     total = 0
     for k in range(K):
-        allow[k] = nodes[k] - np.int64(np.floor(blacklist[j, k] * nodes[k]))
+        allow[k] = nodes[k] - np.int64(blacklist[j, k] * nodes[k])
         total += allow[k]
     if total < jobs.tasks[j]:
         for k in range(K):
@@ -596,10 +615,12 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
     alloc, free, load = out.alloc, st.run.free, st.run.load
     tj = jobs.tasks[j]
     used = 0
+    smin = np.inf
     for k in range(K):
         free[k] -= alloc[j, k]
         if alloc[j, k] > 0:
             used += 1
+            smin = min(smin, plat.speed[k])
     if is_capped(plat):
         pk = st.run.pk
         for k in range(K):
@@ -617,6 +638,7 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
     out.start[j] = t
     st.run.fin[j] = t + jobs.runtime[j] * st.run.sd[j]
     if used >= 2 and fluid:
+        st.run.sp[j] = (1.0 - jobs.sigma[j]) * (1.0 / smin)  # slowdown's speed term
         now_sat = saturated_links(load, plat.link)
         if saturated or now_sat:
             cl_min = refresh_rates(t, jobs, plat, st, out, ncl)
@@ -675,11 +697,9 @@ def node_increment(j, k, jobs, plat):
 
 @helper
 def is_capped(plat):
-    """True when some power budget is finite."""
-    for i in range(plat.budget.shape[0]):
-        if plat.budget[i] < np.inf:
-            return True
-    return False
+    """True when some power budget is finite (``plat.capped``, set with the budgets, so that
+    the loop's every start and event tells it with one load)."""
+    return plat.capped[0] != 0
 
 
 @helper

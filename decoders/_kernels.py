@@ -85,22 +85,20 @@ def slowdown(sigma, bw, tasks, alloc, j, speed, load, link, add_self):
     K = alloc.shape[1]
     smin = np.inf
     used = 0
+    # Selects rather than branches: which clusters a job uses follows no pattern a branch
+    # predictor learns, and the unused clusters' terms (1.0, inf) change neither extreme.
     for k in range(K):
-        if alloc[j, k] > 0:
-            used += 1
-            if speed[k] < smin:
-                smin = speed[k]
+        on = alloc[j, k] > 0
+        used += on
+        smin = min(smin, speed[k] if on else np.inf)
     sc = 1.0
     if used >= 2:
         for k in range(K):
             xk = alloc[j, k]
-            if xk > 0:
-                lk = load[k]
-                if add_self:
-                    lk += link_traffic(bw, tasks, xk)
-                u = lk / link[k]
-                if u > sc:
-                    sc = u
+            lk = load[k]
+            if add_self:
+                lk += link_traffic(bw, tasks, xk)
+            sc = max(sc, lk / link[k] if xk > 0 else 1.0)
     return (1.0 - sigma) * (1.0 / smin) + sigma * sc
 
 

@@ -568,6 +568,7 @@ def array_inputs(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     fastest, greenest, slowest = allocation_ranks(arrs.speed, arrs.power_busy)
     pick, consolidate = pick_rank(rule_code, fastest, greenest)
     estimate = check_estimate(estimate, J)
+    budget = np.full(K + 1, np.inf) if budget is None else budget
     ro = readonly
     jobs = Jobs(release=ro(arrs.release), tasks=ro(arrs.tasks), runtime=ro(arrs.runtime),
                 sigma=ro(arrs.sigma), bw=ro(arrs.bw),
@@ -576,8 +577,9 @@ def array_inputs(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     plat = Platform(nodes=ro(arrs.nodes), speed=ro(arrs.speed), pbusy=ro(arrs.power_busy),
                     pidle=ro(arrs.power_idle), link=ro(arrs.link), rank_pick=ro(pick),
                     rank_fast=ro(fastest), rank_slow=ro(slowest),
-                    budget=ro(np.full(K + 1, np.inf) if budget is None else budget),
-                    consolidate=ro(np.array([int(bool(consolidate))], dtype=np.int64)))
+                    budget=ro(budget),
+                    consolidate=ro(np.array([int(bool(consolidate))], dtype=np.int64)),
+                    capped=ro(np.array([int(bool(np.any(budget < np.inf)))], dtype=np.int64)))
     return Inputs(jobs, plat)
 
 
