@@ -132,17 +132,8 @@ __all__ = ["CapInfeasibleError", "MODELS", "BACKFILL", "RULES", "FederatedDecode
 
 #: Execution models by name, with the integer code the kernels use.
 MODELS = {"fluid": 0, "at_start": 1}
-#: The rules of the event loop by name, with the code each specialisation of the loop is
-#: built for (:func:`_loop_for`).
-LOOP_RULES = {"in_order": 0, "easy": 1, "prb": 2, "saf": 3}
-#: Backfilling modes, with their rule's code.
-BACKFILL = {"none": LOOP_RULES["in_order"], "easy": LOOP_RULES["easy"]}
 #: Allocation rules.
 RULES = {"fastest": 0, "greenest": 1, "consolidate": 2}
-#: The whole-run dispatchers of :func:`dispatch`, with the kernel's rule code.
-_DISPATCH_CODES = {m: LOOP_RULES[m] for m in ("easy", "prb", "saf")}
-#: The methods of :func:`dispatch`.
-DISPATCH_METHODS = tuple(_DISPATCH_CODES)
 
 
 class FederatedDecode(NamedTuple):
@@ -408,12 +399,53 @@ def _loop_for(mode: int, name: str):
     return njit(cache=True, nogil=True, error_model="numpy", _nrt=False)(decode)
 
 
-_decode_in_order = _loop_for(LOOP_RULES["in_order"], "_decode_in_order")
-_decode_easy = _loop_for(LOOP_RULES["easy"], "_decode_easy")
-_decode_prb = _loop_for(LOOP_RULES["prb"], "_decode_prb")
-_decode_saf = _loop_for(LOOP_RULES["saf"], "_decode_saf")
-#: The loop's specialisation of each rule code (:data:`LOOP_RULES`).
-_LOOPS = (_decode_in_order, _decode_easy, _decode_prb, _decode_saf)
+def _area_order(jobs):
+    """Smallest area first's queue: by ``tasks x est`` (the planned area), then release,
+    then index."""
+    J = jobs.release.shape[0]
+    return np.lexsort((np.arange(J), jobs.release, jobs.tasks * jobs.est)).astype(np.int64)
+
+
+class KernelRule(NamedTuple):
+    """A rule of the event loop: what starts jobs at an event (one row of :data:`KERNEL_RULES`).
+
+    A new kernel rule is its ``start`` function, its branch in the loop of
+    :func:`_loop_for` (a call of ``start`` when ``mode == code``), a row here, and
+    its catalogue entry (:data:`moga.POLICIES`), twin and test; its loop, its rule
+    code, :func:`dispatch`'s methods and its compile group follow from the row.
+    """
+
+    #: The loop's branch: the ``mode`` its specialisation is built for.
+    code: int
+    #: The rule, called at every event with the loop's bundles.
+    start: object
+    #: Its compile group (:data:`moga.warmup.KERNEL_GROUPS`).
+    group: str
+    #: Whether :func:`dispatch` runs it as a whole-run dispatcher.
+    dispatch: bool = False
+    #: The loop's order for :func:`dispatch`, from the job bundle (default arrival order).
+    queue: object = None
+
+
+#: The rules of the event loop by name; the loop is specialised to each
+#: (``_decode_<name>``, :func:`_loop_for`), compiled and cached on its own.
+KERNEL_RULES = {
+    "in_order": KernelRule(0, _start_in_order, "decoder"),
+    "easy": KernelRule(1, start_easy, "EASY decoder", dispatch=True),
+    "prb": KernelRule(2, _start_prb, "PRB dispatcher", dispatch=True),
+    "saf": KernelRule(3, _start_saf, "SAF dispatcher", dispatch=True, queue=_area_order),
+}
+#: Each rule's code.
+LOOP_RULES = {name: r.code for name, r in KERNEL_RULES.items()}
+#: Backfilling modes, with their rule's code.
+BACKFILL = {"none": LOOP_RULES["in_order"], "easy": LOOP_RULES["easy"]}
+#: The whole-run dispatchers of :func:`dispatch`, with the kernel's rule code.
+_DISPATCH_CODES = {name: r.code for name, r in KERNEL_RULES.items() if r.dispatch}
+#: The methods of :func:`dispatch`.
+DISPATCH_METHODS = tuple(_DISPATCH_CODES)
+#: The loop's specialisation of each rule, by code.
+_LOOPS = tuple(_loop_for(r.code, f"_decode_{name}") for name, r in KERNEL_RULES.items())
+_decode_in_order, _decode_easy, _decode_prb, _decode_saf = _LOOPS
 
 
 _POOL = [None, 0, 0]  # the decode threads: executor, its size, the process that made it
@@ -967,9 +999,9 @@ def dispatch_inputs(bundle: Inputs, method: str = "prb", *, weight=None, tie=Non
     ties = np.empty((2, J), dtype=np.int64)
     ties[1] = np.lexsort((np.arange(J), tie))
     ties[0, ties[1]] = np.arange(J)
-    if method == "saf":  # the queue order: area, then arrival
-        area = jobs.tasks * jobs.est
-        order = readonly(np.lexsort((np.arange(J), jobs.release, area)).astype(np.int64))
+    queue = KERNEL_RULES[method].queue
+    if queue is not None:
+        order = readonly(queue(jobs))
     f, i, _, _, out, _ = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
     return Dispatch(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                     float(f[0, 2]), int(i[0, 1]))

@@ -8,7 +8,8 @@ simulation core:
 ``"kernel"``
     A start rule of the Numba event loop (:mod:`decoders.federated`), run
     in one kernel call. A new one is a ``_start_*`` function in
-    ``decoders/federated.py`` with a rule code in the loop's ladder, a
+    ``decoders/federated.py`` with its branch in the loop and its row in
+    ``KERNEL_RULES``, a
     plain-Python twin in ``tests/naive.py``, an entry in ``moga/policies.py`` and a
     test that checks the kernel against the twin on random instances. A policy with
     state of its own (plans, queues, checkpoints) is a Numba driver over
