@@ -91,7 +91,6 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
 from ._backfill_index import R_BUCKETS
 from ._kernels import (
@@ -460,7 +459,7 @@ def allowances(blacklist, jobs, plat, st):
         st.scan.mask_j[j] = cluster_mask(st.scan.allow_j[j])
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def cluster_mask(counts):
     """Bit k set for every cluster k with ``counts[k] > 0`` (every bit beyond 62 clusters).
 
@@ -480,7 +479,7 @@ def cluster_mask(counts):
     return m
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def free_by_mask(free, table):
     """Fill ``table`` (``2**K``) with the free nodes of every set of clusters: bit k is cluster k.
 

@@ -403,7 +403,7 @@ def _loop_for(mode: int, name: str):
                     out_finish[p, i] = out.finish[i]
 
     decode.__name__ = decode.__qualname__ = name
-    return njit(cache=True, nogil=True, error_model="numpy", _nrt=False)(decode)
+    return njit(cache=True, nogil=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)(decode)
 
 
 _decode_in_order = _loop_for(LOOP_RULES["in_order"], "_decode_in_order")
