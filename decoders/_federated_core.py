@@ -227,7 +227,7 @@ def refresh_rates(t, jobs, plat, st, out, ncl):
     for i in range(ncl):
         r = st.run.cl[i]
         new = slowdown(jobs.sigma[r], jobs.bw[r], jobs.tasks[r], out.alloc, r, plat.speed,
-                       st.run.load, plat.link, False)
+                       st.run.load, plat.link, np.bool_(False))
         if new != st.run.sd[r]:
             st.run.fin[r] = t + (st.run.fin[r] - t) / st.run.sd[r] * new
             st.run.sd[r] = new
@@ -304,7 +304,7 @@ def allocate(j, jobs, plat, st, alloc, allow):
         return
     sig = jobs.sigma[j]
     b = jobs.bw[j]
-    sd_cur = slowdown(sig, b, T, alloc, j, speed, load, link, True)
+    sd_cur = slowdown(sig, b, T, alloc, j, speed, load, link, np.bool_(True))
     sp = 1.0 / s
     while True:
         src = -1
@@ -612,7 +612,7 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
         for k in range(K):
             load[k] += link_traffic(jobs.bw[j], tj, alloc[j, k])
     st.run.sd[j] = slowdown(jobs.sigma[j], jobs.bw[j], tj, alloc, j, plat.speed, load, plat.link,
-                        False)
+                        np.bool_(False))
     out.start[j] = t
     st.run.fin[j] = t + jobs.runtime[j] * st.run.sd[j]
     if used >= 2 and fluid:

@@ -321,7 +321,7 @@ def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room
     if not place(j, jobs, plat, st, alloc, allow):
         return False
     predicted = t + jobs.est[j] * slowdown(jobs.sigma[j], jobs.bw[j], tasks[j], alloc, j,
-                                               plat.speed, st.run.load, plat.link, True)
+                                               plat.speed, st.run.load, plat.link, np.bool_(True))
     ends_before = predicted <= shadow
     ok = ends_before
     if not ok:
