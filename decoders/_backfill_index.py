@@ -128,6 +128,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._kernels import helper
+
 #: Width of an empty leaf: above every bound.
 EMPTY = np.iinfo(np.int64).max
 
@@ -145,13 +147,13 @@ R_BUCKETS = 16
 T_W, T_SW, T_U = 0, 1, 2
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def group_of(j, st, by_mask):
     """Job ``j``'s group: its allowance's cluster set, or 0 beyond ``TABLE_K`` clusters."""
     return st.scan.mask_j[j] if by_mask else 0
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def build_index(order, st, by_mask, nodes=EMPTY):
     """Group the jobs by cluster set in queue order and empty every tree; returns the active count.
 
@@ -212,7 +214,7 @@ def build_index(order, st, by_mask, nodes=EMPTY):
 FLOOR_MARGIN = 1.0 - 1e-9
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def power_floors(tasks, power, pbusy, pidle, allow_j, ix):
     """Each job's power floor and top on each cluster, into the index ``ix`` (``st.index``),
     which from then on keeps its power fields (``ix.on``).
@@ -238,7 +240,7 @@ def power_floors(tasks, power, pbusy, pidle, allow_j, ix):
             ix.p_top[j, k] = p / FLOOR_MARGIN if allow_j[j, k] >= tasks[j] else np.inf
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def single_width(j, tasks, st, by_mask):
     """Job ``j``'s single width in the index: ``tasks`` when its allowance admits that many
     on each cluster of its group (every cluster beyond ``TABLE_K``), else :data:`EMPTY`;
@@ -255,7 +257,7 @@ def single_width(j, tasks, st, by_mask):
     return tasks
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _pull(st, off, node):
     """Node ``node`` of the tree at ``off`` from its two children (the power fields only
     while the index keeps them)."""
@@ -275,7 +277,7 @@ def _pull(st, off, node):
             ix.tr_q[off + node, k] = max(ix.tr_q[a, k], ix.tr_q[a + 1, k])
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _put(st, node, j, tasks, runtime, by_mask, comp):
     """Leaf ``node`` (absolute) holds job ``j`` (``tasks``, ``runtime``, ``comp``) or nothing
     (``EMPTY``, ``inf``); the power fields only while the index keeps them. Its run time
@@ -302,7 +304,7 @@ def _put(st, node, j, tasks, runtime, by_mask, comp):
             ix.tr_q[node, k] = -np.inf if empty else ix.p_top[j, k]
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def tree_time(v):
     """A job's run time, or its computation time ``runtime x (1 - sigma)``, as ``tr_rg``
     keeps it: in float32 (half the memory of the many width buckets), scaled down
@@ -311,7 +313,7 @@ def tree_time(v):
     return np.float32(min(v * (1.0 - 1e-6), 3.0e38))
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def set_leaf(j, tasks, runtime, st, by_mask, comp=0.0):
     """Job ``j`` joins (``tasks``, ``runtime``) or leaves (``EMPTY``, ``inf``) its group's tree.
 
@@ -329,7 +331,7 @@ def set_leaf(j, tasks, runtime, st, by_mask, comp=0.0):
         node //= 2
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def add_jobs(first, last, by_release, tasks, runtime, sigma, st, by_mask):
     """Jobs ``by_release[first:last]`` (arrivals) join their groups' trees (``sigma``: the
     jobs' communication shares, for their computation times).
@@ -356,7 +358,7 @@ def add_jobs(first, last, by_release, tasks, runtime, sigma, st, by_mask):
             _pull(st, off, node)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0, hf=0.0,
                    k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1, nl=0):
     """Whether some job of group ``m`` may pass the cheap tests (:func:`first_candidate`).
@@ -378,7 +380,7 @@ def group_may_pass(m, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lp
                      nl=nl)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1, hn, y1,
               z, nl=0):
     """Whether some job below ``node`` may pass the cheap tests (see :func:`first_candidate`)."""
@@ -397,7 +399,7 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
             and ix.tr_m[node] * ix.pb[ix.p_ord[0, 0]] - ix.pi[ix.p_ord[0, 0]] > 0.0):
         # Every job below fits wholly on k1, where no top fits now: each falls back to
         # its least-power allocation, placed at the speeds of the fall-back tiers.
-        late = _tier_late(ix.tr_rg, ix.tiers, nl, node, w, t, shadow, 5)
+        late = _tier_late(ix.tr_rg, ix.tiers, nl, node, w, t, shadow, np.int64(5))
     if late:  # running past the reservation
         if w > y:
             return False
@@ -419,20 +421,20 @@ def _may_pass(ix, node, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, 
                 if (ix.on[1] != 0 and pk + tr_p[node, k1] > cap and ix.tr_i[node, T_SW] < EMPTY
                         and lpk + _fallback_cost(ix.pb, ix.pi, ix.h_inc, ix.p_ord, ix.c_free,
                                                  ix.c_head, ix.h_allow, w, ix.tr_m[node],
-                                                 fm, hn, -1) > cap):
+                                                 fm, hn, np.int64(-1)) > cap):
                     # Every job below falls back to its least-power allocation, which
                     # takes the head's cheapest nodes first.
                     return False
-            if hn > 0 and lpk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], -1,
-                                         ix.c_resv, hn) > cap:
+            if hn > 0 and lpk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node],
+                                         np.int64(-1), ix.c_resv, hn) > cap:
                 return False  # it and the head cannot both have cheap enough nodes then
     if cap < np.inf and hn >= 0 and pk + _least_cost(ix.pb, ix.pi, ix.h_inc, w, ix.tr_m[node], fm,
-                                                     ix.c_free, 0) > cap:
+                                                     ix.c_free, np.int64(0)) > cap:
         return False  # not even its cheapest free nodes fit now
     return True
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _bucket(x):
     """The width bucket of ``tr_rg`` the walk reads for the width bound ``x``: the
     least ``b`` with ``2**(b + 1) > x`` (the bucket of the jobs of fewer than ``2**(b + 1)``
@@ -449,7 +451,7 @@ def _bucket(x):
     return b
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def least_cost(ix, n, pf, fm, nodes, hn):
     """A floor of the power ``n`` tasks of power factor at least ``pf`` and ``hn`` tasks of
     the head add on the clusters of the bit set ``fm`` holding ``nodes[k]`` between them.
@@ -465,7 +467,7 @@ def least_cost(ix, n, pf, fm, nodes, hn):
     return _least_cost(ix.pb, ix.pi, ix.h_inc, n, pf, fm, nodes, hn)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _next_cheaper(c, k, last_c, last_k, bc):
     """Whether cluster ``k`` at per-node cost ``c`` comes after cluster ``last_k`` at
     ``last_c`` in the order by cost, ties by index, and before the best so far (``bc``):
@@ -482,7 +484,7 @@ def _least_cost(pb, pi, h_inc, n, pf, fm, nodes, hn):
     rem = n + max(hn, 0)
     tot = 0.0
     last_c = -1.0
-    last_k = -1
+    last_k = np.int64(-1)
     K = nodes.shape[0]
     while rem > 0:
         best = -1
@@ -506,7 +508,7 @@ def _least_cost(pb, pi, h_inc, n, pf, fm, nodes, hn):
     return tot * FLOOR_MARGIN
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def fallback_cost(ix, n, pf, fm, hn, k1=-1):
     """:func:`_fallback_cost` on the index ``ix``'s node counts (``c_free``, ``c_head``,
     ``h_allow``), the head's increments ``h_inc`` and the cluster order ``p_ord``."""
@@ -566,7 +568,7 @@ def _fallback_cost(pb, pi, h_inc, p_ord, c_free, c_head, h_allow, n, pf, fm, hn,
             return np.inf
     rem = hn
     last_c = -1.0
-    last_k = -1
+    last_k = np.int64(-1)
     while rem > 0:
         best = -1
         bc = np.inf
@@ -591,7 +593,7 @@ def _fallback_cost(pb, pi, h_inc, p_ord, c_free, c_head, h_allow, n, pf, fm, hn,
     return tot * FLOOR_MARGIN
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def fallback_tiers(ix, fm, free, speed, x):
     """The fall-back speed tiers of a group whose clusters with a free node are the bit set
     ``fm``, into rows 5 to 8 of ``ix.tiers`` (as rows 0 to 3 of
@@ -636,7 +638,7 @@ def fallback_tiers(ix, fm, free, speed, x):
     return nt
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _floor(tr_p, node, fm):
     """The least power floor at ``node`` over the clusters of the bit set ``fm``."""
     least = np.inf
@@ -646,7 +648,7 @@ def _floor(tr_p, node, fm):
     return least
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm=-1, lpk=0.0,
                     hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1, y1=EMPTY, z=-1, nt=0,
                     tw=False, nl=0):
@@ -695,7 +697,7 @@ def first_candidate(m, leaf, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf, fm
                         nl=nl)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap=np.inf,
                            fm=-1, lpk=0.0, hf=0.0, k1=-1, fk1=0, pk1=0.0, b1=np.inf, hn=-1,
                            y1=EMPTY, z=-1, nt=0, tw=False, nl=0):
@@ -709,7 +711,7 @@ def first_candidate_behind(m, position, st, x, y, t, sd_min, shadow, pk=0.0, cap
                         y1=y1, z=z, nt=nt, tw=tw, nl=nl)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
                  hn, y1=EMPTY, z=-1, nt=0, tw=False, nl=0):
     """The walk of group ``m``'s tree from ``leaf``: :func:`_walk` under a cap, else
@@ -727,7 +729,7 @@ def search_group(m, leaf, st, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1,
                        tw=tw)
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
 def _walk_plain(tr_i, tr_rg, tiers, stack, off, size, leaf, x, y, t, sd_min, shadow, y1, z, nt,
                 tw):
     """:func:`_walk` without a power budget (``cap`` infinite): the width, run-time (or, with
@@ -759,13 +761,13 @@ def _walk_plain(tr_i, tr_rg, tiers, stack, off, size, leaf, x, y, t, sd_min, sha
                     if sw == EMPTY:
                         sw = 0 if node >= size else x
                     if (u > y and (u == EMPTY or _tier_late(tr_rg, tiers, nt, off + node, u,
-                                                            t, shadow))
+                                                            t, shadow, np.int64(0)))
                             and _tier_skip(tr_rg, tiers, nt, off + node, w, sw, t, shadow)):
                         continue
                 elif w > y or (w > y1 and tr_i[off + node, T_SW] <= z):
                     # Every job below would take the head's room: it must end by the reservation.
                     if nt > 0:
-                        if _tier_late(tr_rg, tiers, nt, off + node, w, t, shadow):
+                        if _tier_late(tr_rg, tiers, nt, off + node, w, t, shadow, np.int64(0)):
                             continue
                     elif t + tr_rg[off + node, 2 * b] * sd_min > shadow:
                         continue  # no job below passes
@@ -780,7 +782,7 @@ def _walk_plain(tr_i, tr_rg, tiers, stack, off, size, leaf, x, y, t, sd_min, sha
     return -1
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _tier_late(tr_rg, tiers, nt, node, w, t, shadow, r0=0):
     """Whether no job below ``node`` (least width ``w``) can end by the reservation, by the
     speed tiers of ``tiers`` (rows ``r0`` to ``r0 + 3``: free nodes ``F_i``, the ``tr_rg``
@@ -802,7 +804,7 @@ def _tier_late(tr_rg, tiers, nt, node, w, t, shadow, r0=0):
     return True
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _tier_skip(tr_rg, tiers, nt, node, w, sw, t, shadow):
     """Whether every job below ``node`` (widths ``w .. sw``, each its single width) cannot
     end by the reservation and is wider than its tier's late width (``tiers`` row 4,
@@ -825,7 +827,7 @@ def _tier_skip(tr_rg, tiers, nt, node, w, sw, t, shadow):
     return True
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+@njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)
 def _walk(ix, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1, fk1, pk1, b1,
           hn, y1, z, nl):
     """:func:`first_candidate` in the tree at ``off`` of ``size`` leaves, under a power
@@ -859,7 +861,7 @@ def _walk(ix, off, size, leaf, x, y, t, sd_min, shadow, pk, cap, fm, lpk, hf, k1
     return -1
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def first_after(m, position, st):
     """The first leaf of group ``m`` whose queue position is after ``position``."""
     lo = st.index.g_off[m]

@@ -95,7 +95,6 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
 from ._backfill_index import R_BUCKETS
 from ._kernels import (
@@ -322,7 +321,7 @@ def allocate(j, jobs, plat, st, alloc, allow):
         return
     sig = jobs.sigma[j]
     b = jobs.bw[j]
-    sd_cur = slowdown(sig, b, T, alloc, j, speed, load, link, True)
+    sd_cur = slowdown(sig, b, T, alloc, j, speed, load, link, np.bool_(True))
     sp = 1.0 / s
     while True:
         src = -1
@@ -479,7 +478,7 @@ def allowances(blacklist, jobs, plat, st):
         st.scan.mask_j[j] = cluster_mask(st.scan.allow_j[j])
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def cluster_mask(counts):
     """Bit k set for every cluster k with ``counts[k] > 0`` (every bit beyond 62 clusters).
 
@@ -499,7 +498,7 @@ def cluster_mask(counts):
     return m
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def free_by_mask(free, table):
     """Fill ``table`` (``2**K``) with the free nodes of every set of clusters: bit k is cluster k.
 
@@ -634,7 +633,7 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
         for k in range(K):
             load[k] += link_traffic(jobs.bw[j], tj, alloc[j, k])
     st.run.sd[j] = slowdown(jobs.sigma[j], jobs.bw[j], tj, alloc, j, plat.speed, load, plat.link,
-                        False)
+                        np.bool_(False))
     out.start[j] = t
     st.run.fin[j] = t + jobs.runtime[j] * st.run.sd[j]
     if used >= 2 and fluid:

@@ -16,10 +16,37 @@ SHIFT_RTOL = 1e-12
 
 #: The decorator of a kernel's helper that Python never calls: typed once by Numba, marked
 #: ``alwaysinline`` for LLVM (``forceinline``), which inlines it into every kernel that
-#: calls it, without Python or C wrappers of its own (compiling those is pure cost) and
-#: without reference counting (the helpers allocate nothing).
+#: calls it, without Python or C wrappers of its own (compiling those is pure cost: a
+#: helper taking the state bundles would get a wrapper unboxing every array of them, built
+#: again in every helper's compile) and without reference counting (the helpers allocate
+#: nothing). Calling such a helper from Python crashes the interpreter: tests go through
+#: :func:`entry`. Numba compiles a helper once per argument signature, and a constant
+#: argument is typed as a literal of its value, so a helper also called with a variable
+#: there is passed ``np.int64(...)`` (and its defaults spelled out): one compiled copy.
 helper = njit(cache=True, forceinline=True, no_cpython_wrapper=True, no_cfunc_wrapper=True,
               error_model="numpy", _nrt=False)
+
+
+def entry(fn):
+    """A Python entry point of the kernel helper ``fn`` (a :data:`helper`, which has none).
+
+    Keyword and default arguments are bound in Python and passed by position to a
+    small compiled function that calls ``fn``; for tests and experiments.
+    """
+    import inspect
+
+    sig = inspect.signature(fn.py_func)
+    call = njit(lambda *args: fn(*args))
+
+    def run(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return call(*bound.args)
+
+    run.__doc__ = fn.__doc__
+    run.__wrapped__ = fn
+    run.py_func = fn.py_func
+    return run
 
 
 def cluster_ranks(speed, power_busy):

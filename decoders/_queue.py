@@ -172,7 +172,7 @@ def arrival_order(jobs, st):
     rows; the rules with a queue (:func:`reset_loop` with ``queued``) read it.
     """
     J = jobs.release.shape[0]
-    n = 0
+    n = np.int64(0)
     for i in range(J):
         n = heap_push(st.resv.sh_t, st.resv.sh_j, n, jobs.release[i], i)
     for i in range(J):

@@ -109,14 +109,14 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         if st.queue.started[j]:
             holes -= 1  # a hole reached the front
         elif try_start(j, t, fluid, jobs, plat, st, out, blacklist):
-            set_leaf(j, EMPTY, np.inf, st, by_mask)
+            set_leaf(j, np.int64(EMPTY), np.inf, st, by_mask, 0.0)
         else:
             head = j
             break
         hq += 1
 
     if head >= 0:
-        free_total = 0
+        free_total = np.int64(0)
         for k in range(K):
             st.resv.allow_h[k] = st.run.allow[k]
             free_total += free[k]
@@ -231,7 +231,7 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                                 room0, free_mask=free_mask, by_mask=by_mask, capped=capped,
                                 allow=allow_j[j])
             if started:
-                set_leaf(j, EMPTY, np.inf, st, by_mask)
+                set_leaf(j, np.int64(EMPTY), np.inf, st, by_mask, 0.0)
                 holes += 1
                 free_total -= tasks[j]
                 room0 = _room_bounds(st)
@@ -321,7 +321,7 @@ def _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room
     if not place(j, jobs, plat, st, alloc, allow):
         return False
     predicted = t + jobs.est[j] * slowdown(jobs.sigma[j], jobs.bw[j], tasks[j], alloc, j,
-                                               plat.speed, st.run.load, plat.link, True)
+                                               plat.speed, st.run.load, plat.link, np.bool_(True))
     ends_before = predicted <= shadow
     ok = ends_before
     if not ok:
@@ -383,7 +383,7 @@ def sd_floors(plat, st):
         st.scan.sd_in[fm] = _sd_floor(fm, plat.speed, sd_min)
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _sd_floor(fm, speed, sd_min):
     """A floor of the slowdown of any job placed now on the clusters of the bit set ``fm``.
 
@@ -411,7 +411,7 @@ def _sd_floor(fm, speed, sd_min):
     return max(sd_min, min(1.0, 1.0 / smax) * (1.0 - 1e-9))
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _speed_tiers(fm, free, speed, rank, x, ordered, tiers, slack_h, room0, need, y):
     """The speed tiers of a group whose clusters with a free node are the bit set ``fm``,
     into ``tiers`` (rows 0, 2, 3 and 4; the walk fills row 1); returns their count (0: none)
@@ -494,7 +494,7 @@ def _speed_tiers(fm, free, speed, rank, x, ordered, tiers, slack_h, room0, need,
     return nt, tw
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _late_width(m, by_mask, free, slack_h, room0, need):
     """The widest job of candidate group ``m`` that may run past the reservation.
 
@@ -517,7 +517,7 @@ def _late_width(m, by_mask, free, slack_h, room0, need):
     return y
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _first_cluster(m, by_mask, free, rank):
     """The first cluster in the pick order ``rank`` with a free node in group ``m`` (-1: none).
 
@@ -531,7 +531,7 @@ def _first_cluster(m, by_mask, free, rank):
     return -1
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _single_bound(m, by_mask, free, slack_h, room0, need, y, rank, on):
     """The single-cluster test of candidate group ``m``: ``(y1, z)`` for the index.
 
@@ -561,7 +561,7 @@ def _single_bound(m, by_mask, free, slack_h, room0, need, y, rank, on):
     return slack_h[k1] + room0 - need, free[k1]
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _took_first(m, by_mask, free, alloc_j, rank):
     """Whether a job just started (allocation ``alloc_j``, already out of ``free``) took nodes
     of the first cluster of group ``m`` (:func:`_first_cluster`) as it stood before the start.
@@ -577,7 +577,7 @@ def _took_first(m, by_mask, free, alloc_j, rank):
     return False
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _took_from(m, by_mask, free, alloc_j, rank):
     """Whether a job just started (allocation ``alloc_j``) took nodes that group ``m``'s
     non-monotone tests read: any of its clusters when ``by_mask`` (the tier late widths of
@@ -591,7 +591,7 @@ def _took_from(m, by_mask, free, alloc_j, rank):
     return False
 
 
-@njit(cache=True, forceinline=True, error_model="numpy", _nrt=False)
+@helper
 def _room_left(n, free, allow, slack_h, room0):
     """The most room any allocation of ``n`` tasks within ``min(free, allow)`` leaves the head.
 
@@ -754,13 +754,13 @@ def _shadow(t, head, jobs, plat, st, out, capped):
     # Planning on estimates, the planned ends need not follow the event heap's order: every
     # running job then joins the second heap (O(R log R)).
     nh = st.evi[E_NH]
-    n_sh = 0
+    n_sh = np.int64(0)
     if st.evi[E_PLAN] != 0:
         for i in range(nh):
             n_sh = heap_push(sh_t, sh_j, n_sh, planned_end(st.run.hj[i], t, jobs, st, out), -1 - st.run.hj[i])
         nh = 0
     elif nh > 0:
-        n_sh = heap_push(sh_t, sh_j, n_sh, st.run.ht[0], 0)
+        n_sh = heap_push(sh_t, sh_j, n_sh, st.run.ht[0], np.int64(0))
     for i in range(st.evi[E_NCL]):
         r = st.run.cl[i]
         n_sh = heap_push(sh_t, sh_j, n_sh, planned_end(r, t, jobs, st, out), -1 - r)

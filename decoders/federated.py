@@ -396,7 +396,7 @@ def _loop_for(mode: int, name: str):
                     out_finish[p, i] = out.finish[i]
 
     decode.__name__ = decode.__qualname__ = name
-    return njit(cache=True, nogil=True, error_model="numpy", _nrt=False)(decode)
+    return njit(cache=True, nogil=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)(decode)
 
 
 def _area_order(jobs):

@@ -7,19 +7,18 @@ import itertools
 import numpy as np
 import pytest
 
-from decoders._backfill_index import (
-    EMPTY,
-    build_index,
-    fallback_cost,
-    fallback_tiers,
-    first_after,
-    first_candidate,
-    first_candidate_behind,
-    least_cost,
-    power_floors,
-    set_leaf,
-)
+from decoders import _backfill_index as bi
+from decoders._backfill_index import EMPTY
 from decoders._federated_core import new_state
+from decoders._kernels import entry
+
+# The index's helpers have no Python entry point of their own (decoders._kernels.helper).
+build_index, fallback_cost, fallback_tiers, first_after, first_candidate = map(entry, (
+    bi.build_index, bi.fallback_cost, bi.fallback_tiers, bi.first_after, bi.first_candidate))
+first_candidate_behind, least_cost, power_floors, set_leaf = map(entry, (
+    bi.first_candidate_behind, bi.least_cost, bi.power_floors, bi.set_leaf))
+single_width, tree_time, add_jobs, _bucket = map(entry, (
+    bi.single_width, bi.tree_time, bi.add_jobs, bi._bucket))
 
 
 def naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd_min, shadow):
@@ -437,13 +436,12 @@ def test_the_single_cluster_test_matches_a_scan_of_the_queue(seed):
     # A job that cannot end by the reservation is skipped when it is wider than y1 and its
     # single width (its tasks if its allowance admits them on every cluster of its group,
     # EMPTY otherwise) is at most z.
-    from decoders._backfill_index import single_width
 
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
     st.scan.allow_j[:] = rng.integers(0, 14, (J, K)) * ((mask[:, None] >> np.arange(K)) & 1)
     sw = np.array([t if all(st.scan.allow_j[j, k] >= t for k in range(K) if (mask[j] >> k) & 1)
                    else EMPTY for j, t in enumerate(tasks)])
-    assert [single_width.py_func(j, tasks[j], st, True) for j in range(J)] == sw.tolist()
+    assert [single_width(j, tasks[j], st, True) for j in range(J)] == sw.tolist()
     build_index(order, st, True)
     queued = np.zeros(J, dtype=bool)
     for m in _queries(rng, K, mask, queued, tasks, runtime, st):
@@ -478,7 +476,6 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed, wide):
     # widths on (tw) and its single width its tasks, wider than y_i. ``wide``: widths and
     # tiers at the width buckets' edges and past the last, whose bucket (that of min(F[i],
     # x)) must hold every job of the tier and may hold none wider than x.
-    from decoders._backfill_index import single_width, tree_time
 
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed, wide)
     bits = (mask[:, None] >> np.arange(K)) & 1
@@ -486,7 +483,7 @@ def test_the_speed_tier_tests_match_a_scan_of_the_queue(seed, wide):
         st.scan.allow_j[:] = (tasks[:, None] + rng.integers(-1, 2, (J, K))) * bits
     else:
         st.scan.allow_j[:] = rng.integers(0, 14, (J, K)) * bits
-    sw = np.array([single_width.py_func(j, tasks[j], st, True) for j in range(J)])
+    sw = np.array([single_width(j, tasks[j], st, True) for j in range(J)])
     sigma = np.where(rng.random(J) < 0.5, rng.uniform(0.0, 1.0, J), 0.0)
     comp = runtime * (1.0 - sigma)
     g = np.array([tree_time.py_func(c) for c in comp], dtype=np.float64)
@@ -608,7 +605,6 @@ def test_the_fall_back_late_test_matches_a_scan_of_the_queue(seeds):
 def _fall_back_queries(seed):
     """Random queries of one random queue against the scan; returns how many jobs the
     fall-back tiers found late that the slowdown floor did not."""
-    from decoders._backfill_index import _bucket, tree_time
 
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
     power = rng.uniform(0.1, 1.5, J)
@@ -679,7 +675,7 @@ def _fall_back_queries(seed):
 def _node_records(st, order, queued, tasks, runtime, comp, sw):
     """Every tree node's integer record and width-bucket times, from its leaves' jobs by a
     scan: ``(tr_i[:, :3], tr_rg)`` as the index should hold them (the buckets kept)."""
-    from decoders._backfill_index import R_BUCKETS, tree_time
+    from decoders._backfill_index import R_BUCKETS
 
     ix = st.index
     nb = int(ix.on[2])
@@ -714,12 +710,11 @@ def test_the_node_records_hold_their_leaves_minima(seed, wide):
     # width; per width bucket the least run and computation times) against its leaves' jobs,
     # after a batch of arrivals (add_jobs' bottom-up rebuild) and then jobs joining and
     # leaving one at a time (set_leaf's walk to the root).
-    from decoders._backfill_index import add_jobs, single_width
 
     rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed, wide)
     bits = (mask[:, None] >> np.arange(K)) & 1
     st.scan.allow_j[:] = (tasks[:, None] + rng.integers(-1, 2, (J, K))) * bits
-    sw = np.array([single_width.py_func(j, tasks[j], st, True) for j in range(J)])
+    sw = np.array([single_width(j, tasks[j], st, True) for j in range(J)])
     sigma = np.where(rng.random(J) < 0.5, rng.uniform(0.0, 1.0, J), 0.0)
     comp = runtime * (1.0 - sigma)
     nodes = int(_wide(rng, 1)[0]) if wide else EMPTY

@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import naive_decode, naive_easy, naive_easy_federated, naive_fifo
 
+import decoders._federated_core as core
+import decoders.easy as easy
 import moga
+from decoders._kernels import entry
+
+# Helpers of the EASY loop without a Python entry point of their own (decoders._kernels.helper).
+cluster_mask, free_by_mask, _room_left = map(entry, (core.cluster_mask, core.free_by_mask,
+                                                     easy._room_left))
 
 
 @st.composite
@@ -242,8 +249,6 @@ def test_batch_start_orders_and_allocations_equal_each_schedules(inst, model, ba
 
 @given(counts=st.lists(st.integers(0, 3), min_size=1, max_size=70))
 def test_cluster_mask_sets_one_bit_per_cluster_with_nodes(counts):
-    from decoders._federated_core import cluster_mask
-
     a = np.array(counts, dtype=np.int64)
     # Beyond 62 clusters every bit is set: the backfill scan's filter then passes everyone.
     want = -1 if a.size > 62 else sum(1 << k for k, c in enumerate(counts) if c > 0)
@@ -254,8 +259,6 @@ def test_cluster_mask_sets_one_bit_per_cluster_with_nodes(counts):
 def test_room_left_is_the_most_room_any_allowed_allocation_leaves(data):
     """The backfill scan's bound equals the best room over all allocations it admits (a twin)."""
     import itertools
-
-    from decoders.easy import _room_left
 
     K = data.draw(st.integers(1, 4))
     ints = st.lists(st.integers(0, 4), min_size=K, max_size=K)
@@ -279,7 +282,7 @@ def test_room_left_is_the_most_room_any_allowed_allocation_leaves(data):
 
 @given(free=st.lists(st.integers(0, 50), min_size=1, max_size=8))
 def test_free_by_mask_sums_the_free_nodes_of_each_cluster_set(free):
-    from decoders._federated_core import TABLE_K, free_by_mask
+    from decoders._federated_core import TABLE_K
 
     assert len(free) <= TABLE_K
     table = np.full(1 << len(free), -1, dtype=np.int64)
