@@ -74,6 +74,7 @@ kernel, so the loop runs as one function, while Numba types each helper once.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -476,6 +477,33 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
             (out_e if finishes else None))
 
 
+#: Most jobs for which a thread keeps the work arrays of its last one-row decode
+#: (:func:`cached_state`); beyond this, making them costs little next to the decode.
+CACHE_MAX_JOBS = 100_000
+
+_CACHE = threading.local()  # each thread's last one-row work arrays: ((J, K, easy), State)
+
+
+def cached_state(J, K, easy):
+    """Work arrays (:data:`decoders._federated_core.State`) for a one-row decode of J jobs on
+    K clusters in this thread: the thread's last ones when they have the same shape.
+
+    A one-row decode (:func:`decode_inputs`, :func:`dispatch_inputs`) spends
+    as long making fresh arrays as a tenth of its loop; the kernels set every
+    field they read at the start of a row (:class:`BatchDecoder` reuses them
+    from batch to batch the same way). One set per thread, so that decodes
+    in several threads never share one; none is kept past
+    :data:`CACHE_MAX_JOBS` jobs.
+    """
+    key = (J, K, bool(easy))
+    last = getattr(_CACHE, "last", None)
+    if last is not None and last[0] == key:
+        return last[1]
+    st = new_state(J, K, easy)
+    _CACHE.last = (key, st) if J <= CACHE_MAX_JOBS else None
+    return st
+
+
 # -------------------------------------------------------------------- wrappers
 class Inputs(NamedTuple):
     """A job-set on a federation as the kernels take them: the loop's read-only job and
@@ -782,8 +810,9 @@ def decode_inputs(bundle: Inputs, order, blacklist, *, model: str = "fluid",
         raise ValueError(f"blacklist must have shape ({J}, {K}), got shape {np.shape(blacklist)}; "
                          "decode populations with decode_batch")
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
+    work = (cached_state(J, K, easy == 1), new_out(J, K))
     f, i, _, _, out, _ = run_rows(bundle.jobs, bundle.plat, readonly(order)[None],
-                                  readonly(blacklist)[None], code, easy)
+                                  readonly(blacklist)[None], code, easy, work=work)
     return FederatedDecode(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                            float(f[0, 2]), int(i[0, 0]), int(i[0, 1]), out.reserve)
 
@@ -970,6 +999,7 @@ def dispatch_inputs(bundle: Inputs, method: str = "prb", *, weight=None, tie=Non
     if method == "saf":  # the queue order: area, then arrival
         area = jobs.tasks * jobs.est
         order = readonly(np.lexsort((np.arange(J), jobs.release, area)).astype(np.int64))
-    f, i, _, _, out, _ = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
+    work = (cached_state(J, K, mode == 1), new_out(J, K))
+    f, i, _, _, out, _ = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties, work=work)
     return Dispatch(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                     float(f[0, 2]), int(i[0, 1]))
