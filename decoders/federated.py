@@ -593,22 +593,58 @@ def array_inputs(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     J, K = arrs.release.shape[0], arrs.nodes.shape[0]
     power, budget = power_inputs(arrs.tasks, power, arrs.nodes, arrs.power_busy,
                                  arrs.power_idle, power_cap, cluster_caps)
-    fastest, greenest, slowest = allocation_ranks(arrs.speed, arrs.power_busy)
+    fastest, greenest, slowest = _ranks(arrs.speed, arrs.power_busy)
     pick, consolidate = pick_rank(rule_code, fastest, greenest)
     estimate = check_estimate(estimate, J)
-    budget = np.full(K + 1, np.inf) if budget is None else budget
-    ro = readonly
+    capped = budget is not None and bool(np.any(budget < np.inf))
+    budget = _constant(("inf", K + 1), lambda: np.full(K + 1, np.inf)) if budget is None else budget
+    ro = _readonly
     jobs = Jobs(release=ro(arrs.release), tasks=ro(arrs.tasks), runtime=ro(arrs.runtime),
                 sigma=ro(arrs.sigma), bw=ro(arrs.bw),
-                power=ro(np.ones(J) if power is None else power),
+                power=(_constant(("ones", J), lambda: np.ones(J)) if power is None
+                       else ro(power)),
                 est=ro(arrs.runtime if estimate is None else estimate))
     plat = Platform(nodes=ro(arrs.nodes), speed=ro(arrs.speed), pbusy=ro(arrs.power_busy),
-                    pidle=ro(arrs.power_idle), link=ro(arrs.link), rank_pick=ro(pick),
-                    rank_fast=ro(fastest), rank_slow=ro(slowest),
-                    budget=ro(budget),
-                    consolidate=ro(np.array([int(bool(consolidate))], dtype=np.int64)),
-                    capped=ro(np.array([int(bool(np.any(budget < np.inf)))], dtype=np.int64)))
+                    pidle=ro(arrs.power_idle), link=ro(arrs.link), rank_pick=pick,
+                    rank_fast=fastest, rank_slow=slowest, budget=ro(budget),
+                    consolidate=_FLAGS[bool(consolidate)], capped=_FLAGS[capped])
     return Inputs(jobs, plat)
+
+
+#: The two values of a bundle's one-entry flags (``Platform.consolidate``, ``capped``), read only.
+_FLAGS = (readonly(np.zeros(1, dtype=np.int64)), readonly(np.ones(1, dtype=np.int64)))
+#: Read-only arrays that depend only on their key, shared by the bundles (:func:`_constant`).
+_CONSTANTS = {}
+#: Most entries of :data:`_CONSTANTS` (it is emptied when full).
+_CONSTANTS_MAX = 64
+
+
+def _constant(key, make):
+    """The read-only array ``make()`` of ``key``, made once (the bundles never write theirs)."""
+    a = _CONSTANTS.get(key)
+    if a is None:
+        if len(_CONSTANTS) >= _CONSTANTS_MAX:
+            _CONSTANTS.clear()
+        if key[0] == "ones" and key[1] > CACHE_MAX_JOBS:
+            return readonly(make())
+        a = _CONSTANTS[key] = readonly(make())
+    return a
+
+
+def _ranks(speed, power_busy):
+    """:func:`allocation_ranks` as read-only arrays, made once per platform."""
+    key = ("ranks", speed.tobytes(), power_busy.tobytes())
+    ranks = _CONSTANTS.get(key)
+    if ranks is None:
+        if len(_CONSTANTS) >= _CONSTANTS_MAX:
+            _CONSTANTS.clear()
+        ranks = _CONSTANTS[key] = tuple(readonly(r) for r in allocation_ranks(speed, power_busy))
+    return ranks
+
+
+def _readonly(a):
+    """``a`` itself when it is already read-only, else a read-only view of it."""
+    return readonly(a) if a.flags.writeable else a
 
 
 def fcfs_order(jobs) -> np.ndarray:
