@@ -117,6 +117,10 @@ def prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_
     guard run: a NaN or infinite time would make the event loop wait forever
     (NaN never compares as due), so it is refused even then, at O(J) cost.
     """
+    if check and _valid_as_given((release, tasks, runtime, sigma, bw, nodes, speed, power_busy,
+                                  power_idle, link)):
+        return Arrays(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle,
+                      link)
     if not check:
         f64, i64 = np.float64, np.int64
         out = Arrays(np.ascontiguousarray(release, f64), np.ascontiguousarray(tasks, i64),
@@ -153,6 +157,79 @@ def prepare(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_
     bw = check_bounds("bw", check_vector("bw", bw, J, np.float64, lo=0))
     check_width(tasks, nodes)
     return Arrays(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link)
+
+
+#: The kernel dtype of each field of :class:`Arrays`, in order.
+_F64, _I64 = np.dtype(np.float64), np.dtype(np.int64)
+_DTYPES = (_F64, _I64, _F64, _F64, _F64, _I64, _F64, _F64, _F64, _F64)
+#: ``(low, high, low_open)`` of each field of :class:`Arrays`, in order (:data:`DECODE_BOUNDS`;
+#: :func:`prepare` asks ``> 0`` of the cluster fields and of ``runtime``, which these imply).
+_BOUNDS = tuple((float(DECODE_BOUNDS[f][0]), float(DECODE_BOUNDS[f][1]), DECODE_BOUNDS[f][2])
+                for f in Arrays._fields)
+
+
+def _valid_as_given(arrs) -> bool:
+    """True when :func:`prepare` would return the ten arrays ``arrs`` themselves: each is
+    already a C-contiguous 1-D ndarray of its kernel dtype (:data:`_DTYPES`), of one
+    length J for the jobs and K >= 1 for the clusters, and every check passes.
+
+    One jitted pass instead of some forty NumPy calls; False sends :func:`prepare`
+    through its checks one by one, which name what is wrong (or convert).
+    """
+    J, K = -1, -1
+    writable = 0
+    for i, a in enumerate(arrs):
+        if type(a) is not np.ndarray or a.dtype is not _DTYPES[i] or a.ndim != 1 \
+                or not a.flags.c_contiguous:
+            return False
+        n = a.shape[0]
+        if i < 5:
+            if J < 0:
+                J = n
+            if n != J:
+                return False
+        else:
+            if K < 0:
+                K = n
+            if n != K:
+                return False
+        writable += a.flags.writeable
+    if K < 1:
+        return False
+    if 0 < writable < 10:  # one of the two signatures: all read-only, or all writable
+        arrs = [readonly(a) for a in arrs]
+    return _in_bounds(*arrs)
+
+
+@njit(cache=True)
+def _within(a, bound) -> bool:
+    """True when every entry of ``a`` is within ``bound``, ``(low, high, low_open)`` (NaN is not)."""
+    lo, hi, lo_open = bound
+    for i in range(a.shape[0]):
+        v = a[i]
+        if not ((v > lo if lo_open else v >= lo) and v <= hi):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _in_bounds(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, power_idle, link):
+    """True when every entry is within :data:`_BOUNDS`, ``power_busy >= power_idle`` and no
+    job needs more tasks than the federation has nodes."""
+    b = _BOUNDS
+    if not (_within(nodes, b[5]) and _within(speed, b[6]) and _within(power_busy, b[7])
+            and _within(power_idle, b[8]) and _within(link, b[9])):
+        return False
+    total = 0
+    for k in range(nodes.shape[0]):
+        total += nodes[k]
+        if not power_busy[k] >= power_idle[k]:
+            return False
+    for j in range(tasks.shape[0]):
+        if tasks[j] > total:
+            return False
+    return (_within(release, b[0]) and _within(tasks, b[1]) and _within(runtime, b[2])
+            and _within(sigma, b[3]) and _within(bw, b[4]))
 
 
 def check_clusters(nodes, speed):

@@ -74,6 +74,7 @@ kernel, so the loop runs as one function, while Numba types each helper once.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -508,6 +509,33 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
             (out_e if finishes else None))
 
 
+#: Most jobs for which a thread keeps the work arrays of its last one-row decode
+#: (:func:`cached_state`); beyond this, making them costs little next to the decode.
+CACHE_MAX_JOBS = 100_000
+
+_CACHE = threading.local()  # each thread's last one-row work arrays: ((J, K, easy), State)
+
+
+def cached_state(J, K, easy):
+    """Work arrays (:data:`decoders._federated_core.State`) for a one-row decode of J jobs on
+    K clusters in this thread: the thread's last ones when they have the same shape.
+
+    A one-row decode (:func:`decode_inputs`, :func:`dispatch_inputs`) spends
+    as long making fresh arrays as a tenth of its loop; the kernels set every
+    field they read at the start of a row (:class:`BatchDecoder` reuses them
+    from batch to batch the same way). One set per thread, so that decodes
+    in several threads never share one; none is kept past
+    :data:`CACHE_MAX_JOBS` jobs.
+    """
+    key = (J, K, bool(easy))
+    last = getattr(_CACHE, "last", None)
+    if last is not None and last[0] == key:
+        return last[1]
+    st = new_state(J, K, easy)
+    _CACHE.last = (key, st) if J <= CACHE_MAX_JOBS else None
+    return st
+
+
 # -------------------------------------------------------------------- wrappers
 class Inputs(NamedTuple):
     """A job-set on a federation as the kernels take them: the loop's read-only job and
@@ -597,22 +625,58 @@ def array_inputs(release, tasks, runtime, sigma, bw, nodes, speed, power_busy, p
     J, K = arrs.release.shape[0], arrs.nodes.shape[0]
     power, budget = power_inputs(arrs.tasks, power, arrs.nodes, arrs.power_busy,
                                  arrs.power_idle, power_cap, cluster_caps)
-    fastest, greenest, slowest = allocation_ranks(arrs.speed, arrs.power_busy)
+    fastest, greenest, slowest = _ranks(arrs.speed, arrs.power_busy)
     pick, consolidate = pick_rank(rule_code, fastest, greenest)
     estimate = check_estimate(estimate, J)
-    budget = np.full(K + 1, np.inf) if budget is None else budget
-    ro = readonly
+    capped = budget is not None and bool(np.any(budget < np.inf))
+    budget = _constant(("inf", K + 1), lambda: np.full(K + 1, np.inf)) if budget is None else budget
+    ro = _readonly
     jobs = Jobs(release=ro(arrs.release), tasks=ro(arrs.tasks), runtime=ro(arrs.runtime),
                 sigma=ro(arrs.sigma), bw=ro(arrs.bw),
-                power=ro(np.ones(J) if power is None else power),
+                power=(_constant(("ones", J), lambda: np.ones(J)) if power is None
+                       else ro(power)),
                 est=ro(arrs.runtime if estimate is None else estimate))
     plat = Platform(nodes=ro(arrs.nodes), speed=ro(arrs.speed), pbusy=ro(arrs.power_busy),
-                    pidle=ro(arrs.power_idle), link=ro(arrs.link), rank_pick=ro(pick),
-                    rank_fast=ro(fastest), rank_slow=ro(slowest),
-                    budget=ro(budget),
-                    consolidate=ro(np.array([int(bool(consolidate))], dtype=np.int64)),
-                    capped=ro(np.array([int(bool(np.any(budget < np.inf)))], dtype=np.int64)))
+                    pidle=ro(arrs.power_idle), link=ro(arrs.link), rank_pick=pick,
+                    rank_fast=fastest, rank_slow=slowest, budget=ro(budget),
+                    consolidate=_FLAGS[bool(consolidate)], capped=_FLAGS[capped])
     return Inputs(jobs, plat)
+
+
+#: The two values of a bundle's one-entry flags (``Platform.consolidate``, ``capped``), read only.
+_FLAGS = (readonly(np.zeros(1, dtype=np.int64)), readonly(np.ones(1, dtype=np.int64)))
+#: Read-only arrays that depend only on their key, shared by the bundles (:func:`_constant`).
+_CONSTANTS = {}
+#: Most entries of :data:`_CONSTANTS` (it is emptied when full).
+_CONSTANTS_MAX = 64
+
+
+def _constant(key, make):
+    """The read-only array ``make()`` of ``key``, made once (the bundles never write theirs)."""
+    a = _CONSTANTS.get(key)
+    if a is None:
+        if len(_CONSTANTS) >= _CONSTANTS_MAX:
+            _CONSTANTS.clear()
+        if key[0] == "ones" and key[1] > CACHE_MAX_JOBS:
+            return readonly(make())
+        a = _CONSTANTS[key] = readonly(make())
+    return a
+
+
+def _ranks(speed, power_busy):
+    """:func:`allocation_ranks` as read-only arrays, made once per platform."""
+    key = ("ranks", speed.tobytes(), power_busy.tobytes())
+    ranks = _CONSTANTS.get(key)
+    if ranks is None:
+        if len(_CONSTANTS) >= _CONSTANTS_MAX:
+            _CONSTANTS.clear()
+        ranks = _CONSTANTS[key] = tuple(readonly(r) for r in allocation_ranks(speed, power_busy))
+    return ranks
+
+
+def _readonly(a):
+    """``a`` itself when it is already read-only, else a read-only view of it."""
+    return readonly(a) if a.flags.writeable else a
 
 
 def fcfs_order(jobs) -> np.ndarray:
@@ -814,8 +878,9 @@ def decode_inputs(bundle: Inputs, order, blacklist, *, model: str = "fluid",
         raise ValueError(f"blacklist must have shape ({J}, {K}), got shape {np.shape(blacklist)}; "
                          "decode populations with decode_batch")
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
+    work = (cached_state(J, K, easy == 1), new_out(J, K))
     f, i, _, _, out, _ = run_rows(bundle.jobs, bundle.plat, readonly(order)[None],
-                                  readonly(blacklist)[None], code, easy)
+                                  readonly(blacklist)[None], code, easy, work=work)
     return FederatedDecode(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                            float(f[0, 2]), int(i[0, 0]), int(i[0, 1]), out.reserve)
 
@@ -1002,6 +1067,7 @@ def dispatch_inputs(bundle: Inputs, method: str = "prb", *, weight=None, tie=Non
     queue = KERNEL_RULES[method].queue
     if queue is not None:
         order = readonly(queue(jobs))
-    f, i, _, _, out, _ = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties)
+    work = (cached_state(J, K, mode == 1), new_out(J, K))
+    f, i, _, _, out, _ = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties, work=work)
     return Dispatch(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                     float(f[0, 2]), int(i[0, 1]))
