@@ -64,6 +64,16 @@ SCAN_MAX = 32
 
 
 @helper
+def slowdown_floor(plat):
+    """A lower bound of any job's slowdown: ``min(1, 1 / fastest speed)`` (SP >= 1 / P_max,
+    SC >= 1), less a margin that keeps it below the slowdown computed in floats."""
+    sd_min = 1.0
+    for k in range(plat.speed.shape[0]):
+        sd_min = min(sd_min, 1.0 / plat.speed[k])
+    return sd_min * (1.0 - 1e-9)
+
+
+@helper
 def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
     """EASY backfilling at time ``t`` over the queue in ``order`` (see the module docstring).
 
@@ -140,12 +150,7 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             if np.isnan(out.reserve[head]):
                 out.reserve[head] = shadow
         # Backfill: later queued jobs that fit now and do not delay the head's reservation.
-        # A job's slowdown is at least min(1, 1 / fastest speed) (SP >= 1 / P_max, SC >= 1);
-        # the margin keeps this lower bound below the slowdown computed in floats.
-        sd_min = 1.0
-        for k in range(K):
-            sd_min = min(sd_min, 1.0 / plat.speed[k])
-        sd_min *= 1.0 - 1e-9
+        sd_min = slowdown_floor(plat)
         need = tasks[head]
         room0 = _room_bounds(st)
         allow_j, free_in = st.scan.allow_j, st.scan.free_in

@@ -48,7 +48,7 @@ from ._federated_core import (
 from ._kernels import FINISH_RTOL, helper
 from ._queue import dequeue_started, enqueue, try_start
 from ._validate import choice_code, readonly
-from .easy import _backfill, _late_width, _room_bounds, _shadow
+from .easy import _backfill, _late_width, _room_bounds, _shadow, slowdown_floor
 from .federated import CapInfeasibleError, Inputs, fcfs_order, model_code
 
 __all__ = ["BACKFILL", "SCORE_SIG", "RuleResult", "drive", "easy_listed", "init_allowances", "run_rule",
@@ -186,12 +186,7 @@ def _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backf
             shadow = _shadow(t, head, jobs, plat, st, out, is_capped(plat))
             if np.isnan(out.reserve[head]):
                 out.reserve[head] = shadow
-        # As in decoders.easy.start_easy: a job's slowdown is at least
-        # min(1, 1 / fastest speed), less a margin under the floats.
-        sd_min = 1.0
-        for k in range(K):
-            sd_min = min(sd_min, 1.0 / plat.speed[k])
-        sd_min *= 1.0 - 1e-9
+        sd_min = slowdown_floor(plat)
         need = tasks[head]
         room0 = _room_bounds(st)
         free_mask = cluster_mask(free)

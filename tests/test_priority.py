@@ -59,6 +59,16 @@ def _capped(js, fed, rng):
     return js.with_power(power), fed.with_cap(cap)
 
 
+def _prepared(inst, seed, capped):
+    """The instance's job-set with requested times drawn from ``seed``, capped or not."""
+    js, fed, _, _ = inst
+    rng = np.random.default_rng(seed)
+    js = _with_requested(js, rng)
+    if capped:
+        js, fed = _capped(js, fed, rng)
+    return js, fed
+
+
 def _same(a, b):
     np.testing.assert_array_equal(a.start, b.start)
     np.testing.assert_array_equal(a.finish, b.finish)
@@ -71,11 +81,7 @@ def _same(a, b):
        estimates=st.sampled_from(["requested", "exact"]), seed=st.integers(0, 2**32 - 1))
 def test_a_rule_by_submit_time_is_the_built_in_easy_and_fcfs(inst, model, rule, capped,
                                                              estimates, seed):
-    js, fed, _, _ = inst
-    rng = np.random.default_rng(seed)
-    js = _with_requested(js, rng)
-    if capped:
-        js, fed = _capped(js, fed, rng)
+    js, fed = _prepared(inst, seed, capped)
     kw = {"model": model, "rule": rule, "estimates": estimates}
     s = moga.simulate(js, fed, fifo, **kw)
     _same(s, moga.simulate(js, fed, "easy", **kw))
@@ -90,11 +96,7 @@ def test_a_rule_by_submit_time_is_the_built_in_easy_and_fcfs(inst, model, rule, 
        capped=st.booleans(), which=st.sampled_from(["wfp3", "widest"]),
        backfill=st.sampled_from(["easy", "none"]), seed=st.integers(0, 2**32 - 1))
 def test_a_rule_equals_its_twin(inst, rule, capped, which, backfill, seed):
-    js, fed, _, _ = inst
-    rng = np.random.default_rng(seed)
-    js = _with_requested(js, rng)
-    if capped:
-        js, fed = _capped(js, fed, rng)
+    js, fed = _prepared(inst, seed, capped)
     score = {"wfp3": wfp3, "widest": widest}[which]
     s = moga.simulate(js, fed, PriorityRule(score, backfill=backfill), model="at_start",
                       rule=rule)
@@ -125,11 +127,7 @@ class _ArrivalOrder(moga.sim.OnlinePolicy):
        estimates=st.sampled_from(["requested", "exact"]), seed=st.integers(0, 2**32 - 1))
 def test_session_start_easy_in_arrival_order_is_the_built_in_easy(inst, model, rule, capped,
                                                                   estimates, seed):
-    js, fed, _, _ = inst
-    rng = np.random.default_rng(seed)
-    js = _with_requested(js, rng)
-    if capped:
-        js, fed = _capped(js, fed, rng)
+    js, fed = _prepared(inst, seed, capped)
     kw = {"model": model, "rule": rule, "estimates": estimates}
     _same(moga.simulate(js, fed, _ArrivalOrder(), **kw), moga.simulate(js, fed, "easy", **kw))
 
