@@ -259,6 +259,27 @@ def test_session_start_easy_refuses_what_is_not_waiting():
         s.start_easy(started[:1])
 
 
+def test_session_start_easy_after_a_preemption_plans_as_running():
+    # A (2 of 3 nodes) runs from 0, is preempted at 10 (90 s left of 100, requested 200)
+    # and restarts; running() plans its end at 10 + 90 * 200 / 100 = 190. B (3 nodes) waits,
+    # so C (1 node, planned to end at 10 + 190 = 200) would delay B's reservation at 190.
+    import dataclasses
+
+    js = moga.JobSet.from_arrays([0.0, 0.0, 0.0, 10.0], [2, 3, 1, 1], [100.0, 50.0, 95.0, 5.0],
+                                 sigma=np.zeros(4), bw=np.zeros(4))
+    js = dataclasses.replace(js, requested=np.array([200.0, 50.0, 190.0, 5.0]))
+    fed = moga.Federation(names=["a"], nodes=[3], speed=[1.0], power_busy=[2.0],
+                          power_idle=[1.0], link=[1e3])
+    s = moga.sim.Session(js, fed, model="at_start", estimates="requested")
+    s.start_easy([0])
+    assert s.advance() == 10.0
+    s.preempt([0])
+    s.start_easy([0])
+    jobs, planned = s.running()
+    assert planned[list(jobs).index(0)] == 190.0
+    assert list(s.start_easy([1, 2])) == []
+
+
 def _help_policies() -> str:
     import argparse
 
