@@ -228,6 +228,22 @@ def test_a_nan_score_names_the_job(tmp_path):
         moga.simulate(js, moga.Federation.load("machine@64"), f"{path}:nan")
 
 
+@numba.njit
+def _raises_on_wide(now, submit, tasks, estimate):
+    if tasks > 2:
+        raise ValueError("wide")
+    return submit
+
+
+def test_a_score_that_raises_is_refused_not_ignored():
+    # A C function cannot raise: the pass reports it, and no schedule comes back.
+    js = moga.load_default().jobset(n_jobs=30, federation=64, batch=False)
+    assert (js.tasks > 2).any()
+    with pytest.raises(InputError, match=r"_raises_on_wide failed at t=\S+ s \(its compiled "
+                                         r"score raised an error\)"):
+        moga.simulate(js, moga.Federation.load("machine@64"), PriorityRule(_raises_on_wide))
+
+
 def test_a_plain_function_is_compiled_with_a_note(tmp_path):
     path = _rules(tmp_path, BAD)
     js = moga.load_default().jobset(n_jobs=10, federation=64, batch=False)
