@@ -244,6 +244,28 @@ def test_a_score_that_raises_is_refused_not_ignored():
         moga.simulate(js, moga.Federation.load("machine@64"), PriorityRule(_raises_on_wide))
 
 
+def test_an_edited_rule_file_is_not_run_stale(tmp_path, monkeypatch):
+    # Two texts of one size, the second given the first's mtime (a coarse clock): a cache
+    # by mtime and size (the compiled rules', or Python's bytecode cache) runs the first.
+    import os
+    import sys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = tmp_path / "r.py"
+    head = "import numba\n\n\n@numba.njit\ndef score(now, submit, tasks, estimate):\n"
+    path.write_text(head + "    return +tasks\n")
+    st = path.stat()
+    js = moga.load_default().jobset(n_jobs=30, federation=64, batch=True)
+    fed = moga.Federation.load("machine@64")
+    first = moga.simulate(js, fed, load_policy(f"{path}:score"))
+    path.write_text(head + "    return -tasks\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+    second = moga.simulate(js, fed, load_policy(f"{path}:score"))
+    assert not np.array_equal(first.start, second.start)
+    np.testing.assert_array_equal(second.start, moga.simulate(js, fed, PriorityRule(widest)).start)
+
+
 def test_a_plain_function_is_compiled_with_a_note(tmp_path):
     path = _rules(tmp_path, BAD)
     js = moga.load_default().jobset(n_jobs=10, federation=64, batch=False)

@@ -16,6 +16,7 @@ docs/guide/policies.md ("Priority rules at kernel speed") documents it.
 
 from __future__ import annotations
 
+import hashlib
 import time
 import warnings
 from pathlib import Path
@@ -108,12 +109,15 @@ class PriorityRule:
         self._key = None  # set by from_file: the file's identity, for the driver cache
 
     @classmethod
-    def from_file(cls, file: Path, fn_name: str, fn, backfill: str = "easy") -> PriorityRule:
-        """The rule ``fn`` defined as ``fn_name`` in ``file`` (by :func:`moga.sim.load_policy`)."""
+    def from_file(cls, file: Path, fn_name: str, fn, backfill: str = "easy",
+                  source: bytes | None = None) -> PriorityRule:
+        """The rule ``fn`` defined as ``fn_name`` in ``file`` (by :func:`moga.sim.load_policy`),
+        whose text was ``source`` (default: the file's text now)."""
         spec = f"{file}:{fn_name}"
         rule = cls(fn, backfill=backfill, name=spec, where=spec)
-        st = file.stat()
-        rule._key = (str(file.resolve()), fn_name, st.st_mtime_ns, st.st_size)
+        # By content: an edit may keep the size and the mtime (coarse clocks, copies).
+        text = file.read_bytes() if source is None else source
+        rule._key = (str(file.resolve()), fn_name, hashlib.sha256(text).hexdigest())
         return rule
 
     def with_backfill(self, backfill: str) -> PriorityRule:
