@@ -220,6 +220,17 @@ def test_a_bad_rule_is_refused_naming_it(tmp_path, name, words):
     assert name in str(e.value)
 
 
+class _Callable:
+    def __call__(self, now, submit, tasks, estimate):
+        return submit
+
+
+@pytest.mark.parametrize("score", [_Callable(), _Callable, 3.0])
+def test_a_rule_that_is_not_a_function_is_refused(score):
+    with pytest.raises(InputError, match="a priority rule is a function"):
+        PriorityRule(score)
+
+
 def test_a_nan_score_names_the_job(tmp_path):
     path = _rules(tmp_path, BAD)
     js = moga.load_default().jobset(n_jobs=10, federation=64, batch=False)

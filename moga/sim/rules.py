@@ -92,7 +92,9 @@ class PriorityRule:
             raise InputError(f"a priority rule's backfill must be one of {list(BACKFILLS)}, "
                              f"got {backfill!r}")
         fn = getattr(score, "py_func", score)
-        if not callable(fn) or isinstance(fn, type):
+        import inspect
+
+        if not (_is_dispatcher(score) or inspect.isfunction(fn)):  # numba.njit takes no other
             raise InputError(f"a priority rule is a function {RULE_SIGNATURE}, got "
                              f"{type(score).__name__}")
         self.where = where or f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
