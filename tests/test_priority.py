@@ -231,6 +231,24 @@ def test_a_rule_that_is_not_a_function_is_refused(score):
         PriorityRule(score)
 
 
+def _plain_fifo(now, submit, tasks, estimate):
+    return submit
+
+
+def test_a_plain_function_compiles_once_per_process():
+    from moga.sim import rules
+
+    js = moga.load_default().jobset(n_jobs=10, federation=64, batch=False)
+    fed = moga.Federation.load("machine@64")
+    with pytest.warns(UserWarning):
+        moga.simulate(js, fed, _plain_fifo)
+    n = len(rules._DRIVERS)
+    with pytest.warns(UserWarning):
+        again = moga.simulate(js, fed, _plain_fifo)
+    assert len(rules._DRIVERS) == n
+    assert again.info["compile_s"] < 0.05
+
+
 def test_a_nan_score_names_the_job(tmp_path):
     path = _rules(tmp_path, BAD)
     js = moga.load_default().jobset(n_jobs=10, federation=64, batch=False)

@@ -138,7 +138,8 @@ class PriorityRule:
         """The address of the rule's scoring pass compiled as a C function
         (:func:`decoders.priority.score_cfunc`), checked and compiled on first use in this
         process."""
-        key = self._key or ("id", id(self.score))
+        # By the Python function: a plain one is wrapped in a new dispatcher at every rule.
+        key = self._key or ("id", id(self.score.py_func))
         hit = _DRIVERS.get(key)
         if hit is not None:
             return hit[1].address
