@@ -249,6 +249,25 @@ def test_a_plain_function_compiles_once_per_process():
     assert again.info["compile_s"] < 0.05
 
 
+@numba.njit("int64(int64, int64, int64, int64)")
+def _halved(now, submit, tasks, estimate):
+    return submit >> 1  # no float64 submit: the rule's signature does not type
+
+
+@numba.njit("float64(float64, float64, int64, float64)")
+def _signed_fifo(now, submit, tasks, estimate):
+    return submit
+
+
+def test_explicit_signatures_are_checked_at_the_rule_signature():
+    js = moga.load_default().jobset(n_jobs=10, federation=64, batch=False)
+    fed = moga.Federation.load("machine@64")
+    with pytest.raises(InputError, match="_halved does not compile as score"):
+        moga.simulate(js, fed, PriorityRule(_halved))
+    np.testing.assert_array_equal(moga.simulate(js, fed, PriorityRule(_signed_fifo)).start,
+                                  moga.simulate(js, fed, "easy").start)
+
+
 def test_a_nan_score_names_the_job(tmp_path):
     path = _rules(tmp_path, BAD)
     js = moga.load_default().jobset(n_jobs=10, federation=64, batch=False)

@@ -158,19 +158,13 @@ class PriorityRule:
 
         args = (types.float64, types.float64, types.int64, types.float64)
         score = self.score
+        if not score._can_compile:  # explicit signatures: the pass compiles py_func at args
+            import numba
+
+            score = numba.njit(score.py_func)
         try:
-            if score._can_compile:
-                score.compile(args)
-                ret = score.overloads[args].signature.return_type
-            else:  # explicit signatures: the one a call with these arguments takes
-                ret = None
-                for sig in score.nopython_signatures:
-                    if len(sig.args) == 4:
-                        ret = sig.return_type
-                        break
-                if ret is None:
-                    raise InputError(f"priority rule {self.where} has no signature of four "
-                                     f"arguments; it must be {RULE_SIGNATURE}")
+            score.compile(args)
+            ret = score.overloads[args].signature.return_type
         except NumbaError as e:
             first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
             raise InputError(f"priority rule {self.where} does not compile as {RULE_SIGNATURE} "
