@@ -267,10 +267,11 @@ def score_cfunc(score):
 
     It scores the queue's ``n`` jobs (of ``J``) (``now``, their release, tasks and estimate) into
     ``key`` (by job) and ``listed`` (the jobs), and returns the place in ``listed`` of
-    the first-ranked job (-1 for none), or ``-2 - j`` for the first job ``j`` whose
-    score is NaN. The score is compiled into it, so this is the one part compiled per
-    rule, with NumPy's error model: a division by zero gives inf or NaN, not an exception
-    (an exception could not leave a C function).
+    the first-ranked job (-1 for none), ``-2 - j`` for the first job ``j`` whose
+    score is NaN, or ``n`` when the score raised. The score is compiled into it, so this
+    is the one part compiled per rule, with NumPy's error model: a division by zero gives
+    inf or NaN, not an exception (an exception could not leave a C function; one the score
+    raises is caught).
     """
     fn = njit(error_model="numpy")(getattr(score, "py_func", score))
 
@@ -281,7 +282,10 @@ def score_cfunc(score):
         b = -1
         for i in range(n):
             j = q[i]
-            v = np.float64(fn(now, rel[j], tk[j], es[j]))
+            try:
+                v = np.float64(fn(now, rel[j], tk[j], es[j]))
+            except Exception:  # a C function cannot raise: n is no place, drive stops
+                return n
             if np.isnan(v):
                 return -2 - j
             ky[j] = v

@@ -220,12 +220,98 @@ def test_a_bad_rule_is_refused_naming_it(tmp_path, name, words):
     assert name in str(e.value)
 
 
+class _Callable:
+    def __call__(self, now, submit, tasks, estimate):
+        return submit
+
+
+@pytest.mark.parametrize("score", [_Callable(), _Callable, 3.0])
+def test_a_rule_that_is_not_a_function_is_refused(score):
+    with pytest.raises(InputError, match="a priority rule is a function"):
+        PriorityRule(score)
+
+
+def _plain_fifo(now, submit, tasks, estimate):
+    return submit
+
+
+def test_a_plain_function_compiles_once_per_process():
+    from moga.sim import rules
+
+    js = moga.load_default().jobset(n_jobs=10, federation=64, batch=False)
+    fed = moga.Federation.load("machine@64")
+    with pytest.warns(UserWarning):
+        moga.simulate(js, fed, _plain_fifo)
+    n = len(rules._DRIVERS)
+    with pytest.warns(UserWarning):
+        again = moga.simulate(js, fed, _plain_fifo)
+    assert len(rules._DRIVERS) == n
+    assert again.info["compile_s"] < 0.05
+
+
+@numba.njit("int64(int64, int64, int64, int64)")
+def _halved(now, submit, tasks, estimate):
+    return submit >> 1  # no float64 submit: the rule's signature does not type
+
+
+@numba.njit("float64(float64, float64, int64, float64)")
+def _signed_fifo(now, submit, tasks, estimate):
+    return submit
+
+
+def test_explicit_signatures_are_checked_at_the_rule_signature():
+    js = moga.load_default().jobset(n_jobs=10, federation=64, batch=False)
+    fed = moga.Federation.load("machine@64")
+    with pytest.raises(InputError, match="_halved does not compile as score"):
+        moga.simulate(js, fed, PriorityRule(_halved))
+    np.testing.assert_array_equal(moga.simulate(js, fed, PriorityRule(_signed_fifo)).start,
+                                  moga.simulate(js, fed, "easy").start)
+
+
 def test_a_nan_score_names_the_job(tmp_path):
     path = _rules(tmp_path, BAD)
     js = moga.load_default().jobset(n_jobs=10, federation=64, batch=False)
     with pytest.raises(InputError, match=r"rules.py:nan scored job id \d+ \(position \d+ .*NaN "
                                          r"at t=\S+ s"):
         moga.simulate(js, moga.Federation.load("machine@64"), f"{path}:nan")
+
+
+@numba.njit
+def _raises_on_wide(now, submit, tasks, estimate):
+    if tasks > 2:
+        raise ValueError("wide")
+    return submit
+
+
+def test_a_score_that_raises_is_refused_not_ignored():
+    # A C function cannot raise: the pass reports it, and no schedule comes back.
+    js = moga.load_default().jobset(n_jobs=30, federation=64, batch=False)
+    assert (js.tasks > 2).any()
+    with pytest.raises(InputError, match=r"_raises_on_wide failed at t=\S+ s \(its compiled "
+                                         r"score raised an error\)"):
+        moga.simulate(js, moga.Federation.load("machine@64"), PriorityRule(_raises_on_wide))
+
+
+def test_an_edited_rule_file_is_not_run_stale(tmp_path, monkeypatch):
+    # Two texts of one size, the second given the first's mtime (a coarse clock): a cache
+    # by mtime and size (the compiled rules', or Python's bytecode cache) runs the first.
+    import os
+    import sys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = tmp_path / "r.py"
+    head = "import numba\n\n\n@numba.njit\ndef score(now, submit, tasks, estimate):\n"
+    path.write_text(head + "    return +tasks\n")
+    st = path.stat()
+    js = moga.load_default().jobset(n_jobs=30, federation=64, batch=True)
+    fed = moga.Federation.load("machine@64")
+    first = moga.simulate(js, fed, load_policy(f"{path}:score"))
+    path.write_text(head + "    return -tasks\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+    second = moga.simulate(js, fed, load_policy(f"{path}:score"))
+    assert not np.array_equal(first.start, second.start)
+    np.testing.assert_array_equal(second.start, moga.simulate(js, fed, PriorityRule(widest)).start)
 
 
 def test_a_plain_function_is_compiled_with_a_note(tmp_path):
@@ -257,6 +343,27 @@ def test_session_start_easy_refuses_what_is_not_waiting():
     started = s.start_easy(s.queued())
     with pytest.raises(ValueError, match="is not waiting"):
         s.start_easy(started[:1])
+
+
+def test_session_start_easy_after_a_preemption_plans_as_running():
+    # A (2 of 3 nodes) runs from 0, is preempted at 10 (90 s left of 100, requested 200)
+    # and restarts; running() plans its end at 10 + 90 * 200 / 100 = 190. B (3 nodes) waits,
+    # so C (1 node, planned to end at 10 + 190 = 200) would delay B's reservation at 190.
+    import dataclasses
+
+    js = moga.JobSet.from_arrays([0.0, 0.0, 0.0, 10.0], [2, 3, 1, 1], [100.0, 50.0, 95.0, 5.0],
+                                 sigma=np.zeros(4), bw=np.zeros(4))
+    js = dataclasses.replace(js, requested=np.array([200.0, 50.0, 190.0, 5.0]))
+    fed = moga.Federation(names=["a"], nodes=[3], speed=[1.0], power_busy=[2.0],
+                          power_idle=[1.0], link=[1e3])
+    s = moga.sim.Session(js, fed, model="at_start", estimates="requested")
+    s.start_easy([0])
+    assert s.advance() == 10.0
+    s.preempt([0])
+    s.start_easy([0])
+    jobs, planned = s.running()
+    assert planned[list(jobs).index(0)] == 190.0
+    assert list(s.start_easy([1, 2])) == []
 
 
 def _help_policies() -> str:

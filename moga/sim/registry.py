@@ -149,7 +149,9 @@ def load_policy(spec: str):
     module = importlib.util.module_from_spec(loader)
     sys.modules[mod_name] = module
     try:
-        loader.loader.exec_module(module)
+        # From the text, not a bytecode cache (checked on the mtime's second and the size).
+        source = file.read_bytes()
+        exec(compile(source, str(file), "exec"), module.__dict__)
     except Exception as e:
         del sys.modules[mod_name]
         raise InputError(f"policy file {file} failed to import: {type(e).__name__}: {e}") from e
@@ -160,7 +162,7 @@ def load_policy(spec: str):
 
     if not isinstance(cls, type):
         if is_rule(cls):
-            return PriorityRule.from_file(file, cls_name, cls)
+            return PriorityRule.from_file(file, cls_name, cls, source=source)
         raise InputError(f"{file}:{cls_name} is a {type(cls).__name__}, neither a class (an "
                          "OnlinePolicy) nor a function (a priority rule)")
     try:

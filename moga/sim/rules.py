@@ -16,6 +16,7 @@ docs/guide/policies.md ("Priority rules at kernel speed") documents it.
 
 from __future__ import annotations
 
+import hashlib
 import time
 import warnings
 from pathlib import Path
@@ -91,7 +92,9 @@ class PriorityRule:
             raise InputError(f"a priority rule's backfill must be one of {list(BACKFILLS)}, "
                              f"got {backfill!r}")
         fn = getattr(score, "py_func", score)
-        if not callable(fn) or isinstance(fn, type):
+        import inspect
+
+        if not (_is_dispatcher(score) or inspect.isfunction(fn)):  # numba.njit takes no other
             raise InputError(f"a priority rule is a function {RULE_SIGNATURE}, got "
                              f"{type(score).__name__}")
         self.where = where or f"{getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', fn)}"
@@ -108,12 +111,15 @@ class PriorityRule:
         self._key = None  # set by from_file: the file's identity, for the driver cache
 
     @classmethod
-    def from_file(cls, file: Path, fn_name: str, fn, backfill: str = "easy") -> PriorityRule:
-        """The rule ``fn`` defined as ``fn_name`` in ``file`` (by :func:`moga.sim.load_policy`)."""
+    def from_file(cls, file: Path, fn_name: str, fn, backfill: str = "easy",
+                  source: bytes | None = None) -> PriorityRule:
+        """The rule ``fn`` defined as ``fn_name`` in ``file`` (by :func:`moga.sim.load_policy`),
+        whose text was ``source`` (default: the file's text now)."""
         spec = f"{file}:{fn_name}"
         rule = cls(fn, backfill=backfill, name=spec, where=spec)
-        st = file.stat()
-        rule._key = (str(file.resolve()), fn_name, st.st_mtime_ns, st.st_size)
+        # By content: an edit may keep the size and the mtime (coarse clocks, copies).
+        text = file.read_bytes() if source is None else source
+        rule._key = (str(file.resolve()), fn_name, hashlib.sha256(text).hexdigest())
         return rule
 
     def with_backfill(self, backfill: str) -> PriorityRule:
@@ -132,7 +138,8 @@ class PriorityRule:
         """The address of the rule's scoring pass compiled as a C function
         (:func:`decoders.priority.score_cfunc`), checked and compiled on first use in this
         process."""
-        key = self._key or ("id", id(self.score))
+        # By the Python function: a plain one is wrapped in a new dispatcher at every rule.
+        key = self._key or ("id", id(self.score.py_func))
         hit = _DRIVERS.get(key)
         if hit is not None:
             return hit[1].address
@@ -151,19 +158,13 @@ class PriorityRule:
 
         args = (types.float64, types.float64, types.int64, types.float64)
         score = self.score
+        if not score._can_compile:  # explicit signatures: the pass compiles py_func at args
+            import numba
+
+            score = numba.njit(score.py_func)
         try:
-            if score._can_compile:
-                score.compile(args)
-                ret = score.overloads[args].signature.return_type
-            else:  # explicit signatures: the one a call with these arguments takes
-                ret = None
-                for sig in score.nopython_signatures:
-                    if len(sig.args) == 4:
-                        ret = sig.return_type
-                        break
-                if ret is None:
-                    raise InputError(f"priority rule {self.where} has no signature of four "
-                                     f"arguments; it must be {RULE_SIGNATURE}")
+            score.compile(args)
+            ret = score.overloads[args].signature.return_type
         except NumbaError as e:
             first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
             raise InputError(f"priority rule {self.where} does not compile as {RULE_SIGNATURE} "

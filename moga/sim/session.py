@@ -122,8 +122,12 @@ class Session:
         # call (the blacklist rows of the listed jobs, ``_bl``).
         c = steps.core(bundle, easy=False)  # no candidate index: start_easy scans
         self._jobs, self._plat, self._st, self._out = c.jobs, c.plat, c.st, c.out
-        if estimates == "requested":  # what start_easy's reservation plans with (only it)
-            self._jobs = self._jobs._replace(est=bundle.jobs.est)
+        self._est = None  # requested: what start_easy's reservation plans with (only it)
+        if estimates == "requested":
+            self._est = np.array(bundle.jobs.est)
+            est_view = self._est.view()
+            est_view.setflags(write=False)
+            self._jobs = self._jobs._replace(est=est_view)
         self._runtime, self._bl, self._bl_view = c.run_w, c.bl_rows, c.bl
         self._easy = None  # start_easy's table and work arrays, made on its first call
         steps.init(self._jobs, self._plat, self._st, self._out, c.order)
@@ -412,6 +416,8 @@ class Session:
             # The run time of its next start, s on a speed-1.0 node (> 0).
             self._runtime[j] = max(left - max(read - done, 0.0) + (1 - keep) * useful + restart,
                                    1e-9 * before)
+            if self._est is not None:  # start_easy plans the rest as running() does
+                self._est[j] = self._runtime[j] * self._scale[j]
             read_wall = min(read * sd, t - start)
             compute = t - start - read_wall
             self._stopped.append((j, start, t, read_wall, keep * compute, (1 - keep) * compute,
