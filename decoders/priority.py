@@ -194,20 +194,28 @@ def _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backf
         # The candidates, ranked: the jobs that fit the free nodes now and either may end
         # by the reservation or are narrow enough to leave the head room past it
         # (_late_width, the bound of _backfill's own test). Both bounds only tighten as
-        # jobs start, so a job left out now would be refused at this event anyway.
+        # jobs start, so a job that fails them now would be refused at this event anyway:
+        # each pass drops those and takes the first-ranked of the rest, and the passes
+        # shrink fast once a job starts (a heap over every candidate cost more than the
+        # few passes an event makes).
         y = _late_width(0, False, free, st.resv.slack_h, room0, need)
-        c = 0
-        for i in range(m if free_total > 0 else 0):
-            j = listed[i]
-            if tasks[j] <= free_total and (tasks[j] <= y or t + jobs.est[j] * sd_min <= shadow):
-                listed[c] = j
-                c += 1
-        _heapify(listed, c, key, jobs.release)
-        while c > 0 and free_total > 0:
-            j = listed[0]
-            c = _pop(listed, c, key, jobs.release)
-            if tasks[j] > free_total or (tasks[j] > y and t + jobs.est[j] * sd_min > shadow):
-                continue
+        c = m if free_total > 0 else 0
+        while c > 0:
+            k = 0
+            b = -1
+            for i in range(c):
+                j = listed[i]
+                if tasks[j] <= free_total and (tasks[j] <= y
+                                               or t + jobs.est[j] * sd_min <= shadow):
+                    listed[k] = j
+                    if b < 0 or _before(j, listed[b], key, jobs.release):
+                        b = k
+                    k += 1
+            if b < 0:
+                break
+            j = listed[b]
+            c = k - 1
+            listed[b] = listed[c]
             if _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room0,
                          free_mask=free_mask, by_mask=False, capped=capped,
                          allow=st.scan.allow_j[j]):
@@ -215,6 +223,8 @@ def _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backf
                 room0 = _room_bounds(st)
                 free_mask = cluster_mask(free)
                 y = _late_width(0, False, free, st.resv.slack_h, room0, need)
+                if free_total <= 0:
+                    break
     if st.evi[E_STARTED] == started0:  # nothing left the queue
         arrived = st.evi[E_CURSOR]
         t_arrival = np.inf
