@@ -310,16 +310,20 @@ def score_cfunc(score):
         es, ky, ls = carray(est, J), carray(key, J), carray(listed, n)
         b = -1
         mt = np.iinfo(np.int64).max
+        # The first-ranked so far: its key, release and job in registers (a comparison
+        # through the arrays would wait on the loads of the last pick at every job).
+        bk, br, bj = np.inf, np.inf, np.int64(0)
         for i in range(n):
             j = q[i]
+            r = rel[j]
             mt = min(mt, tk[j])
-            v = np.float64(fn(now, rel[j], tk[j], es[j]))
+            v = np.float64(fn(now, r, tk[j], es[j]))
             if np.isnan(v):
                 return -2 - j
             ky[j] = v
             ls[i] = j
-            if b < 0 or _before(j, ls[b], ky, rel):
-                b = i
+            if b < 0 or v < bk or (v == bk and (r < br or (r == br and j < bj))):
+                b, bk, br, bj = i, v, r, j
         carray(fewest, 1)[0] = mt
         return b
 
