@@ -57,6 +57,9 @@ __all__ = ["BACKFILL", "SCORE_SIG", "RuleResult", "drive", "easy_listed", "init_
 #: Front starts of one event found by a scan for the first-ranked job; beyond, the rest of
 #: the listed jobs become a heap.
 SCAN_STARTS = 4
+#: Backfill picks of one event found by a pass over the candidates; beyond, the rest become a
+#: heap.
+BACKFILL_PASSES = 2
 #: How a rule starts the ranked jobs: strict order (``"none"``) or EASY backfilling, with
 #: the code :func:`easy_listed` takes.
 BACKFILL = {"none": 0, "easy": 1}
@@ -115,11 +118,12 @@ def init_allowances(jobs, plat, st, blacklist):
 def easy_listed(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfill, first=-1):
     """:func:`_easy_ranked` as a step of its own (for :meth:`moga.sim.Session.start_easy`)."""
     return _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfill,
-                        first)
+                        first, 0)
 
 
 @helper
-def _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfill, first):
+def _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfill, first,
+                 min_tasks):
     """Start the queued jobs ``listed[:n]`` at ``t`` in the order of ``key`` (by job; lower
     first, ties by release, then index): EASY backfilling (``backfill`` 1) or strict order
     (0). Returns the next finish or arrival.
@@ -132,7 +136,8 @@ def _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backf
     allowed nodes and power then. ``listed`` is work space: it is reordered. The
     allowance table ``st.scan`` must hold every job's row (:func:`init_allowances`). ``first``,
     when not -1, is the place in ``listed`` of the first-ranked job, and every listed job
-    is waiting (:func:`drive` knows both as it scores them).
+    is waiting (:func:`drive` knows both as it scores them), and ``min_tasks`` is at most the
+    fewest tasks of a listed waiting job (it is found here when ``first`` is -1).
     """
     fluid = model == 0
     K = st.run.free.shape[0]
@@ -144,9 +149,11 @@ def _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backf
     b = first
     if first < 0:
         m = 0
+        min_tasks = np.iinfo(np.int64).max
         for i in range(n):
             j = listed[i]
             if st.queue.started[j] == 0:
+                min_tasks = min(min_tasks, tasks[j])
                 listed[m] = j
                 if b < 0 or _before(j, listed[b], key, jobs.release):
                     b = m
@@ -194,20 +201,40 @@ def _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backf
         # The candidates, ranked: the jobs that fit the free nodes now and either may end
         # by the reservation or are narrow enough to leave the head room past it
         # (_late_width, the bound of _backfill's own test). Both bounds only tighten as
-        # jobs start, so a job left out now would be refused at this event anyway.
+        # jobs start, so a job that fails them now would be refused at this event anyway.
+        # The first BACKFILL_PASSES picks each pass over the candidates, dropping those
+        # that fail the bounds, and take the first-ranked of the rest (an event backfills
+        # one or two jobs); then the rest become a heap (many narrow jobs backfill).
         y = _late_width(0, False, free, st.resv.slack_h, room0, need)
-        c = 0
-        for i in range(m if free_total > 0 else 0):
-            j = listed[i]
-            if tasks[j] <= free_total and (tasks[j] <= y or t + jobs.est[j] * sd_min <= shadow):
-                listed[c] = j
-                c += 1
-        _heapify(listed, c, key, jobs.release)
-        while c > 0 and free_total > 0:
-            j = listed[0]
-            c = _pop(listed, c, key, jobs.release)
-            if tasks[j] > free_total or (tasks[j] > y and t + jobs.est[j] * sd_min > shadow):
-                continue
+        # No waiting job is narrow enough for the free nodes: no pass (the fewest tasks
+        # only grow as the front starts).
+        c = m if free_total >= max(min_tasks, 1) else 0
+        passes = 0
+        while c > 0:
+            if passes < BACKFILL_PASSES:
+                passes += 1
+                k = 0
+                b = -1
+                for i in range(c):
+                    j = listed[i]
+                    if tasks[j] <= free_total and (tasks[j] <= y
+                                                   or t + jobs.est[j] * sd_min <= shadow):
+                        listed[k] = j
+                        if b < 0 or _before(j, listed[b], key, jobs.release):
+                            b = k
+                        k += 1
+                if b < 0:
+                    break
+                j = listed[b]
+                c = k - 1
+                listed[b] = listed[c]
+                if passes == BACKFILL_PASSES:
+                    _heapify(listed, c, key, jobs.release)
+            else:
+                j = listed[0]
+                c = _pop(listed, c, key, jobs.release)
+                if tasks[j] > free_total or (tasks[j] > y and t + jobs.est[j] * sd_min > shadow):
+                    continue
             if _backfill(j, t, fluid, jobs, plat, st, out, head, need, shadow, sd_min, room0,
                          free_mask=free_mask, by_mask=False, capped=capped,
                          allow=st.scan.allow_j[j]):
@@ -215,6 +242,8 @@ def _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backf
                 room0 = _room_bounds(st)
                 free_mask = cluster_mask(free)
                 y = _late_width(0, False, free, st.resv.slack_h, room0, need)
+                if free_total <= 0:
+                    break
     if st.evi[E_STARTED] == started0:  # nothing left the queue
         arrived = st.evi[E_CURSOR]
         t_arrival = np.inf
@@ -235,23 +264,23 @@ def with_scan(st, J: int, K: int):
 
 _I64P, _F8P = types.CPointer(types.int64), types.CPointer(types.float64)
 #: The C signature of a rule's scoring pass (:func:`score_cfunc`): ``(now, queue, n,
-#: release, tasks, estimate, key, listed, J)`` -> the first-ranked place, or -2 - job of a
-#: NaN.
+#: release, tasks, estimate, key, listed, J, fewest)`` -> the first-ranked place, or -2 - job
+#: of a NaN.
 SCORE_SIG = types.int64(types.float64, _I64P, types.int64, _F8P, _I64P, _F8P, _F8P, _I64P,
-                        types.int64)
+                        types.int64, _I64P)
 
 
 @intrinsic
-def _call_scores(typingctx, addr, now, queue, n, release, tasks, est, key, listed, J):
+def _call_scores(typingctx, addr, now, queue, n, release, tasks, est, key, listed, J, fewest):
     """Call the scoring pass compiled at address ``addr`` (:func:`score_cfunc`); the arrays
     are given by their data's addresses."""
     sig = types.int64(types.intp, types.float64, types.intp, types.int64, types.intp,
-                      types.intp, types.intp, types.intp, types.intp, types.int64)
+                      types.intp, types.intp, types.intp, types.intp, types.int64, types.intp)
 
     def codegen(context, builder, signature, args):
         d, i64 = ir.DoubleType(), ir.IntType(64)
         ip, dp = i64.as_pointer(), d.as_pointer()
-        kinds = [d, ip, i64, dp, ip, dp, dp, ip, i64]
+        kinds = [d, ip, i64, dp, ip, dp, dp, ip, i64, ip]
         fnty = ir.FunctionType(i64, kinds)
         fn = builder.inttoptr(args[0], fnty.as_pointer())
         call = [a if k in (d, i64) else builder.inttoptr(a, k)
@@ -266,32 +295,39 @@ def score_cfunc(score):
     C function of :data:`SCORE_SIG` whose ``address`` :func:`drive` calls at each event.
 
     It scores the queue's ``n`` jobs (of ``J``) (``now``, their release, tasks and estimate) into
-    ``key`` (by job) and ``listed`` (the jobs), and returns the place in ``listed`` of
-    the first-ranked job (-1 for none), ``-2 - j`` for the first job ``j`` whose
-    score is NaN, or ``n`` when the score raised. The score is compiled into it, so this
-    is the one part compiled per rule, with NumPy's error model: a division by zero gives
-    inf or NaN, not an exception (an exception could not leave a C function; one the score
-    raises is caught).
+    ``key`` (by job) and ``listed`` (the jobs), writes the fewest tasks of a queued job to
+    ``fewest[0]``, and returns the place in ``listed`` of the first-ranked job (-1 for
+    none), ``-2 - j`` for the first job ``j`` whose score is NaN, or ``n`` when the score
+    raised. The score is compiled into it, so this is the one part compiled per rule, with
+    NumPy's error model: a division by zero gives inf or NaN, not an exception (an
+    exception could not leave a C function; one the score raises is caught).
     """
     fn = njit(error_model="numpy")(getattr(score, "py_func", score))
 
     @cfunc(SCORE_SIG, error_model="numpy")
-    def scores(now, queue, n, release, tasks, est, key, listed, J):
+    def scores(now, queue, n, release, tasks, est, key, listed, J, fewest):
         q, rel, tk = carray(queue, n), carray(release, J), carray(tasks, J)
         es, ky, ls = carray(est, J), carray(key, J), carray(listed, n)
         b = -1
+        mt = np.iinfo(np.int64).max
+        # The first-ranked so far: its key, release and job in registers (a comparison
+        # through the arrays would wait on the loads of the last pick at every job).
+        bk, br, bj = np.inf, np.inf, np.int64(0)
         for i in range(n):
             j = q[i]
+            r = rel[j]
+            mt = min(mt, tk[j])
             try:
-                v = np.float64(fn(now, rel[j], tk[j], es[j]))
+                v = np.float64(fn(now, r, tk[j], es[j]))
             except Exception:  # a C function cannot raise: n is no place, drive stops
                 return n
             if np.isnan(v):
                 return -2 - j
             ky[j] = v
             ls[i] = j
-            if b < 0 or _before(j, ls[b], ky, rel):
-                b = i
+            if b < 0 or v < bk or (v == bk and (r < br or (r == br and j < bj))):
+                b, bk, br, bj = i, v, r, j
+        carray(fewest, 1)[0] = mt
         return b
 
     return scores
@@ -311,6 +347,7 @@ def drive(score, jobs, plat, st, out, blacklist, model, backfill, key, listed):
     J = jobs.release.shape[0]
     t = 0.0
     wq, rel, tasks, est = st.queue.wq, jobs.release, jobs.tasks, jobs.est
+    fewest = np.empty(1, dtype=np.int64)
     while st.evi[E_STARTED] < J:
         # steps.begin, inlined: the jobs finishing by t end, the arrivals queue
         t = release_due(t + FINISH_RTOL * abs(t), t, model == 0, jobs, plat, st, out)
@@ -318,13 +355,13 @@ def drive(score, jobs, plat, st, out, blacklist, model, backfill, key, listed):
         qh, nq = st.evi[E_QH], st.evi[E_NQ]
         b = _call_scores(score, t, wq.ctypes.data + 8 * qh, nq, rel.ctypes.data,
                          tasks.ctypes.data, est.ctypes.data, key.ctypes.data,
-                         listed.ctypes.data, J)
+                         listed.ctypes.data, J, fewest.ctypes.data)
         if b <= -2:
             return -2 - b, t
         if b >= nq or (b < 0 and nq > 0):  # not a place: the pass failed
             return J, t
         nxt = _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, nq, key, backfill,
-                           b)
+                           b, fewest[0])
         if st.evi[E_STARTED] == J or nxt == np.inf:
             break
         t = max(t, nxt)
