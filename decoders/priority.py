@@ -118,7 +118,7 @@ def init_allowances(jobs, plat, st, blacklist):
 def easy_listed(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfill, first=-1):
     """:func:`_easy_ranked` as a step of its own (for :meth:`moga.sim.Session.start_easy`)."""
     return _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, n, key, backfill,
-                        first, 0)
+                        first=first, min_tasks=np.int64(0))
 
 
 @helper
@@ -361,7 +361,7 @@ def drive(score, jobs, plat, st, out, blacklist, model, backfill, key, listed):
         if b >= nq or (b < 0 and nq > 0):  # not a place: the pass failed
             return J, t
         nxt = _easy_ranked(t, model, jobs, plat, st, out, blacklist, listed, nq, key, backfill,
-                           b, fewest[0])
+                           first=b, min_tasks=fewest[0])
         if st.evi[E_STARTED] == J or nxt == np.inf:
             break
         t = max(t, nxt)

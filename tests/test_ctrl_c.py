@@ -81,3 +81,21 @@ def test_the_first_ctrl_c_ends_the_command_promptly(name, tmp_path):
     assert p.returncode == 130, text[-500:]
     assert "interrupted" in text and "Traceback" not in text, text[-500:]
     assert took <= PROMPT_S, f"moga {name} took {took:.1f} s to end after Ctrl-C"
+
+
+def test_an_unarmed_interrupt_aborts_at_once_and_an_armed_one_asks_to_stop():
+    """Before a search has a generation to write (the first may be compiling the kernels
+    for a minute), the first Ctrl-C aborts at once; afterwards it asks the search to stop,
+    and a second one aborts."""
+    from moga.cli.common import Interrupt
+
+    with Interrupt(armed=False) as stop:
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        assert not stop()
+    with Interrupt(armed=False) as stop:
+        stop.armed = True
+        signal.raise_signal(signal.SIGINT)
+        assert stop()
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)

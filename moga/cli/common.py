@@ -374,11 +374,15 @@ class Interrupt:
     """A context in which the first Ctrl-C asks a search to stop after its generation.
 
     Calling the object tells whether Ctrl-C came; a second Ctrl-C interrupts at
-    once. Outside the main thread (or where signals cannot be set) it does nothing.
+    once. While :attr:`armed` is False (a search with no generation finished yet:
+    nothing to write, and its first generation may be compiling the kernels for
+    a minute) the first Ctrl-C interrupts at once too. Outside the main thread
+    (or where signals cannot be set) it does nothing.
     """
 
-    def __init__(self):
+    def __init__(self, armed: bool = True):
         self.hit = False
+        self.armed = armed
         self._old = None
 
     def __call__(self) -> bool:
@@ -387,7 +391,7 @@ class Interrupt:
     def _handle(self, signum, frame):
         import signal
 
-        if self.hit:
+        if self.hit or not self.armed:
             raise KeyboardInterrupt
         self.hit = True
         signal.signal(signal.SIGINT, signal.default_int_handler)

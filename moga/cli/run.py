@@ -106,11 +106,11 @@ def _evolve(args, js, fed, params, cpu_budget, out):
     elif client is not None:
         print(f"decoding each generation on the workers of {args.scheduler}", flush=True)
     try:
-        with Interrupt() as stop:
+        with Interrupt(armed=False) as stop:
             search = _search(args, js, fed, params, cpu_budget, stop, client)
             if search.n_gen == 0:
                 _print_choice(search.choice.as_dict())
-            _step(search, out / STATE_FILE, args.checkpoint)
+            _step(search, out / STATE_FILE, args.checkpoint, stop)
             return search.result()  # _step saved the final state first
     finally:
         if client is not None:
@@ -149,15 +149,20 @@ def _search(args, js, fed, params, cpu_budget, stop, client):
     return search
 
 
-def _step(search, path, every: int) -> None:
+def _step(search, path, every: int, stop=None) -> None:
     """Step ``search`` until it is done, saving its state to ``path`` every ``every``
     generations, after a generation that ends :data:`CHECKPOINT_S` seconds after the last
-    save, and at the end (atomically: the file is always a whole state)."""
+    save, and at the end (atomically: the file is always a whole state). ``stop`` (an
+    :class:`Interrupt`) is armed once the search has a generation to write."""
     import time
 
     last = [search.n_gen, time.monotonic()]
+    if stop is not None:
+        stop.armed = search.n_gen > 0
 
     def checkpoint():
+        if stop is not None:
+            stop.armed = True
         if search.n_gen - last[0] >= every or time.monotonic() - last[1] >= CHECKPOINT_S:
             search.save(path)
             last[:] = [search.n_gen, time.monotonic()]
