@@ -10,6 +10,7 @@ every script's quick mode.
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,3 +39,13 @@ def out_dir(args) -> Path:
         raise SystemExit(f"--quick writes no results: choose an --out outside {RESULTS}")
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def best_of(f, repeat: int, clock=time.perf_counter):
+    """``(best time, last result)`` of ``repeat`` calls of ``f``, timed by ``clock``."""
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = clock()
+        out = f()
+        best = min(best, clock() - t)
+    return best, out

@@ -15,11 +15,11 @@ rule on those jobs (the same schedule, checked). Run it once to compile::
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numba
 import numpy as np
+from _bench import best_of
 
 import moga
 
@@ -29,15 +29,6 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "examples" / 
 @numba.njit
 def fifo(now, submit, tasks, estimate):
     return submit
-
-
-def _best(run, repeat):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = run()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def main(argv=None) -> None:
@@ -56,9 +47,9 @@ def main(argv=None) -> None:
     wfp3 = f"{EXAMPLE}:score"
     moga.simulate(js, fed, fifo)  # compile (or load) before timing
     moga.simulate(js, fed, wfp3)
-    t_easy, easy = _best(lambda: moga.simulate(js, fed, "easy"), args.repeat)
-    t_fifo, rule = _best(lambda: moga.simulate(js, fed, fifo), args.repeat)
-    t_wfp3, _ = _best(lambda: moga.simulate(js, fed, wfp3), args.repeat)
+    t_easy, easy = best_of(lambda: moga.simulate(js, fed, "easy"), args.repeat)
+    t_fifo, rule = best_of(lambda: moga.simulate(js, fed, fifo), args.repeat)
+    t_wfp3, _ = best_of(lambda: moga.simulate(js, fed, wfp3), args.repeat)
     same = all(np.array_equal(getattr(easy, a), getattr(rule, a))
                for a in ("start", "finish", "alloc"))
     print(f"{js.name}: {len(js)} jobs on {fed!r}, requested times")
@@ -68,8 +59,8 @@ def main(argv=None) -> None:
     print(f"  rule WFP3            {t_wfp3:8.3f} s  x{t_wfp3 / t_easy:.2f} of easy")
     small = js.take(np.arange(min(args.python_jobs, len(js))))
     moga.simulate(small.take(np.arange(20)), fed, f"{EXAMPLE}:WFP3Policy")  # its steps' compile
-    t_rule, a = _best(lambda: moga.simulate(small, fed, wfp3), args.repeat)
-    t_py, b = _best(lambda: moga.simulate(small, fed, f"{EXAMPLE}:WFP3Policy"), 1)
+    t_rule, a = best_of(lambda: moga.simulate(small, fed, wfp3), args.repeat)
+    t_py, b = best_of(lambda: moga.simulate(small, fed, f"{EXAMPLE}:WFP3Policy"), 1)
     same = all(np.array_equal(getattr(a, x), getattr(b, x)) for x in ("start", "finish", "alloc"))
     print(f"  {len(small)} jobs: rule WFP3 {t_rule:.3f} s, Python policy {t_py:.3f} s "
           f"(x{t_py / t_rule:.0f} faster as a rule); same schedule: {same}")

@@ -27,11 +27,10 @@ import json
 import platform
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
-from _bench import add_options, out_dir
+from _bench import add_options, best_of, out_dir
 
 import moga
 from moga.model.workload import default_trace_path
@@ -62,15 +61,6 @@ def python_simulator():
     return mod.simulate
 
 
-def _best(f, repeat):
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = f()
-        best = min(best, time.perf_counter() - t)
-    return best, out
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trace", default="RICC-2010-2.swf.gz")
@@ -96,11 +86,11 @@ def main(argv=None):
     for n in sizes:
         js = trace.jobset(start=args.start, n_jobs=n, federation=8192, batch=False)
         rj = tag_realtime(js, machine, 0.1, seed=0)
-        t_k, k = _best(lambda rj=rj: simulate(rj, "preempt", ck), args.repeat)
+        t_k, k = best_of(lambda rj=rj: simulate(rj, "preempt", ck), args.repeat)
         row = {"jobs": len(js), "realtime_jobs": int(rj.rtj.sum()), "kernel_s": t_k,
                "events": k.info["events"], "preemptions": k.info["preemptions"]}
         if n <= args.python_max:
-            t_p, p = _best(lambda rj=rj: old(rj, "preempt", "jit"), 1)
+            t_p, p = best_of(lambda rj=rj: old(rj, "preempt", "jit"), 1)
             moved = int(np.count_nonzero(p.start != k.start))
             row.update(python_s=t_p, speedup=t_p / t_k, started_elsewhere=moved)
         rows.append(row)
