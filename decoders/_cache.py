@@ -72,6 +72,15 @@ def drop_stale_cache() -> int:
     return removed
 
 
+def _module_name(module: str) -> str:
+    """The importable name of ``module``: a module of this package by its file name
+    (``"federated"``), or any module by its dotted name (``"moga.evolution.survival"``)."""
+    if "." in module:
+        return module
+    (path,) = _PACKAGE.rglob(f"{module}.py")
+    return ".".join((__package__, *path.relative_to(_PACKAGE).with_suffix("").parts))
+
+
 def _kernel_cache_dir(module: str, kernel: str):
     """The folder this process's Numba reads the cache of ``kernel`` of ``module`` from.
 
@@ -83,21 +92,20 @@ def _kernel_cache_dir(module: str, kernel: str):
     import importlib
 
     try:
-        (path,) = _PACKAGE.rglob(f"{module}.py")
-        parts = path.relative_to(_PACKAGE).with_suffix("").parts
-        dispatcher = getattr(importlib.import_module(".".join((__package__, *parts))), kernel)
+        dispatcher = getattr(importlib.import_module(_module_name(module)), kernel)
         return Path(dispatcher._cache._cache_path)
     except Exception:  # noqa: BLE001 - a private Numba API, or no such kernel
         return None
 
 
 def is_cached(module: str, kernel: str) -> bool:
-    """True when Numba's cache holds an index of ``kernel`` of the package's ``module``
-    (``"federated"``, ``"_decode_easy"``), so that this process loads it instead of compiling.
+    """True when Numba's cache holds an index of ``kernel`` of ``module`` (a module of this
+    package by file name, ``"federated"``, or a dotted module name), so that this process
+    loads it instead of compiling.
 
     Only the folder Numba reads in this process counts: with ``NUMBA_CACHE_DIR``
     set, kernels cached beside the sources are not loaded."""
-    pattern = f"{module}.{kernel}-*.nbi"
+    pattern = f"{module.rpartition('.')[2]}.{kernel}-*.nbi"
     own = _kernel_cache_dir(module, kernel)
     for d in ([own] if own is not None else _cache_dirs()):
         try:
@@ -106,3 +114,31 @@ def is_cached(module: str, kernel: str) -> bool:
         except OSError:
             continue
     return False
+
+
+#: Kernels another process is compiling into the cache, each with the call that waits for
+#: it (:func:`compiling_elsewhere`, :func:`await_elsewhere`).
+_ELSEWHERE: dict = {}
+
+
+def compiling_elsewhere(kernels, wait) -> None:
+    """Note that another process is compiling ``kernels`` (``(module, kernel)`` pairs) into
+    the cache this process reads; ``wait()`` returns once it is done (or has failed).
+
+    A kernel called before then would be compiled here too, for nothing: its call
+    site calls :func:`await_elsewhere` first, and then loads it from the cache (or,
+    when the other process failed, compiles it).
+    """
+    for key in kernels:
+        _ELSEWHERE[key] = wait
+
+
+def await_elsewhere(module: str, kernel: str) -> None:
+    """Wait for another process compiling ``kernel`` of ``module``, if one is (see
+    :func:`compiling_elsewhere`); the wait is forgotten for every kernel it covers."""
+    wait = _ELSEWHERE.pop((module, kernel), None)
+    if wait is None:
+        return
+    for key in [k for k, w in _ELSEWHERE.items() if w is wait]:
+        del _ELSEWHERE[key]
+    wait()

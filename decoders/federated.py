@@ -81,6 +81,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import get_num_threads, njit
 
+from . import _cache
 from ._backfill_index import build_index, power_floors
 from ._federated_core import (
     E_COALLOC,
@@ -444,7 +445,8 @@ BACKFILL = {"none": LOOP_RULES["in_order"], "easy": LOOP_RULES["easy"]}
 _DISPATCH_CODES = {name: r.code for name, r in KERNEL_RULES.items() if r.dispatch}
 #: The methods of :func:`dispatch`.
 DISPATCH_METHODS = tuple(_DISPATCH_CODES)
-#: The loop's specialisation of each rule, by code.
+#: The loop's specialisation of each rule (its kernel's name, and the kernel), by code.
+_LOOP_NAMES = tuple(f"_decode_{name}" for name in KERNEL_RULES)
 _LOOPS = tuple(_loop_for(r.code, f"_decode_{name}") for name, r in KERNEL_RULES.items())
 _decode_in_order, _decode_easy, _decode_prb, _decode_saf = _LOOPS
 
@@ -492,6 +494,8 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
     if work is not None and n_chunks != 1:
         raise ValueError(f"reused work arrays serve one chunk, got n_chunks={n_chunks}")
     outs = [new_out(J, K) for _ in range(n_chunks)] if work is None else [work[1]]
+    if _cache._ELSEWHERE:  # another process is compiling a loop: load it when it is done
+        _cache.await_elsewhere("federated", _LOOP_NAMES[mode])
 
     def chunk(c):
         # The outputs by keyword (Numba folds them into its signature at no cost; a

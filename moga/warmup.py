@@ -4,20 +4,27 @@ Numba compiles each kernel the first time a process calls it and keeps the
 machine code in its cache (``NUMBA_CACHE_DIR``, else ``__pycache__`` beside
 the sources); later processes load it. :func:`warmup` compiles every kernel
 group at once (``moga warmup``, for a cluster's shared install or a CI
-image); :func:`cold_groups` says which groups a command would compile, so the
-command can say so before a silent wait.
+image), sharing the cold groups among processes; :func:`cold_groups` says
+which groups a command would compile, so the command can say so before a
+silent wait, and :func:`compile_ahead` has another process compile the
+costliest of them while the command goes on.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import threading
 import time
 
 import numpy as np
 
 from .policies import POLICIES, SESSION_KERNELS
 
-__all__ = ["KERNEL_GROUPS", "COMMAND_GROUPS", "GROUP_ALIASES", "STILL_EVERY", "cold_groups",
-           "command_groups", "expand_groups", "warmup"]
+__all__ = ["KERNEL_GROUPS", "COMMAND_GROUPS", "COMPILE_COST", "GROUP_ALIASES", "STILL_EVERY",
+           "cold_groups", "command_groups", "compile_ahead", "compile_jobs", "expand_groups",
+           "warmup"]
 
 #: Kernel groups: name -> (what uses them, [(module, kernel) the cache must hold]). The
 #: federated event loop is one group per rule: each rule's specialisation of the loop
@@ -39,19 +46,36 @@ KERNEL_GROUPS = {
     "online value heuristics": ("moga value", [("loop", "_simulate")]),
     "real-time loop": ("moga realtime, moga simulate --policy rt-...",
                        [("realtime", "_simulate")]),
+    "search": ("the genetic search's operators, mating and survival: moga run, compare, sweep, "
+               "tune", [("moga.evolution.survival", "_ranked_fronts"),
+                        ("moga.evolution.survival", "_crowding_distance"),
+                        ("moga.evolution.operators", "_mutate_into"),
+                        ("moga.evolution.operators", "_order_crossover_into"),
+                        ("moga.evolution.mating", "_tournament_neighbours"),
+                        ("moga.evolution.duplicates", "_row_hashes")]),
 }
+
+#: Each group's compile time alone on an empty cache (``moga warmup --groups G --jobs 1``),
+#: relative to the in-order decoder's and rounded: how :func:`warmup` shares cold groups
+#: among processes and which group :func:`compile_ahead` hands to another process. A group
+#: compiled after another that shares its helpers takes less.
+COMPILE_COST = {"decoder": 1.0, "EASY decoder": 3.0, "PRB dispatcher": 1.0,
+                "SAF dispatcher": 1.0, "dispatch steps": 1.0, "priority steps": 1.5,
+                "value decoders": 0.2, "online value heuristics": 2.0, "real-time loop": 6.0,
+                "search": 1.5}
 
 #: Group names of earlier releases, still accepted (with a DeprecationWarning): the one
 #: "batch decoder" group is now the in-order and the EASY loop's groups.
 GROUP_ALIASES = {"batch decoder": ("decoder", "EASY decoder")}
 
-#: The kernel groups each command uses (the search's default decodes in order and with EASY).
+#: The kernel groups each command uses, in the order it first calls them (the search's
+#: default decodes in order, then with EASY).
 COMMAND_GROUPS = {
     "evaluate": ("decoder",),
-    "run": ("decoder", "EASY decoder"),
-    "compare": ("decoder", "EASY decoder"),
-    "tune": ("decoder", "EASY decoder"),
-    "sweep": ("decoder", "EASY decoder"),
+    "run": ("decoder", "EASY decoder", "search"),
+    "compare": ("decoder", "EASY decoder", "search"),
+    "tune": ("decoder", "EASY decoder", "search"),
+    "sweep": ("decoder", "EASY decoder", "search"),
     "powercap": ("EASY decoder", "PRB dispatcher", "dispatch steps"),
     "simulate": ("decoder", "dispatch steps"),
     "value": ("value decoders", "online value heuristics"),
@@ -114,6 +138,10 @@ def _compile(group: str) -> None:
         moga.evaluate_batch(js, fed, np.tile(np.arange(J), (2, 1)), np.zeros((2, J, K)))
     elif group == "EASY decoder":
         moga.evaluate(js, fed, backfill="easy")
+    elif group == "search":
+        # An in-order search without EASY's seeds: the search's kernels, and no EASY loop.
+        moga.run(js, fed, pop_size=8, n_gen=2, seed=0,
+                 params=moga.GAParams(easy_search=False, seed_heuristics=False))
     elif group in ("PRB dispatcher", "SAF dispatcher"):
         from moga.model.schedule import dispatch_schedule
 
@@ -150,7 +178,62 @@ def _compile(group: str) -> None:
 STILL_EVERY = 60.0
 
 
-def warmup(groups=None, say=print, still_every: float | None = None) -> dict:
+def compile_jobs() -> int:
+    """How many processes may compile kernels at once: the ``MOGA_COMPILE_JOBS``
+    environment variable (1 keeps every compile in the command's own process), else
+    the CPUs this process may run on, at most 4 (each compiling process takes 0.3 to
+    0.5 GB)."""
+    value = os.environ.get("MOGA_COMPILE_JOBS", "").strip()
+    if value:
+        try:
+            jobs = int(value)
+        except ValueError:
+            raise ValueError(f"MOGA_COMPILE_JOBS must be a whole number of processes, got "
+                             f"{value!r}") from None
+        if jobs < 1:
+            raise ValueError(f"MOGA_COMPILE_JOBS must be at least 1, got {jobs}")
+        return jobs
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 4))
+
+
+def _share(groups, n: int) -> list[list[str]]:
+    """``groups`` in ``n`` shares of about equal :data:`COMPILE_COST` (the costliest first,
+    each to the lightest share so far), each in the order given; the first share is the
+    costliest group's."""
+    shares = [[] for _ in range(max(1, min(n, len(groups))))]
+    load = [0.0] * len(shares)
+    for g in sorted(groups, key=lambda g: -COMPILE_COST.get(g, 1.0)):
+        i = load.index(min(load))
+        shares[i].append(g)
+        load[i] += COMPILE_COST.get(g, 1.0)
+    return [sorted(sh, key=list(groups).index) for sh in shares if sh]
+
+
+def _elsewhere(groups, lines=None) -> subprocess.Popen:
+    """A ``moga warmup`` process compiling ``groups`` into the cache this process reads
+    (the same environment: ``NUMBA_CACHE_DIR``, ``PYTHONPATH``); its output lines go to
+    ``lines`` (a callable; the group lines only) or nowhere."""
+    cmd = [sys.executable, "-m", "moga", "warmup", "--jobs", "1", "--groups", *groups]
+    out = subprocess.PIPE if lines is not None else subprocess.DEVNULL
+    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            text=True)
+    if lines is not None:
+        def relay():
+            for line in proc.stdout:
+                if line.startswith("  "):  # a group's line, not the command's header or total
+                    lines(line.strip())
+
+        proc.relay = threading.Thread(target=relay, daemon=True)
+        proc.relay.start()
+    return proc
+
+
+def warmup(groups=None, say=print, still_every: float | None = None,
+           jobs: int | None = 1) -> dict:
     """Compile (or load) the kernel groups ``groups`` (default all); returns seconds per group.
 
     ``say`` (default ``print``; None for silence) is called with a line as each
@@ -159,36 +242,106 @@ def warmup(groups=None, say=print, still_every: float | None = None) -> dict:
     :data:`STILL_EVERY`) while it compiles, since a cold group can take minutes
     on a busy machine, and a line as it ends (``decoder: compiled in 52.0 s``
     or ``decoder: loaded from the cache in 0.4 s``).
-    """
-    import threading
 
+    ``jobs`` (default 1; None for :func:`compile_jobs`) processes compile the cold
+    groups at once, shared by :data:`COMPILE_COST`: this process compiles the first
+    share, ``moga warmup`` processes the others (their lines are said as they come).
+    A group whose process failed is compiled here afterwards.
+    """
     names = list(KERNEL_GROUPS if groups is None else expand_groups(groups))
     unknown = [g for g in names if g not in KERNEL_GROUPS]
     if unknown:
         raise ValueError(f"unknown kernel group(s) {unknown}; choose from {list(KERNEL_GROUPS)}")
     say = say or (lambda line: None)
     every = STILL_EVERY if still_every is None else still_every
+    jobs = compile_jobs() if jobs is None else int(jobs)
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    shares = _share(cold_groups(names), jobs) if jobs > 1 else []
+    say_lock = threading.Lock()
+
+    def said(line):
+        with say_lock:
+            say(line)
+
+    away = [(share, _elsewhere(share, said)) for share in shares[1:]]
+    elsewhere = {g for share, _ in away for g in share}
     out = {}
     for g in names:
-        cold = bool(cold_groups([g]))  # a group may share kernels with one compiled before it
-        say(f"{g}: compiling ({KERNEL_GROUPS[g][0]})" if cold else f"{g}: loading from the cache")
+        if g not in elsewhere:
+            out[g] = _warm(g, said, every)
+    for share, proc in away:
         t0 = time.perf_counter()
-        done = threading.Event()
+        proc.wait()
+        proc.relay.join()
+        for g in share:
+            if proc.returncode != 0 and cold_groups([g]):
+                said(f"{g}: the process compiling it failed (exit {proc.returncode}); "
+                     "compiling it here")
+                out[g] = _warm(g, said, every)
+            else:
+                out[g] = time.perf_counter() - t0
+    return {g: out[g] for g in names}
 
-        def still(g=g, t0=t0, done=done):
-            while not done.wait(every):
-                say(f"{g}: still compiling, {time.perf_counter() - t0:.0f} s so far")
 
-        ticker = threading.Thread(target=still, daemon=True)
+def _warm(g: str, say, every: float) -> float:
+    """Compile or load group ``g`` in this process, saying so; returns the seconds taken."""
+    cold = bool(cold_groups([g]))  # a group may share kernels with one compiled before it
+    say(f"{g}: compiling ({KERNEL_GROUPS[g][0]})" if cold else f"{g}: loading from the cache")
+    t0 = time.perf_counter()
+    done = threading.Event()
+
+    def still():
+        while not done.wait(every):
+            say(f"{g}: still compiling, {time.perf_counter() - t0:.0f} s so far")
+
+    ticker = threading.Thread(target=still, daemon=True)
+    if cold:
+        ticker.start()
+    try:
+        _compile(g)
+    finally:
+        done.set()
         if cold:
-            ticker.start()
-        try:
-            _compile(g)
-        finally:
-            done.set()
-            if cold:
-                ticker.join()
-        out[g] = time.perf_counter() - t0
-        say(f"{g}: compiled in {out[g]:.1f} s" if cold
-            else f"{g}: loaded from the cache in {out[g]:.1f} s")
-    return out
+            ticker.join()
+    secs = time.perf_counter() - t0
+    say(f"{g}: compiled in {secs:.1f} s" if cold else f"{g}: loaded from the cache in {secs:.1f} s")
+    return secs
+
+
+#: Groups whose kernels wait at their call site for another process compiling them
+#: (``decoders._cache.await_elsewhere``): the federated loop's rules.
+_AWAITED = tuple(g for g, (_, kernels) in KERNEL_GROUPS.items()
+                 if all(m == "federated" and k.startswith("_decode_") for m, k in kernels))
+
+
+def compile_ahead(groups) -> str | None:
+    """Have another process compile the costliest cold group of ``groups`` while this one
+    goes on; returns its name, or None when nothing was started.
+
+    ``groups`` come in the order the command first uses them (:data:`COMMAND_GROUPS`).
+    Only when :func:`compile_jobs` allows two processes and a cold group other than
+    the first is a rule of the federated loop (whose call site waits for the other
+    process, then loads the kernel from the cache; a kernel that failed to compile
+    there is compiled here): this process compiles the first group meanwhile, and the
+    others as it uses them. The other process is stopped if this one exits first.
+    """
+    cold = cold_groups(groups)
+    awaited = [g for g in cold[1:] if g in _AWAITED]
+    if not awaited or compile_jobs() < 2:
+        return None
+    import atexit
+
+    from decoders import _cache
+
+    g = max(awaited, key=lambda g: COMPILE_COST.get(g, 1.0))
+    proc = _elsewhere([g])
+
+    def stop():
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait()
+
+    atexit.register(stop)
+    _cache.compiling_elsewhere(KERNEL_GROUPS[g][1], proc.wait)
+    return g

@@ -133,7 +133,7 @@ def test_the_compile_notice_names_the_groups_of_a_simulate_policy():
     assert command_groups("simulate", "hybrid") == ("dispatch steps",)
     assert command_groups("simulate", "online-moga") == ("dispatch steps", "decoder")
     assert command_groups("simulate", "my.py:Policy") == ("dispatch steps",)
-    assert command_groups("run") == ("decoder", "EASY decoder")
+    assert command_groups("run") == ("decoder", "EASY decoder", "search")
     assert command_groups("trace") == ()
 
 
