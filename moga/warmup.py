@@ -214,22 +214,55 @@ def _share(groups, n: int) -> list[list[str]]:
 
 
 def _elsewhere(groups, lines=None) -> subprocess.Popen:
-    """A ``moga warmup`` process compiling ``groups`` into the cache this process reads
-    (the same environment: ``NUMBA_CACHE_DIR``, ``PYTHONPATH``); its output lines go to
-    ``lines`` (a callable; the group lines only) or nowhere."""
-    cmd = [sys.executable, "-m", "moga", "warmup", "--jobs", "1", "--groups", *groups]
+    """A process compiling ``groups`` into the cache this process reads (the same
+    environment: ``NUMBA_CACHE_DIR``, ``PYTHONPATH``) by :func:`_compile_alone`; its
+    group lines go to ``lines`` (a callable) or nowhere."""
+    cmd = [sys.executable, "-c", "import sys; from moga.warmup import _compile_alone; "
+                                 "sys.exit(_compile_alone(sys.argv[1:]))", *groups]
     out = subprocess.PIPE if lines is not None else subprocess.DEVNULL
     proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             text=True)
     if lines is not None:
         def relay():
             for line in proc.stdout:
-                if line.startswith("  "):  # a group's line, not the command's header or total
+                if line.startswith("  "):  # a group's line, not a warning or a traceback
                     lines(line.strip())
 
         proc.relay = threading.Thread(target=relay, daemon=True)
         proc.relay.start()
     return proc
+
+
+def _compile_alone(groups) -> int:
+    """Compile ``groups`` (in a process of :func:`_elsewhere`) saving only their own kernels.
+
+    Numba's cache index of a function is read, extended and written again by
+    whichever process saves a signature of it; two processes saving different
+    signatures of one shared helper at the same moment could leave its index
+    naming the other's data. The helpers are therefore saved by the process
+    that started this one (which compiles them too), and this one saves only the
+    kernels of its groups, whose cache files are theirs alone.
+    """
+    import importlib
+
+    from numba.core import caching
+
+    from decoders import _cache
+
+    keep = set()
+    for g in groups:
+        for module, kernel in KERNEL_GROUPS[g][1]:
+            keep.add(getattr(importlib.import_module(_cache._module_name(module)), kernel).py_func)
+    save = caching.Cache.save_overload
+
+    def save_own(self, sig, data):
+        if self._py_func in keep:
+            save(self, sig, data)
+
+    caching.Cache.save_overload = save_own
+    for g in groups:
+        _warm(g, lambda line: print(f"  {line}", flush=True), STILL_EVERY)
+    return 0
 
 
 def warmup(groups=None, say=print, still_every: float | None = None,
@@ -245,7 +278,7 @@ def warmup(groups=None, say=print, still_every: float | None = None,
 
     ``jobs`` (default 1; None for :func:`compile_jobs`) processes compile the cold
     groups at once, shared by :data:`COMPILE_COST`: this process compiles the first
-    share, ``moga warmup`` processes the others (their lines are said as they come).
+    share, other processes the others (their lines are said as they come).
     A group whose process failed is compiled here afterwards.
     """
     names = list(KERNEL_GROUPS if groups is None else expand_groups(groups))

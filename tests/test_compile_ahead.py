@@ -170,3 +170,16 @@ def test_warmup_jobs_compiles_in_two_processes(tmp_path):
              f"print(cold_groups({groups!r}))")
     assert subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True,
                           check=True).stdout.strip() == "[]"
+
+
+def test_a_process_compiling_alone_saves_only_its_groups_kernels(tmp_path):
+    """The helpers a group compiles are saved by the process that started it, never by two
+    processes at once (Numba's index of a function is read, extended and written again)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    code = ("import sys; from moga.warmup import _compile_alone; "
+            "sys.exit(_compile_alone(['value decoders']))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert "  value decoders: compiled in" in out
+    saved = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").rglob("*.nbi"))
+    assert saved == ["value._decode_value", "value._decode_value_batch"]
