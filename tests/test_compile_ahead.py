@@ -160,7 +160,7 @@ def test_warmup_jobs_compiles_in_two_processes(tmp_path):
     """Two light groups on an empty cache, one in a second ``moga warmup`` process: both end
     in the cache and each says it compiled."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    groups = ["value decoders", "search"]
+    groups = ["value decoders", "decoder"]
     out = subprocess.run([sys.executable, "-m", "moga", "warmup", "--jobs", "2", "--groups",
                           *groups], env=env, capture_output=True, text=True, check=True).stdout
     assert "up to 2 at once" in out
