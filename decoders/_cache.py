@@ -7,10 +7,19 @@ helpers. On import, this module hashes every source file of the package and,
 when the hash differs from the one stamped beside the cache, removes the
 package's cached kernels so that they compile afresh. It never fails an
 import: a cache folder it cannot read or write is left alone.
+
+Numba saves a compiled signature by reading the function's index, adding the
+signature with the first free data file name, and writing both back, with
+no lock: two processes saving different signatures of one function at once
+(a first run compiling in two processes, a sweep's workers starting on one
+cold cache) could leave the index naming the other's machine code.
+:func:`lock_cache_saves` makes that save hold an exclusive lock on a file
+beside the index.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -26,6 +35,46 @@ def source_digest() -> str:
         h.update(str(p.relative_to(_PACKAGE)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()
+
+
+def lock_cache_saves() -> bool:
+    """Make Numba's save of a compiled signature (``IndexDataCacheFile.save``: read the
+    index, add the signature, write the index and the data) hold an exclusive
+    ``fcntl`` lock on ``<index>.lock``, so that processes saving signatures of one
+    function one after the other each keep the other's. Loads need no lock: every
+    file is written whole and then renamed into place. Returns whether saves are
+    locked: False where ``fcntl`` is missing (Windows) or Numba's class has moved."""
+    try:
+        import fcntl
+
+        from numba.core.caching import IndexDataCacheFile
+    except ImportError:
+        return False
+    save = getattr(IndexDataCacheFile, "save", None)
+    if save is None:
+        return False
+    if getattr(save, "_moga_locked", False):
+        return True
+
+    @functools.wraps(save)
+    def locked_save(self, key, data):
+        path = getattr(self, "_index_path", None)
+        try:
+            lock = open(f"{path}.lock", "a") if path else None  # noqa: SIM115 - held below
+        except OSError:  # an unwritable folder: Numba's own save reports it
+            lock = None
+        if lock is None:
+            return save(self, key, data)
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                return save(self, key, data)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    locked_save._moga_locked = True
+    IndexDataCacheFile.save = locked_save
+    return True
 
 
 def _cache_dirs():

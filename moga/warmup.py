@@ -178,11 +178,32 @@ def _compile(group: str) -> None:
 STILL_EVERY = 60.0
 
 
+#: How a process of :func:`_elsewhere` marks its group lines in its output.
+_MARK = "moga-compile: "
+
+
+def _cpus() -> int:
+    """The CPUs this process may use: its affinity, capped by a cgroup v2 CPU quota
+    (``/sys/fs/cgroup/cpu.max``) where a container sets one."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, max(1, -(-int(quota) // int(period))))
+    except (OSError, ValueError):
+        pass
+    return cpus
+
+
 def compile_jobs() -> int:
     """How many processes may compile kernels at once: the ``MOGA_COMPILE_JOBS``
     environment variable (1 keeps every compile in the command's own process), else
-    the CPUs this process may run on, at most 4 (each compiling process takes 0.3 to
-    0.5 GB)."""
+    the CPUs this process may use (:func:`os.sched_getaffinity`, a container's CPU
+    quota), at most 4 (each compiling process takes 0.3 to 0.5 GB)."""
     value = os.environ.get("MOGA_COMPILE_JOBS", "").strip()
     if value:
         try:
@@ -193,11 +214,7 @@ def compile_jobs() -> int:
         if jobs < 1:
             raise ValueError(f"MOGA_COMPILE_JOBS must be at least 1, got {jobs}")
         return jobs
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, 4))
+    return max(1, min(_cpus(), 4))
 
 
 def _share(groups, n: int) -> list[list[str]]:
@@ -214,55 +231,69 @@ def _share(groups, n: int) -> list[list[str]]:
 
 
 def _elsewhere(groups, lines=None) -> subprocess.Popen:
-    """A process compiling ``groups`` into the cache this process reads (the same
-    environment: ``NUMBA_CACHE_DIR``, ``PYTHONPATH``) by :func:`_compile_alone`; its
-    group lines go to ``lines`` (a callable) or nowhere."""
+    """A process compiling ``groups`` (:func:`_compile_alone`) into the cache this process
+    reads: the same environment variables (``NUMBA_CACHE_DIR``), and the folders this
+    process imported ``moga`` and ``decoders`` from first on its ``PYTHONPATH`` and as
+    its working folder, so that it compiles the same sources.
+
+    Its group lines go to ``lines`` (a callable) as they come; ``proc.tail`` keeps its
+    other last lines (an error's message), once ``proc.relay`` has been joined.
+    """
+    from pathlib import Path
+
+    import decoders
+
+    roots = list(dict.fromkeys(str(Path(m.__file__).resolve().parents[1])
+                               for m in (sys.modules[__package__], decoders)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([*roots, *filter(None, [env.get("PYTHONPATH")])])
     cmd = [sys.executable, "-c", "import sys; from moga.warmup import _compile_alone; "
                                  "sys.exit(_compile_alone(sys.argv[1:]))", *groups]
-    out = subprocess.PIPE if lines is not None else subprocess.DEVNULL
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            text=True)
-    if lines is not None:
-        def relay():
-            for line in proc.stdout:
-                if line.startswith("  "):  # a group's line, not a warning or a traceback
-                    lines(line.strip())
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, text=True, env=env, cwd=roots[0])
+    proc.tail = []
 
-        proc.relay = threading.Thread(target=relay, daemon=True)
-        proc.relay.start()
+    def relay():
+        for line in proc.stdout:
+            if line.startswith(_MARK):
+                if lines is not None:
+                    lines(line[len(_MARK):].rstrip("\n"))
+            elif line.strip():
+                proc.tail = [*proc.tail[-4:], line.rstrip("\n")]
+
+    proc.relay = threading.Thread(target=relay, daemon=True)
+    proc.relay.start()
     return proc
 
 
 def _compile_alone(groups) -> int:
-    """Compile ``groups`` (in a process of :func:`_elsewhere`) saving only their own kernels.
+    """Compile ``groups`` in a process of :func:`_elsewhere`, marking each group line.
 
-    Numba's cache index of a function is read, extended and written again by
-    whichever process saves a signature of it; two processes saving different
-    signatures of one shared helper at the same moment could leave its index
-    naming the other's data. The helpers are therefore saved by the process
-    that started this one (which compiles them too), and this one saves only the
-    kernels of its groups, whose cache files are theirs alone.
+    Ctrl-C is left to the process that started this one, which stops it (a command's
+    first Ctrl-C may only ask its search to finish a generation, which may still need
+    the kernels compiled here).
     """
-    import importlib
+    import signal
 
-    from numba.core import caching
-
-    from decoders import _cache
-
-    keep = set()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for g in groups:
-        for module, kernel in KERNEL_GROUPS[g][1]:
-            keep.add(getattr(importlib.import_module(_cache._module_name(module)), kernel).py_func)
-    save = caching.Cache.save_overload
-
-    def save_own(self, sig, data):
-        if self._py_func in keep:
-            save(self, sig, data)
-
-    caching.Cache.save_overload = save_own
-    for g in groups:
-        _warm(g, lambda line: print(f"  {line}", flush=True), STILL_EVERY)
+        _warm(g, lambda line: print(f"{_MARK}{line}", flush=True), STILL_EVERY)
     return 0
+
+
+def _failure(proc) -> str:
+    """Why an ended process of :func:`_elsewhere` left its groups out of the cache."""
+    if proc.returncode:
+        return f"exit {proc.returncode}" + (f": {proc.tail[-1].strip()}" if proc.tail else "")
+    return "it ended with them not in the cache"
+
+
+def _stop(proc) -> None:
+    """Stop a process of :func:`_elsewhere` if it still runs."""
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait()
+    proc.relay.join()
 
 
 def warmup(groups=None, say=print, still_every: float | None = None,
@@ -278,8 +309,10 @@ def warmup(groups=None, say=print, still_every: float | None = None,
 
     ``jobs`` (default 1; None for :func:`compile_jobs`) processes compile the cold
     groups at once, shared by :data:`COMPILE_COST`: this process compiles the first
-    share, other processes the others (their lines are said as they come).
-    A group whose process failed is compiled here afterwards.
+    share, other processes the others (their lines are said as they come, and their
+    groups' seconds are theirs). A group still not in the cache when its process has
+    ended (it failed, or compiled elsewhere) is compiled here afterwards. The other
+    processes are stopped if this call raises or is interrupted.
     """
     names = list(KERNEL_GROUPS if groups is None else expand_groups(groups))
     unknown = [g for g in names if g not in KERNEL_GROUPS]
@@ -292,28 +325,38 @@ def warmup(groups=None, say=print, still_every: float | None = None,
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     shares = _share(cold_groups(names), jobs) if jobs > 1 else []
     say_lock = threading.Lock()
+    took = {}
 
     def said(line):
+        name, sep, rest = line.partition(": ")
+        if sep and name in KERNEL_GROUPS and rest.startswith(("compiled in ",
+                                                              "loaded from the cache in ")):
+            took[name] = float(rest.rsplit(" ", 2)[-2])
         with say_lock:
             say(line)
 
-    away = [(share, _elsewhere(share, said)) for share in shares[1:]]
-    elsewhere = {g for share, _ in away for g in share}
-    out = {}
-    for g in names:
-        if g not in elsewhere:
-            out[g] = _warm(g, said, every)
-    for share, proc in away:
-        t0 = time.perf_counter()
-        proc.wait()
-        proc.relay.join()
-        for g in share:
-            if proc.returncode != 0 and cold_groups([g]):
-                said(f"{g}: the process compiling it failed (exit {proc.returncode}); "
-                     "compiling it here")
+    away = []
+    try:
+        for share in shares[1:]:
+            away.append((share, _elsewhere(share, said)))
+        elsewhere = {g for share, _ in away for g in share}
+        out = {}
+        for g in names:
+            if g not in elsewhere:
                 out[g] = _warm(g, said, every)
-            else:
-                out[g] = time.perf_counter() - t0
+        for share, proc in away:
+            proc.wait()
+            proc.relay.join()
+            for g in share:
+                if g in took and not cold_groups([g]):
+                    out[g] = took[g]
+                    continue
+                said(f"{g}: the process compiling it failed ({_failure(proc)}); compiling "
+                     "it here")
+                out[g] = _warm(g, said, every)
+    finally:
+        for _, proc in away:
+            _stop(proc)
     return {g: out[g] for g in names}
 
 
@@ -354,27 +397,44 @@ def compile_ahead(groups) -> str | None:
 
     ``groups`` come in the order the command first uses them (:data:`COMMAND_GROUPS`).
     Only when :func:`compile_jobs` allows two processes and a cold group other than
-    the first is a rule of the federated loop (whose call site waits for the other
-    process, then loads the kernel from the cache; a kernel that failed to compile
-    there is compiled here): this process compiles the first group meanwhile, and the
-    others as it uses them. The other process is stopped if this one exits first.
+    the first is a rule of the federated loop, whose call site waits for the other
+    process and then loads the kernel from the cache: this process compiles the first
+    group meanwhile, and the others as it uses them. A warning says so when the other
+    process could not start, failed, or left the kernel out of the cache (this process
+    then compiles it). The other process is stopped when this one exits first, and
+    ignores Ctrl-C (this process's exit stops it).
     """
+    import atexit
+    import warnings
+
     cold = cold_groups(groups)
     awaited = [g for g in cold[1:] if g in _AWAITED]
-    if not awaited or compile_jobs() < 2:
+    if not awaited:
         return None
-    import atexit
+    try:
+        if compile_jobs() < 2:
+            return None
+    except ValueError as e:
+        warnings.warn(f"{e}; compiling in this process only", stacklevel=2)
+        return None
 
     from decoders import _cache
 
     g = max(awaited, key=lambda g: COMPILE_COST.get(g, 1.0))
-    proc = _elsewhere([g])
+    try:
+        proc = _elsewhere([g])
+    except OSError as e:
+        warnings.warn(f"could not start a second process to compile {g} ({e}); compiling it "
+                      "in this process", stacklevel=2)
+        return None
+    atexit.register(_stop, proc)
 
-    def stop():
-        if proc.poll() is None:
-            proc.terminate()
-            proc.wait()
+    def wait():
+        proc.wait()
+        proc.relay.join()
+        if proc.returncode or cold_groups([g]):
+            warnings.warn(f"the second process compiling {g} failed ({_failure(proc)}); "
+                          "compiling it in this process", stacklevel=2)
 
-    atexit.register(stop)
-    _cache.compiling_elsewhere(KERNEL_GROUPS[g][1], proc.wait)
+    _cache.compiling_elsewhere(KERNEL_GROUPS[g][1], wait)
     return g

@@ -22,10 +22,15 @@ class FakeProcess:
         self.groups = list(groups)
         self.returncode = returncode
         self.waits = 0
+        self.terminated = False
+        self.tail = ["KeyError: 'boom'"] if returncode else []
         self.relay = type("Relay", (), {"join": lambda self: None})()
-        if lines is not None:
+        if lines is not None and not returncode:
             for g in self.groups:
-                lines(f"{g}: compiled in 1.0 s")
+                lines(f"{g}: compiled in 1.5 s")
+
+    def terminate(self):
+        self.terminated = True
 
     def wait(self):
         self.waits += 1
@@ -70,27 +75,55 @@ def test_compile_jobs_reads_its_variable(monkeypatch):
 
 def test_warmup_shares_cold_groups_and_compiles_a_failed_share_here(monkeypatch):
     started, compiled, lines = [], [], []
-    cold = {"decoder", "EASY decoder", "search"}
+    cold = {"decoder", "EASY decoder", "search", "PRB dispatcher"}
 
     def elsewhere(groups, say=None):
-        started.append(FakeProcess(groups, say, returncode=0 if "search" not in groups else 1))
+        ok = "PRB dispatcher" not in groups
+        started.append(FakeProcess(groups, say, returncode=0 if ok else 1))
+        if ok:
+            cold.difference_update(groups)
         return started[-1]
+
+    def compile_here(g):
+        compiled.append(g)
+        cold.discard(g)
 
     monkeypatch.setattr(warmup, "cold_groups", lambda names: [g for g in names if g in cold])
     monkeypatch.setattr(warmup, "_elsewhere", elsewhere)
-    monkeypatch.setattr(warmup, "_compile", compiled.append)
-    secs = warmup.warmup(["decoder", "EASY decoder", "search", "value decoders"], say=lines.append,
-                         jobs=2)
-    assert list(secs) == ["decoder", "EASY decoder", "search", "value decoders"]
-    assert [p.groups for p in started] == [["decoder", "search"]]
-    assert started[0].waits == 1
-    # EASY here; "value decoders" (warm) loaded here; the failed process's groups, still
-    # cold, here afterwards.
-    assert compiled == ["EASY decoder", "value decoders", "decoder", "search"]
-    assert "decoder: compiled in 1.0 s" in lines
-    assert any("search: the process compiling it failed (exit 1)" in line for line in lines)
+    monkeypatch.setattr(warmup, "_compile", compile_here)
+    secs = warmup.warmup(["decoder", "EASY decoder", "search", "value decoders", "PRB dispatcher"],
+                         say=lines.append, jobs=3)
+    assert list(secs) == ["decoder", "EASY decoder", "search", "value decoders", "PRB dispatcher"]
+    assert [p.groups for p in started] == [["search"], ["decoder", "PRB dispatcher"]]
+    assert all(p.waits == 1 for p in started)
+    assert secs["search"] == 1.5  # the other process's own seconds
+    # EASY here; "value decoders" (warm) loaded here; the failed process's groups here after.
+    assert compiled == ["EASY decoder", "value decoders", "decoder", "PRB dispatcher"]
+    assert "search: compiled in 1.5 s" in lines
+    assert ("PRB dispatcher: the process compiling it failed (exit 1: KeyError: 'boom'); "
+            "compiling it here") in lines
     with pytest.raises(ValueError, match="jobs must be at least 1"):
         warmup.warmup(["decoder"], jobs=0)
+
+
+def test_warmup_stops_its_processes_when_it_raises(monkeypatch):
+    started = []
+
+    def elsewhere(groups, say=None):
+        started.append(FakeProcess(groups))
+        started[-1].returncode = None  # still running
+        return started[-1]
+
+    def boom(g):
+        raise RuntimeError("compile failed")
+
+    monkeypatch.setattr(warmup, "cold_groups", lambda names: list(names))
+    monkeypatch.setattr(warmup, "_elsewhere", elsewhere)
+    monkeypatch.setattr(warmup, "_compile", boom)
+    with pytest.raises(RuntimeError, match="compile failed"):
+        warmup.warmup(["decoder", "EASY decoder"], say=None, jobs=2)
+    assert [p.groups for p in started] == [["decoder"]]
+    assert started[0].terminated
 
 
 def test_warmup_in_one_process_starts_none(monkeypatch):
@@ -102,14 +135,16 @@ def test_warmup_in_one_process_starts_none(monkeypatch):
 
 def test_compile_ahead_hands_over_the_costliest_loop_and_the_loop_waits(monkeypatch, no_waits):
     started = []
+    cold = {"decoder", "EASY decoder", "search"}
 
     def elsewhere(groups, say=None):
         started.append(FakeProcess(groups))
+        cold.difference_update(groups)  # the process leaves them in the cache
         return started[-1]
 
     monkeypatch.setattr(warmup, "_elsewhere", elsewhere)
     monkeypatch.setattr(warmup, "compile_jobs", lambda: 2)
-    monkeypatch.setattr(warmup, "cold_groups", lambda names: list(names))
+    monkeypatch.setattr(warmup, "cold_groups", lambda names: [g for g in names if g in cold])
     # No loop group but the first, which this process needs at once: nothing to overlap.
     assert warmup.compile_ahead(["decoder", "search"]) is None
     assert warmup.compile_ahead(["EASY decoder"]) is None
@@ -127,7 +162,30 @@ def test_compile_ahead_hands_over_the_costliest_loop_and_the_loop_waits(monkeypa
     assert started[0].waits == 1
     assert np.array_equal(a.start, b.start)
     monkeypatch.setattr(warmup, "compile_jobs", lambda: 1)
+    cold.add("EASY decoder")
     assert warmup.compile_ahead(["decoder", "EASY decoder", "search"]) is None
+
+
+def test_compile_ahead_warns_and_goes_on_alone(monkeypatch, no_waits):
+    monkeypatch.setattr(warmup, "cold_groups", lambda names: list(names))
+    monkeypatch.setenv("MOGA_COMPILE_JOBS", "two")
+    with pytest.warns(UserWarning, match="MOGA_COMPILE_JOBS must be a whole number"):
+        assert warmup.compile_ahead(["decoder", "EASY decoder"]) is None
+    monkeypatch.setenv("MOGA_COMPILE_JOBS", "2")
+
+    def cannot(groups, say=None):
+        raise OSError("no such file")
+
+    monkeypatch.setattr(warmup, "_elsewhere", cannot)
+    with pytest.warns(UserWarning, match="could not start a second process to compile EASY "
+                                         "decoder .no such file."):
+        assert warmup.compile_ahead(["decoder", "EASY decoder"]) is None
+    assert not _cache._ELSEWHERE
+    failed = FakeProcess(["EASY decoder"], returncode=1)
+    monkeypatch.setattr(warmup, "_elsewhere", lambda groups, say=None: failed)
+    assert warmup.compile_ahead(["decoder", "EASY decoder"]) == "EASY decoder"
+    with pytest.warns(UserWarning, match=r"compiling EASY decoder failed \(exit 1: KeyError"):
+        _cache.await_elsewhere("federated", "_decode_easy")
 
 
 def test_await_elsewhere_forgets_every_kernel_of_a_wait(no_waits):
@@ -164,7 +222,10 @@ def test_warmup_jobs_compiles_in_two_processes(tmp_path):
     out = subprocess.run([sys.executable, "-m", "moga", "warmup", "--jobs", "2", "--groups",
                           *groups], env=env, capture_output=True, text=True, check=True).stdout
     assert "up to 2 at once" in out
-    for g in groups:
+    lines = out.splitlines()
+    first_end = min(i for i, line in enumerate(lines) if "compiled in" in line)
+    for g in groups:  # both groups started compiling before either had ended
+        assert any(f"{g}: compiling (" in line for line in lines[:first_end]), out
         assert f"{g}: compiled in" in out
     check = ("from moga.warmup import cold_groups; import sys; "
              f"print(cold_groups({groups!r}))")
@@ -172,14 +233,50 @@ def test_warmup_jobs_compiles_in_two_processes(tmp_path):
                           check=True).stdout.strip() == "[]"
 
 
-def test_a_process_compiling_alone_saves_only_its_groups_kernels(tmp_path):
-    """The helpers a group compiles are saved by the process that started it, never by two
-    processes at once (Numba's index of a function is read, extended and written again)."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
-    code = ("import sys; from moga.warmup import _compile_alone; "
-            "sys.exit(_compile_alone(['value decoders']))")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True).stdout
-    assert "  value decoders: compiled in" in out
-    saved = sorted(p.name.split("-")[0] for p in (tmp_path / "cache").rglob("*.nbi"))
-    assert saved == ["value._decode_value", "value._decode_value_batch"]
+def _save_many(args):
+    """Save ``n`` signatures ``(tag, i)`` of one function's cache index (a worker)."""
+    path, tag, n = args
+    from numba.core.caching import IndexDataCacheFile
+
+    import decoders  # noqa: F401 - locks the saves
+
+    f = IndexDataCacheFile(path, "mod.fn-1.py311", ("stamp", 1))
+    for i in range(n):
+        f.save((tag, i), f"{tag}-{i}")
+
+
+def test_processes_saving_one_function_at_once_keep_every_signature(tmp_path):
+    """Numba reads, extends and writes a function's index: without the lock, two processes
+    saving at once lose each other's signatures or point them at the other's data."""
+    import multiprocessing
+
+    from numba.core.caching import IndexDataCacheFile
+
+    assert _cache.lock_cache_saves()
+    assert getattr(IndexDataCacheFile.save, "_moga_locked", False)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        pool.map(_save_many, [(str(tmp_path), "a", 60), (str(tmp_path), "b", 60)])
+    f = IndexDataCacheFile(str(tmp_path), "mod.fn-1.py311", ("stamp", 1))
+    for tag in "ab":
+        for i in range(60):
+            assert f.load((tag, i)) == f"{tag}-{i}"
+
+
+@pytest.mark.slow
+def test_a_loop_compiled_in_a_second_process_is_loaded_here(tmp_path):
+    """The real path: compile_ahead starts the process, the loop's first call waits for it
+    and loads the kernel from the cache (a hit, no compile here)."""
+    code = ("import moga, decoders.federated as f\n"
+            "from moga.warmup import compile_ahead\n"
+            "from moga.model.schedule import dispatch_schedule\n"
+            "print(compile_ahead(['decoder', 'PRB dispatcher']))\n"
+            "fed = moga.Federation.preset()\n"
+            "js = moga.load_default().jobset(n_jobs=12, federation=fed)\n"
+            "dispatch_schedule(js, fed, 'prb')\n"
+            "print(sum(f._decode_prb.stats.cache_hits.values()), "
+            "sum(f._decode_prb.stats.cache_misses.values()))\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "MOGA_COMPILE_JOBS": "2"}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       check=True)
+    assert r.stdout.split() == ["PRB", "dispatcher", "1", "0"], r.stdout + r.stderr

@@ -25,15 +25,17 @@ def add_arguments(p) -> None:
 def run(args) -> int:
     import time
 
-    from ..warmup import KERNEL_GROUPS, compile_jobs, expand_groups, warmup
+    from ..warmup import KERNEL_GROUPS, cold_groups, compile_jobs, expand_groups, warmup
 
     if args.jobs is not None and args.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     names = list(KERNEL_GROUPS) if args.groups is None else expand_groups(args.groups)
     jobs = compile_jobs() if args.jobs is None else args.jobs
+    n_cold = len(cold_groups(names))
     print(f"compiling or loading {len(names)} kernel group{'s' * (len(names) != 1)} "
           f"({', '.join(names)}); {COMPILE_NOTE} when not in the cache"
-          + (f", up to {jobs} at once" if jobs > 1 and len(names) > 1 else ""), flush=True)
+          + (f", up to {min(jobs, n_cold)} at once" if min(jobs, n_cold) > 1 else ""),
+          flush=True)
     t0 = time.perf_counter()
     warmup(names, say=lambda line: print(f"  {line}", flush=True), jobs=jobs)
     print(f"done in {time.perf_counter() - t0:.1f} s")
