@@ -5,6 +5,8 @@ Everything here works on plain arrays; nothing imports from ``moga``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -25,6 +27,19 @@ SHIFT_RTOL = 1e-12
 #: there is passed ``np.int64(...)`` (and its defaults spelled out): one compiled copy.
 helper = njit(cache=True, forceinline=True, no_cpython_wrapper=True, no_cfunc_wrapper=True,
               error_model="numpy", _nrt=False)
+
+
+def exact_dot(a, b) -> float:
+    """``sum(a * b)`` over 1-D arrays: each product rounded once, their sum correctly
+    rounded (:func:`math.fsum`), so the same float on every machine.
+
+    A BLAS dot product (``np.dot``, ``@``) sums in an order set by the CPU's kernel
+    (OpenBLAS picks one per CPU), so a cap's budget or a schedule's energy computed
+    with it differs in its last bits from one machine to another, and a comparison
+    on it can move a schedule.
+    """
+    return math.fsum(np.multiply(np.asarray(a, dtype=np.float64),
+                                 np.asarray(b, dtype=np.float64)).ravel().tolist())
 
 
 def entry(fn):

@@ -7,6 +7,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ._kernels import exact_dot
+
 
 class Arrays(NamedTuple):
     """The validated job and platform arrays of a decode (:func:`prepare`)."""
@@ -371,7 +373,7 @@ def _budgets(nodes, power_idle, power_cap, cluster_caps):
                              "for no cap)")
         if not cap > DECODE_BOUNDS["decode_power_cap"][0]:
             raise ValueError(f"power_cap must be > 0 W, got {cap} (None or inf for no cap)")
-        budget[K] = cap - float(np.dot(nodes, power_idle))
+        budget[K] = cap - exact_dot(nodes, power_idle)
     return budget
 
 

@@ -36,6 +36,8 @@ import time
 
 import numpy as np
 
+from decoders._kernels import exact_dot
+
 from ..bounds import BOUNDS
 from ..metrics import knee_index
 from ..model.chromosome import pinned_blacklists, split
@@ -225,7 +227,7 @@ def pinned_blocks(alloc, remaining, power, nodes, speed, max_pinned: int = 64):
             a = alloc[group, k]
             tasks.append(int(a.sum()))
             runtime.append(float(remaining[group].max()) * speed[k])
-            pw.append(float(np.dot(a, power[group]) / a.sum()))
+            pw.append(exact_dot(a, power[group]) / a.sum())
             row = np.zeros(K, dtype=np.int64)
             row[k] = tasks[-1]
             held.append(row)

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from decoders._kernels import exact_dot
+
 __all__ = ["JobSet", "apply_kill_option", "draw_attributes", "draw_power", "SIGMA_RANGE",
            "BW_RANGE", "POWER_SPREAD", "POWER_RANGE", "POWER_FACTOR_MAX"]
 
@@ -296,7 +298,7 @@ class JobSet:
     @property
     def work(self) -> float:
         """Total base work, sum of ``tasks * runtime`` (node-seconds at speed 1.0)."""
-        return float(np.dot(self.tasks, self.runtime))
+        return exact_dot(self.tasks, self.runtime)
 
     def arrays(self):
         """``(release, tasks, runtime, sigma, bw)``, the order the decoders take."""

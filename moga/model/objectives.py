@@ -211,12 +211,12 @@ def _peak_power(d: Decoded) -> np.ndarray:
         return np.full(start.shape[0], idle)
     inc = np.maximum(np.asarray(d.jobset.power)[:, None] * fed.power_busy[None, :]
                      - fed.power_idle[None, :], 0.0)
-    per_job = np.einsum("pjk,jk->pj", alloc, inc)
+    per_job = (alloc * inc[None]).sum(axis=2)  # not einsum: its sums follow the CPU's SIMD
     times = np.concatenate([start, finish], axis=1)
     delta = np.concatenate([per_job, -per_job], axis=1)
     # The level after the last change at each instant is the same whatever the order of
-    # the changes at that instant: any sort will do.
-    o = np.argsort(times, axis=1)
+    # the changes at that instant, up to rounding: a stable sort fixes that order.
+    o = np.argsort(times, axis=1, kind="stable")
     t = np.take_along_axis(times, o, axis=1)
     level = np.cumsum(np.take_along_axis(delta, o, axis=1), axis=1)
     last = np.ones(t.shape, dtype=bool)

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from decoders._kernels import cluster_ranks
+from decoders._kernels import cluster_ranks, exact_dot
 
 from ..bounds import BOUNDS
 from .tomlfile import read_toml, tomllib
@@ -193,12 +193,12 @@ class Federation:
     @property
     def idle_power(self) -> float:
         """Power of the federation with every node idle, W."""
-        return float(np.dot(self.nodes, self.power_idle))
+        return exact_dot(self.nodes, self.power_idle)
 
     @property
     def peak_power(self) -> float:
         """Power with every node busy at ``power_busy`` (a power factor of 1), W."""
-        return float(np.dot(self.nodes, self.power_busy))
+        return exact_dot(self.nodes, self.power_busy)
 
     @property
     def capped(self) -> bool:
@@ -441,8 +441,8 @@ class Federation:
             nodes[int(np.flatnonzero(nodes < 1)[0])] += 1
         factor = total_nodes / self.total_nodes
         # Power budgets keep their share of peak power (per cluster: of that cluster's).
-        cap = None if self.power_cap is None else self.power_cap / self.peak_power * float(
-            np.dot(nodes, self.power_busy))
+        cap = None if self.power_cap is None else self.power_cap / self.peak_power * exact_dot(
+            nodes, self.power_busy)
         ccaps = None if self.cluster_caps is None else \
             self.cluster_caps / self.nodes * nodes
         return Federation(names=self.names, nodes=nodes, speed=self.speed,

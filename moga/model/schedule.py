@@ -8,6 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from decoders import federated
+from decoders._kernels import exact_dot
 
 from ..errors import InputError
 from .jobset import JobSet, apply_kill_option
@@ -322,7 +323,7 @@ def schedule_energy(release, start, finish, alloc, power, fed: Federation) -> fl
     inc = alloc * np.maximum(np.asarray(power)[:, None] * fed.power_busy[None, :]
                              - fed.power_idle[None, :], 0.0)
     makespan = float(np.max(finish) - np.min(release))
-    return makespan * fed.idle_power + float(np.dot(inc.sum(axis=1), finish - start))
+    return makespan * fed.idle_power + exact_dot(inc.sum(axis=1), finish - start)
 
 
 def power_profile(start, finish, alloc, power, fed: Federation):

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from decoders._kernels import exact_dot
+
 __all__ = ["Queues"]
 
 
@@ -57,4 +59,4 @@ class Queues:
 
     def weighted_queue_time(self, requested, release, start) -> float:
         """``sum_i (max_ewt / ewt_i) * (start_i - release_i)``, s (the seed's objective)."""
-        return float(np.dot(self.weights(requested), np.asarray(start) - np.asarray(release)))
+        return exact_dot(self.weights(requested), np.asarray(start) - np.asarray(release))

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from decoders._kernels import exact_dot
+
 from ..bounds import BOUNDS
 from ..errors import InputError
 from ..validation import check_int, check_number
@@ -129,8 +131,8 @@ class Machine:
         and I/O defaults (Mira's)."""
         if cluster is None:
             n, name = federation.total_nodes, federation.name
-            busy = float(np.dot(federation.nodes, federation.power_busy) / n)
-            idle = float(np.dot(federation.nodes, federation.power_idle) / n)
+            busy = exact_dot(federation.nodes, federation.power_busy) / n
+            idle = exact_dot(federation.nodes, federation.power_idle) / n
         else:
             k = federation.names.index(cluster) if isinstance(cluster, str) else int(cluster)
             n, name = int(federation.nodes[k]), f"{federation.name}:{federation.names[k]}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from decoders._kernels import exact_dot
+
 from ..model.schedule import BSLD_BOUND
 from .simulator import RealtimeResult
 from .workload import CLASS_NAMES
@@ -61,7 +63,7 @@ def realtime_metrics(r: RealtimeResult, slowdown_on: str = "runtime") -> dict:
     lost = float(np.sum(on * (run.seg_lost + run.seg_read)))
     ckpt = float(np.sum(on * run.seg_write))
     span = float(r.finish.max() - rj.submit.min()) if len(rj) else 0.0
-    useful = float(np.dot(nodes, rj.runtime))
+    useful = exact_dot(nodes, rj.runtime)
     out["system"] = {"utilisation": useful / (rj.machine.nodes * span) if span > 0 else 0.0,
                      "node_hours_lost_preemption": lost / 3600,
                      "node_hours_checkpointing": ckpt / 3600,
