@@ -110,7 +110,8 @@ from ._kernels import (
 __all__ = ["Jobs", "Platform", "State", "Running", "Queue", "Reservation", "Scan", "Index", "Out",
            "new_out", "new_state", "reset_events", "place", "least_power",
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
-           "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED",
+           "idle_federation", "node_increment", "whole_cluster", "commit_one", "E_NH", "E_NCL",
+           "E_NCOAL", "E_SAT", "E_STARTED",
            "E_COALLOC", "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "E_PLAN",
            "E_RERATE", "E_SHEAD", "E_SRERATE", "E_SSTART", "E_INDEX", "n_groups",
            "planned_end", "plans_on_estimates"]
@@ -652,6 +653,51 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
     evi[E_STARTED] += 1
     if used >= 2:
         evi[E_COALLOC] += 1
+
+
+@helper
+def whole_cluster(j, blacklist, jobs, plat, free):
+    """The cluster that :func:`place` gives all of job ``j``'s tasks at once, else -1.
+
+    The first cluster of ``rank_pick`` with a free node in ``j``'s allowance
+    (:func:`allowance`'s formula, cluster by cluster) when it holds every task:
+    then the allowance holds the job (no relaxing), the greedy pick of
+    :func:`allocate` puts every task there and has no shift to make. -1 when
+    that cluster holds fewer (or no cluster has a free allowed node): the
+    caller takes the general path. For the uncapped, non-consolidating pick
+    only (the caller checks); :func:`commit_one` starts the job.
+    """
+    nodes = plat.nodes
+    for i in range(nodes.shape[0]):
+        k = plat.rank_pick[i]
+        c = min(free[k], nodes[k] - np.int64(blacklist[j, k] * nodes[k]))
+        if c > 0:
+            return k if c >= jobs.tasks[j] else np.int64(-1)
+    return np.int64(-1)
+
+
+@helper
+def commit_one(j, k, t, jobs, plat, st, out):
+    """Start job ``j`` at ``t`` on cluster ``k`` alone: :func:`commit_start` for one cluster.
+
+    The job's row of ``out.alloc`` gets all its tasks on ``k``; it takes
+    ``k``'s nodes, puts no traffic on the links, and its slowdown is
+    :func:`slowdown`'s float for one cluster (``SC = 1``). No power budget
+    (the caller checks that none is finite).
+    """
+    T = jobs.tasks[j]
+    for kk in range(out.alloc.shape[1]):
+        out.alloc[j, kk] = 0
+    out.alloc[j, k] = T
+    st.run.free[k] -= T
+    sigma = jobs.sigma[j]
+    sd = (1.0 - sigma) * (1.0 / plat.speed[k]) + sigma * 1.0
+    st.run.sd[j] = sd
+    out.start[j] = t
+    fin = t + jobs.runtime[j] * sd
+    st.run.fin[j] = fin
+    st.evi[E_NH] = heap_push(st.run.ht, st.run.hj, st.evi[E_NH], fin, j)
+    st.evi[E_STARTED] += 1
 
 
 @helper

@@ -96,6 +96,7 @@ from ._federated_core import (
     Platform,
     allowance,
     allowances,
+    commit_one,
     commit_start,
     fits,
     is_capped,
@@ -105,6 +106,7 @@ from ._federated_core import (
     objectives,
     plans_on_estimates,
     release_due,
+    whole_cluster,
 )
 from ._kernels import FINISH_RTOL, cluster_ranks, heap_pop, heap_push, helper
 from ._queue import arrival_order, dequeue_started, enqueue, place_or_relax, reset_loop, try_start
@@ -201,14 +203,27 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
     otherwise).
     """
     J = order.shape[0]
+    K = st.run.free.shape[0]
     pos = st.evi[E_CURSOR]
     n_relaxed = st.evi[E_RELAXED]
     t_arrival = np.inf
+    plain = not is_capped(plat) and plat.consolidate[0] == 0  # whole_cluster's pick
     while pos < J:
         j = order[pos]
         if jobs.release[j] > t:
             t_arrival = jobs.release[j]
             break
+        free_total = 0
+        for k in range(K):
+            free_total += st.run.free[k]
+        if free_total < jobs.tasks[j]:  # no allowance holds it: fits would say no
+            break
+        if plain:
+            k = whole_cluster(j, blacklist, jobs, plat, st.run.free)
+            if k >= 0:
+                commit_one(j, k, t, jobs, plat, st, out)
+                pos += 1
+                continue
         relaxed = allowance(j, blacklist, jobs, plat, st.run.allow)
         if not fits(jobs.tasks[j], st.run.free, st.run.allow):
             break
