@@ -104,7 +104,6 @@ from ._kernels import (
     heap_push,
     helper,
     link_traffic,
-    slowdown,
 )
 
 __all__ = ["Jobs", "Platform", "State", "Running", "Queue", "Reservation", "Scan", "Index", "Out",
@@ -322,8 +321,12 @@ def allocate(j, jobs, plat, st, alloc, allow):
         return
     sig = jobs.sigma[j]
     b = jobs.bw[j]
-    sd_cur = slowdown(sig, b, T, alloc, j, speed, load, link, np.bool_(True))
     sp = 1.0 / s
+    sc = 1.0
+    for k in range(K):  # slowdown(..., add_self=True) of the pick, whose used clusters are known
+        xk = alloc[j, k]
+        sc = max(sc, (load[k] + link_traffic(b, T, xk)) / link[k] if xk > 0 else 1.0)
+    sd_cur = (1.0 - sig) * sp + sig * sc
     while True:
         src = -1
         for i in range(K):
@@ -628,17 +631,23 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
                 d = alloc[j, k] * node_increment(j, k, jobs, plat)
                 pk[k] += d
                 pk[K] += d
+    # slowdown's float, from the used clusters and the least speed found above: its speed
+    # term, then the worst utilisation of the job's links once its traffic is on them
+    sigma = jobs.sigma[j]
+    sp = (1.0 - sigma) * (1.0 / smin)
+    sc = 1.0
     if used >= 2:
         st.run.coal[j] = 1
         n_coal_run += 1
         for k in range(K):
-            load[k] += link_traffic(jobs.bw[j], tj, alloc[j, k])
-    st.run.sd[j] = slowdown(jobs.sigma[j], jobs.bw[j], tj, alloc, j, plat.speed, load, plat.link,
-                        np.bool_(False))
+            xk = alloc[j, k]
+            load[k] += link_traffic(jobs.bw[j], tj, xk)
+            sc = max(sc, load[k] / plat.link[k] if xk > 0 else 1.0)
+    st.run.sd[j] = sp + sigma * sc
     out.start[j] = t
     st.run.fin[j] = t + jobs.runtime[j] * st.run.sd[j]
     if used >= 2 and fluid:
-        st.run.sp[j] = (1.0 - jobs.sigma[j]) * (1.0 / smin)  # slowdown's speed term
+        st.run.sp[j] = sp
         now_sat = saturated_links(load, plat.link)
         if saturated or now_sat:
             cl_min = refresh_rates(t, jobs, plat, st, out, ncl)
