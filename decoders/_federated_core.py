@@ -724,9 +724,22 @@ def objectives(jobs, plat, out):
         rmin = min(rmin, jobs.release[i])
         flow += out.finish[i] - jobs.release[i]
         dur = out.finish[i] - out.start[i]
+        # The energy is summed job by job, cluster by cluster, over the clusters used. An
+        # unused cluster's term is +0.0 (every factor is finite and non-negative), which
+        # adds nothing: so a job in one cluster adds the sum of its terms at once, and only
+        # a co-allocated job's terms go into ``busy`` one at a time.
+        used = 0
+        one = 0.0
         for k in range(K):
-            if out.alloc[i, k] > 0:
-                busy += out.alloc[i, k] * node_increment(i, k, jobs, plat) * dur
+            x = out.alloc[i, k]
+            used += x > 0
+            one += x * node_increment(i, k, jobs, plat) * dur
+        if used <= 1:
+            busy += one
+        else:
+            for k in range(K):
+                if out.alloc[i, k] > 0:
+                    busy += out.alloc[i, k] * node_increment(i, k, jobs, plat) * dur
     makespan = fmax - rmin
     idle_w = 0.0
     for k in range(K):

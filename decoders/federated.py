@@ -106,6 +106,7 @@ from ._federated_core import (
     objectives,
     plans_on_estimates,
     release_due,
+    reset_events,
     whole_cluster,
 )
 from ._kernels import FINISH_RTOL, cluster_ranks, heap_pop, heap_push, helper
@@ -236,6 +237,25 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
     st.evi[E_CURSOR] = pos
     st.evi[E_RELAXED] = n_relaxed
     return t_arrival
+
+
+@helper
+def _reset_in_order(plat, st, out):
+    """:func:`decoders._queue.reset_loop` for the in-order rule, which keeps no queue.
+
+    It leaves ``out.alloc`` as it is: the rule writes a job's row whole
+    before it reads it (:func:`commit_one`, or :func:`place`, whose pick
+    goes through every cluster), reads no row of a job not started, and
+    every job starts by the end of the decode.
+    """
+    K = plat.nodes.shape[0]
+    for k in range(K):
+        st.run.free[k] = plat.nodes[k]
+        st.run.load[k] = 0.0
+    for i in range(st.run.coal.shape[0]):
+        st.run.coal[i] = 0
+        out.reserve[i] = np.nan
+    reset_events(st)
 
 
 @helper
@@ -370,7 +390,10 @@ def _loop_for(mode: int, name: str):
                 sd_floors(plat, st)
         for p in range(lo, hi):
             order, blacklist = orders[p], blacklists[p]
-            reset_loop(jobs, plat, st, out, order, mode != 0)
+            if mode == 0:
+                _reset_in_order(plat, st, out)
+            else:
+                reset_loop(jobs, plat, st, out, order, True)
             st.evi[E_PLAN] = plan
             if mode == 1:
                 allowances(blacklist, jobs, plat, st)
