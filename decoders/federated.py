@@ -201,7 +201,10 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
     Stops at the first job not yet released, whose allowed free nodes do not
     hold it, or that fits no power budget now (nothing behind it may start
     first). Returns the release of that job when it is still to come (inf
-    otherwise).
+    otherwise). Most jobs take one cluster whole: without a power cap or
+    consolidation such a job is found and started with one pass over the
+    clusters (:func:`whole_cluster`, :func:`commit_one`), the general path's
+    outcome without its allowance, fit, pick and slowdown passes.
     """
     J = order.shape[0]
     K = st.run.free.shape[0]
