@@ -104,13 +104,13 @@ from ._kernels import (
     heap_push,
     helper,
     link_traffic,
-    slowdown,
 )
 
 __all__ = ["Jobs", "Platform", "State", "Running", "Queue", "Reservation", "Scan", "Index", "Out",
            "new_out", "new_state", "reset_events", "place", "least_power",
            "allowances", "cluster_mask", "free_by_mask", "TABLE_K", "power_fits", "is_capped",
-           "idle_federation", "node_increment", "E_NH", "E_NCL", "E_NCOAL", "E_SAT", "E_STARTED",
+           "idle_federation", "node_increment", "whole_cluster", "commit_one", "E_NH", "E_NCL",
+           "E_NCOAL", "E_SAT", "E_STARTED",
            "E_COALLOC", "E_RELAXED", "E_CURSOR", "E_NQ", "E_QH", "E_HOLES", "E_NACT", "E_PLAN",
            "E_RERATE", "E_SHEAD", "E_SRERATE", "E_SSTART", "E_INDEX", "n_groups",
            "planned_end", "plans_on_estimates"]
@@ -321,8 +321,12 @@ def allocate(j, jobs, plat, st, alloc, allow):
         return
     sig = jobs.sigma[j]
     b = jobs.bw[j]
-    sd_cur = slowdown(sig, b, T, alloc, j, speed, load, link, np.bool_(True))
     sp = 1.0 / s
+    sc = 1.0
+    for k in range(K):  # slowdown(..., add_self=True) of the pick, whose used clusters are known
+        xk = alloc[j, k]
+        sc = max(sc, (load[k] + link_traffic(b, T, xk)) / link[k] if xk > 0 else 1.0)
+    sd_cur = (1.0 - sig) * sp + sig * sc
     while True:
         src = -1
         for i in range(K):
@@ -627,17 +631,23 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
                 d = alloc[j, k] * node_increment(j, k, jobs, plat)
                 pk[k] += d
                 pk[K] += d
+    # slowdown's float, from the used clusters and the least speed found above: its speed
+    # term, then the worst utilisation of the job's links once its traffic is on them
+    sigma = jobs.sigma[j]
+    sp = (1.0 - sigma) * (1.0 / smin)
+    sc = 1.0
     if used >= 2:
         st.run.coal[j] = 1
         n_coal_run += 1
         for k in range(K):
-            load[k] += link_traffic(jobs.bw[j], tj, alloc[j, k])
-    st.run.sd[j] = slowdown(jobs.sigma[j], jobs.bw[j], tj, alloc, j, plat.speed, load, plat.link,
-                        np.bool_(False))
+            xk = alloc[j, k]
+            load[k] += link_traffic(jobs.bw[j], tj, xk)
+            sc = max(sc, load[k] / plat.link[k] if xk > 0 else 1.0)
+    st.run.sd[j] = sp + sigma * sc
     out.start[j] = t
     st.run.fin[j] = t + jobs.runtime[j] * st.run.sd[j]
     if used >= 2 and fluid:
-        st.run.sp[j] = (1.0 - jobs.sigma[j]) * (1.0 / smin)  # slowdown's speed term
+        st.run.sp[j] = sp
         now_sat = saturated_links(load, plat.link)
         if saturated or now_sat:
             cl_min = refresh_rates(t, jobs, plat, st, out, ncl)
@@ -655,6 +665,51 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
 
 
 @helper
+def whole_cluster(j, blacklist, jobs, plat, free):
+    """The cluster that :func:`place` gives all of job ``j``'s tasks at once, else -1.
+
+    The first cluster of ``rank_pick`` with a free node in ``j``'s allowance
+    (:func:`allowance`'s formula, cluster by cluster) when it holds every task:
+    then the allowance holds the job (no relaxing), the greedy pick of
+    :func:`allocate` puts every task there and has no shift to make. -1 when
+    that cluster holds fewer (or no cluster has a free allowed node): the
+    caller takes the general path. For the uncapped, non-consolidating pick
+    only (the caller checks); :func:`commit_one` starts the job.
+    """
+    nodes = plat.nodes
+    for i in range(nodes.shape[0]):
+        k = plat.rank_pick[i]
+        c = min(free[k], nodes[k] - np.int64(blacklist[j, k] * nodes[k]))
+        if c > 0:
+            return k if c >= jobs.tasks[j] else np.int64(-1)
+    return np.int64(-1)
+
+
+@helper
+def commit_one(j, k, t, jobs, plat, st, out):
+    """Start job ``j`` at ``t`` on cluster ``k`` alone: :func:`commit_start` for one cluster.
+
+    The job's row of ``out.alloc`` gets all its tasks on ``k``; it takes
+    ``k``'s nodes, puts no traffic on the links, and its slowdown is
+    :func:`slowdown`'s float for one cluster (``SC = 1``). No power budget
+    (the caller checks that none is finite).
+    """
+    T = jobs.tasks[j]
+    for kk in range(out.alloc.shape[1]):
+        out.alloc[j, kk] = 0
+    out.alloc[j, k] = T
+    st.run.free[k] -= T
+    sigma = jobs.sigma[j]
+    sd = (1.0 - sigma) * (1.0 / plat.speed[k]) + sigma * 1.0
+    st.run.sd[j] = sd
+    out.start[j] = t
+    fin = t + jobs.runtime[j] * sd
+    st.run.fin[j] = fin
+    st.evi[E_NH] = heap_push(st.run.ht, st.run.hj, st.evi[E_NH], fin, j)
+    st.evi[E_STARTED] += 1
+
+
+@helper
 def objectives(jobs, plat, out):
     """``(makespan, energy, flowtime)`` of a schedule (docs/design.md §5)."""
     J, K = out.alloc.shape
@@ -669,9 +724,22 @@ def objectives(jobs, plat, out):
         rmin = min(rmin, jobs.release[i])
         flow += out.finish[i] - jobs.release[i]
         dur = out.finish[i] - out.start[i]
+        # The energy is summed job by job, cluster by cluster, over the clusters used. An
+        # unused cluster's term is +0.0 (every factor is finite and non-negative), which
+        # adds nothing: so a job in one cluster adds the sum of its terms at once, and only
+        # a co-allocated job's terms go into ``busy`` one at a time.
+        used = 0
+        one = 0.0
         for k in range(K):
-            if out.alloc[i, k] > 0:
-                busy += out.alloc[i, k] * node_increment(i, k, jobs, plat) * dur
+            x = out.alloc[i, k]
+            used += x > 0
+            one += x * node_increment(i, k, jobs, plat) * dur
+        if used <= 1:
+            busy += one
+        else:
+            for k in range(K):
+                if out.alloc[i, k] > 0:
+                    busy += out.alloc[i, k] * node_increment(i, k, jobs, plat) * dur
     makespan = fmax - rmin
     idle_w = 0.0
     for k in range(K):

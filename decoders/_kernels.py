@@ -151,9 +151,10 @@ def slowdown(sigma, bw, tasks, alloc, j, speed, load, link, add_self):
 @njit(cache=True, forceinline=True, error_model="numpy")
 def heap_push(ht, hj, n, t, j):
     """Push ``(t, j)`` onto a heap of size ``n``; returns the new size."""
-    i = n
-    while i > 0:
-        p = (i - 1) >> 1
+    one = np.uint64(1)
+    i = np.uint64(n)  # unsigned positions: indexing needs no wraparound of negative indices
+    while i > np.uint64(0):
+        p = (i - one) >> one
         if ht[p] < t or (ht[p] == t and hj[p] < j):
             break
         ht[i] = ht[p]
@@ -168,15 +169,18 @@ def heap_push(ht, hj, n, t, j):
 def heap_pop(ht, hj, n):
     """Remove the top of a heap of size ``n`` (read ``ht[0], hj[0]`` first); returns the new size."""
     n -= 1
-    t = ht[n]
-    j = hj[n]
-    i = 0
+    one = np.uint64(1)
+    m = np.uint64(n)  # unsigned positions: indexing needs no wraparound of negative indices
+    t = ht[m]
+    j = hj[m]
+    i = np.uint64(0)
     while True:
-        c = 2 * i + 1
-        if c >= n:
+        c = i + i + one
+        if c >= m:
             break
-        if c + 1 < n and (ht[c + 1] < ht[c] or (ht[c + 1] == ht[c] and hj[c + 1] < hj[c])):
-            c += 1
+        d = c + one
+        if d < m and (ht[d] < ht[c] or (ht[d] == ht[c] and hj[d] < hj[c])):
+            c = d
         if ht[c] < t or (ht[c] == t and hj[c] < j):
             ht[i] = ht[c]
             hj[i] = hj[c]

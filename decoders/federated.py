@@ -97,6 +97,7 @@ from ._federated_core import (
     Platform,
     allowance,
     allowances,
+    commit_one,
     commit_start,
     fits,
     is_capped,
@@ -106,6 +107,8 @@ from ._federated_core import (
     objectives,
     plans_on_estimates,
     release_due,
+    reset_events,
+    whole_cluster,
 )
 from ._kernels import FINISH_RTOL, cluster_ranks, heap_pop, heap_push, helper
 from ._queue import arrival_order, dequeue_started, enqueue, place_or_relax, reset_loop, try_start
@@ -199,17 +202,33 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
     Stops at the first job not yet released, whose allowed free nodes do not
     hold it, or that fits no power budget now (nothing behind it may start
     first). Returns the release of that job when it is still to come (inf
-    otherwise).
+    otherwise). Most jobs take one cluster whole: without a power cap or
+    consolidation such a job is found and started with one pass over the
+    clusters (:func:`whole_cluster`, :func:`commit_one`), the general path's
+    outcome without its allowance, fit, pick and slowdown passes.
     """
     J = order.shape[0]
+    K = st.run.free.shape[0]
     pos = st.evi[E_CURSOR]
     n_relaxed = st.evi[E_RELAXED]
     t_arrival = np.inf
+    plain = not is_capped(plat) and plat.consolidate[0] == 0  # whole_cluster's pick
     while pos < J:
         j = order[pos]
         if jobs.release[j] > t:
             t_arrival = jobs.release[j]
             break
+        free_total = 0
+        for k in range(K):
+            free_total += st.run.free[k]
+        if free_total < jobs.tasks[j]:  # no allowance holds it: fits would say no
+            break
+        if plain:
+            k = whole_cluster(j, blacklist, jobs, plat, st.run.free)
+            if k >= 0:
+                commit_one(j, k, t, jobs, plat, st, out)
+                pos += 1
+                continue
         relaxed = allowance(j, blacklist, jobs, plat, st.run.allow)
         if not fits(jobs.tasks[j], st.run.free, st.run.allow):
             break
@@ -222,6 +241,25 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
     st.evi[E_CURSOR] = pos
     st.evi[E_RELAXED] = n_relaxed
     return t_arrival
+
+
+@helper
+def _reset_in_order(plat, st, out):
+    """:func:`decoders._queue.reset_loop` for the in-order rule, which keeps no queue.
+
+    It leaves ``out.alloc`` as it is: the rule writes a job's row whole
+    before it reads it (:func:`commit_one`, or :func:`place`, whose pick
+    goes through every cluster), reads no row of a job not started, and
+    every job starts by the end of the decode.
+    """
+    K = plat.nodes.shape[0]
+    for k in range(K):
+        st.run.free[k] = plat.nodes[k]
+        st.run.load[k] = 0.0
+    for i in range(st.run.coal.shape[0]):
+        st.run.coal[i] = 0
+        out.reserve[i] = np.nan
+    reset_events(st)
 
 
 @helper
@@ -356,7 +394,10 @@ def _loop_for(mode: int, name: str):
                 sd_floors(plat, st)
         for p in range(lo, hi):
             order, blacklist = orders[p], blacklists[p]
-            reset_loop(jobs, plat, st, out, order, mode != 0)
+            if mode == 0:
+                _reset_in_order(plat, st, out)
+            else:
+                reset_loop(jobs, plat, st, out, order, True)
             st.evi[E_PLAN] = plan
             if mode == 1:
                 allowances(blacklist, jobs, plat, st)
