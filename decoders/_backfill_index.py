@@ -460,11 +460,13 @@ def _bucket(x):
     Only the jobs of at most ``x`` tasks may pass, so the least run time among those of
     that bucket tells whether one may end by the reservation; a short job too wide for
     ``x`` (at least ``2**(b + 1)`` tasks) does not make the narrow late ones beside it
-    look as if they might.
+    look as if they might. That ``b`` counts the powers ``2**i``, ``1 <= i < R_BUCKETS``,
+    at most ``x``: independent comparisons, where a loop that stops at the first larger
+    power waits on each in turn (the walks ask for it several times per search).
     """
-    b = 0
-    while b < R_BUCKETS - 1 and (2 << b) <= x:
-        b += 1
+    b = np.int64(0)
+    for i in range(1, R_BUCKETS):
+        b += x >= (1 << i)
     return b
 
 
@@ -891,3 +893,14 @@ def first_after(m, position, st):
         else:
             hi = mid
     return lo - base
+
+
+@helper
+def leaf_after(m, position, j, st, by_mask):
+    """:func:`first_after` when job ``j`` is the one at queue position ``position``: its own
+    next leaf when it belongs to group ``m`` (the leaves of a group are in queue order), so
+    the backfill loop, which searches behind the head or a job it just started, mostly
+    skips the binary search."""
+    if group_of(j, st, by_mask) == m:
+        return st.index.g_leaf[j] + 1
+    return first_after(m, position, st)
