@@ -460,13 +460,11 @@ def _bucket(x):
     Only the jobs of at most ``x`` tasks may pass, so the least run time among those of
     that bucket tells whether one may end by the reservation; a short job too wide for
     ``x`` (at least ``2**(b + 1)`` tasks) does not make the narrow late ones beside it
-    look as if they might. That ``b`` counts the powers ``2**i``, ``1 <= i < R_BUCKETS``,
-    at most ``x``: independent comparisons, where a loop that stops at the first larger
-    power waits on each in turn (the walks ask for it several times per search).
+    look as if they might.
     """
-    b = np.int64(0)
-    for i in range(1, R_BUCKETS):
-        b += x >= (1 << i)
+    b = 0
+    while b < R_BUCKETS - 1 and (2 << b) <= x:
+        b += 1
     return b
 
 

@@ -152,7 +152,7 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         # Backfill: later queued jobs that fit now and do not delay the head's reservation.
         # The floor of the whole federation's cluster set is sd_min itself (1 / fastest
         # speed is the least of the 1 / speed, division being monotone).
-        sd_min = st.scan.sd_in[st.scan.sd_in.shape[0] - 1] if by_mask else slowdown_floor(plat)
+        sd_min = slowdown_floor(plat)
         need = tasks[head]
         room0 = _room_bounds(st)
         allow_j, free_in = st.scan.allow_j, st.scan.free_in
