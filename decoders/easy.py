@@ -150,8 +150,6 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
             if np.isnan(out.reserve[head]):
                 out.reserve[head] = shadow
         # Backfill: later queued jobs that fit now and do not delay the head's reservation.
-        # The floor of the whole federation's cluster set is sd_min itself (1 / fastest
-        # speed is the least of the 1 / speed, division being monotone).
         sd_min = slowdown_floor(plat)
         need = tasks[head]
         room0 = _room_bounds(st)
