@@ -260,21 +260,39 @@ def single_width(j, tasks, st, by_mask):
 @helper
 def _pull(st, off, node):
     """Node ``node`` of the tree at ``off`` from its two children (the power fields only
-    while the index keeps them)."""
+    while the index keeps them); returns whether any of its fields changed.
+
+    Every ancestor of a node is a function of its children alone, so when a leaf
+    changes and a node on its path to the root comes out unchanged, so do all
+    the nodes above it (:func:`set_leaf` stops there)."""
     ix = st.index
     a = off + 2 * node
+    i = off + node
     ti, rg = ix.tr_i, ix.tr_rg
-    ti[off + node, T_W] = min(ti[a, T_W], ti[a + 1, T_W])
-    ti[off + node, T_SW] = max(ti[a, T_SW], ti[a + 1, T_SW])
-    ti[off + node, T_U] = min(ti[a, T_U], ti[a + 1, T_U])
+    w = min(ti[a, T_W], ti[a + 1, T_W])
+    sw = max(ti[a, T_SW], ti[a + 1, T_SW])
+    u = min(ti[a, T_U], ti[a + 1, T_U])
+    changed = w != ti[i, T_W] or sw != ti[i, T_SW] or u != ti[i, T_U]
+    ti[i, T_W] = w
+    ti[i, T_SW] = sw
+    ti[i, T_U] = u
     for c in range(2 * ix.on[2]):
-        rg[off + node, c] = min(rg[a, c], rg[a + 1, c])
+        v = min(rg[a, c], rg[a + 1, c])
+        changed |= v != rg[i, c]
+        rg[i, c] = v
     if ix.on[0] != 0:
-        ix.tr_n[off + node] = max(ix.tr_n[a], ix.tr_n[a + 1])
-        ix.tr_m[off + node] = min(ix.tr_m[a], ix.tr_m[a + 1])
+        n = max(ix.tr_n[a], ix.tr_n[a + 1])
+        f = min(ix.tr_m[a], ix.tr_m[a + 1])
+        changed |= n != ix.tr_n[i] or f != ix.tr_m[i]
+        ix.tr_n[i] = n
+        ix.tr_m[i] = f
         for k in range(ix.tr_p.shape[1]):
-            ix.tr_p[off + node, k] = min(ix.tr_p[a, k], ix.tr_p[a + 1, k])
-            ix.tr_q[off + node, k] = max(ix.tr_q[a, k], ix.tr_q[a + 1, k])
+            p = min(ix.tr_p[a, k], ix.tr_p[a + 1, k])
+            q = max(ix.tr_q[a, k], ix.tr_q[a + 1, k])
+            changed |= p != ix.tr_p[i, k] or q != ix.tr_q[i, k]
+            ix.tr_p[i, k] = p
+            ix.tr_q[i, k] = q
+    return changed
 
 
 @helper
@@ -326,8 +344,7 @@ def set_leaf(j, tasks, runtime, st, by_mask, comp=0.0):
     node = size + st.index.g_leaf[j]
     _put(st, off + node, j, tasks, runtime, by_mask, comp)
     node //= 2
-    while node >= 1:
-        _pull(st, off, node)
+    while node >= 1 and _pull(st, off, node):  # an unchanged node leaves those above as they are
         node //= 2
 
 
@@ -874,3 +891,14 @@ def first_after(m, position, st):
         else:
             hi = mid
     return lo - base
+
+
+@helper
+def leaf_after(m, position, j, st, by_mask):
+    """:func:`first_after` when job ``j`` is the one at queue position ``position``: its own
+    next leaf when it belongs to group ``m`` (the leaves of a group are in queue order), so
+    the backfill loop, which searches behind the head or a job it just started, mostly
+    skips the binary search."""
+    if group_of(j, st, by_mask) == m:
+        return st.index.g_leaf[j] + 1
+    return first_after(m, position, st)

@@ -22,8 +22,8 @@ from ._backfill_index import (
     FLOOR_MARGIN,
     add_jobs,
     fallback_tiers,
-    first_after,
     group_may_pass,
+    leaf_after,
     search_group,
     set_leaf,
 )
@@ -180,6 +180,7 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
         # inlined copy of the search.
         mode = 1
         pos = st.queue.pos_of[head]
+        pos_j = head
         best = -1
         # A short queue is scanned in order (the index's walks cost more than the scan).
         scan = nq - hq <= SCAN_MAX
@@ -215,9 +216,9 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                         continue  # the group had no candidate left
                     elif mode == 0:
                         leaf += 1
-                    c, tested = _candidate(m, leaf, pos, t, plat, st, by_mask, free_total, f_bits,
-                                           room0, need, sd_min, shadow=shadow, hf=hf, hn=hn,
-                                           by_k1=by_k1, single=single)
+                    c, tested = _candidate(m, leaf, pos, pos_j, t, plat, st, by_mask, free_total,
+                                           f_bits, room0, need, sd_min, shadow=shadow, hf=hf,
+                                           hn=hn, by_k1=by_k1, single=single)
                     st.index.g_cand[m] = c
                     skipped |= tested
                 # The candidate first in queue order.
@@ -246,6 +247,7 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                     free_mask = cluster_mask(free)
                 mode = 2  # the bounds tightened
                 pos = p_best
+                pos_j = j
             else:
                 mode = 0
     st.evi[E_HOLES] = holes
@@ -256,11 +258,11 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
 
 
 @helper
-def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room0, need, sd_min,
-               shadow, hf, hn, by_k1, single):
+def _candidate(m, leaf, position, pj, t, plat, st, by_mask, free_total, f_bits, room0, need,
+               sd_min, shadow, hf, hn, by_k1, single):
     """Group ``m``'s first backfill candidate (a leaf, -1 when none) from ``leaf``, or, with
-    ``leaf < 0``, behind queue position ``position``, and whether the single-cluster test
-    (:func:`_single_bound`, on when ``single``) was on in this search.
+    ``leaf < 0``, behind queue position ``position`` (that of job ``pj``), and whether the
+    single-cluster test (:func:`_single_bound`, on when ``single``) was on in this search.
 
     The bounds of the index's cheap tests (:func:`~decoders._backfill_index.first_candidate`)
     at this point of the scan: the free nodes of the group's cluster set, its
@@ -297,7 +299,7 @@ def _candidate(m, leaf, position, t, plat, st, by_mask, free_total, f_bits, room
                           fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nl=nl):
         return -1, z >= 0 or tw
     if leaf < 0:  # the position is looked up only when the group's root passes
-        leaf = first_after(m, position, st)
+        leaf = leaf_after(m, position, pj, st, by_mask)
     return search_group(m, leaf, st, x, y, t, sd, shadow, pk=pk, cap=cap, fm=fm, lpk=lpk, hf=hf,
                         k1=k1, fk1=fk1, pk1=pk1, b1=b1, hn=hn, y1=y1, z=z, nt=nt,
                         tw=tw, nl=nl), z >= 0 or tw

@@ -17,8 +17,8 @@ build_index, fallback_cost, fallback_tiers, first_after, first_candidate = map(e
     bi.build_index, bi.fallback_cost, bi.fallback_tiers, bi.first_after, bi.first_candidate))
 first_candidate_behind, least_cost, power_floors, set_leaf = map(entry, (
     bi.first_candidate_behind, bi.least_cost, bi.power_floors, bi.set_leaf))
-single_width, tree_time, add_jobs, _bucket = map(entry, (
-    bi.single_width, bi.tree_time, bi.add_jobs, bi._bucket))
+single_width, tree_time, add_jobs, _bucket, leaf_after = map(entry, (
+    bi.single_width, bi.tree_time, bi.add_jobs, bi._bucket, bi.leaf_after))
 
 
 def naive_first(order, queued, mask, tasks, runtime, m, after, x, y, t, sd_min, shadow):
@@ -124,6 +124,20 @@ def test_first_candidate_matches_a_scan_of_the_queue(seed, wide):
         else:
             assert got >= 0
             assert order[st.index.g_pos[st.index.g_off[m] + got]] == want
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_leaf_after_the_job_at_a_position_is_first_after(seed):
+    # The backfill loop's look-up behind the head or a started job (leaf_after) against the
+    # binary search over the group's queue positions, for every group and position.
+    rng, J, K, st, order, mask, tasks, runtime = _random_queue(seed)
+    n_act = build_index(order, st, True, EMPTY)
+    for m in st.index.g_act[:n_act]:
+        for p in range(J):
+            assert leaf_after(m, p, order[p], st, True) == first_after(m, p, st)
+    build_index(order, st, False, EMPTY)  # one group (0) beyond TABLE_K clusters
+    for p in range(J):
+        assert leaf_after(0, p, order[p], st, False) == first_after(0, p, st)
 
 
 def test_one_group_beyond_the_table():
