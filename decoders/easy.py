@@ -217,8 +217,8 @@ def start_easy(t, fluid, jobs, plat, st, out, order, blacklist):
                     elif mode == 0:
                         leaf += 1
                     c, tested = _candidate(m, leaf, pos, pos_j, t, plat, st, by_mask, free_total,
-                                           f_bits, room0, need, sd_min, shadow=shadow, hf=hf,
-                                           hn=hn, by_k1=by_k1, single=single)
+                                           f_bits, room0, need, sd_min=sd_min, shadow=shadow,
+                                           hf=hf, hn=hn, by_k1=by_k1, single=single)
                     st.index.g_cand[m] = c
                     skipped |= tested
                 # The candidate first in queue order.

@@ -17,7 +17,9 @@ def add_arguments(p) -> None:
     p.add_argument("--groups", nargs="+", choices=list(KERNEL_GROUPS) + list(GROUP_ALIASES),
                    default=None, help="kernel groups to compile (default: all; 'batch decoder', "
                                       "deprecated, is 'decoder' and 'EASY decoder')")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
+    from .common import bounded
+
+    p.add_argument("--jobs", type=bounded("--jobs", "compile_jobs"), default=None, metavar="N",
                    help="processes compiling cold groups at once (default: MOGA_COMPILE_JOBS, "
                         "else the CPUs, at most 4; each takes 0.3 to 0.5 GB)")
 
@@ -27,8 +29,6 @@ def run(args) -> int:
 
     from ..warmup import KERNEL_GROUPS, cold_groups, compile_jobs, expand_groups, warmup
 
-    if args.jobs is not None and args.jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
     names = list(KERNEL_GROUPS) if args.groups is None else expand_groups(args.groups)
     jobs = compile_jobs() if args.jobs is None else args.jobs
     n_cold = len(cold_groups(names))
