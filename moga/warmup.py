@@ -391,10 +391,13 @@ def _warm(g: str, say, every: float) -> float:
     return secs
 
 
-#: Groups whose kernels wait at their call site for another process compiling them
-#: (``decoders._cache.await_elsewhere``): the federated loop's rules.
-_AWAITED = tuple(g for g, (_, kernels) in KERNEL_GROUPS.items()
-                 if all(m == "federated" and k.startswith("_decode_") for m, k in kernels))
+def _awaited() -> set:
+    """Groups whose kernels wait at their call site for another process compiling them
+    (``decoders._cache.await_elsewhere`` in ``run_rows``): the federated loop's rules,
+    from its table of rules."""
+    from decoders.federated import KERNEL_RULES
+
+    return {r.group for r in KERNEL_RULES.values()}
 
 
 def compile_ahead(groups) -> str | None:
@@ -414,7 +417,8 @@ def compile_ahead(groups) -> str | None:
     import warnings
 
     cold = cold_groups(groups)
-    awaited = [g for g in cold[1:] if g in _AWAITED]
+    loops = _awaited()
+    awaited = [g for g in cold[1:] if g in loops]
     if not awaited:
         return None
     try:
