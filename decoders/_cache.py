@@ -184,10 +184,14 @@ def compiling_elsewhere(kernels, wait) -> None:
 
 def await_elsewhere(module: str, kernel: str) -> None:
     """Wait for another process compiling ``kernel`` of ``module``, if one is (see
-    :func:`compiling_elsewhere`); the wait is forgotten for every kernel it covers."""
-    wait = _ELSEWHERE.pop((module, kernel), None)
+    :func:`compiling_elsewhere`); then the wait is forgotten for every kernel it covers.
+
+    The kernels stay noted while ``wait()`` runs, so that a call of one of them made
+    by ``wait()`` itself waits too (``wait`` must then return at once the second
+    time) rather than compiling it here."""
+    wait = _ELSEWHERE.get((module, kernel))
     if wait is None:
         return
+    wait()
     for key in [k for k, w in _ELSEWHERE.items() if w is wait]:
         del _ELSEWHERE[key]
-    wait()

@@ -139,9 +139,11 @@ def _compile(group: str) -> None:
     elif group == "EASY decoder":
         moga.evaluate(js, fed, backfill="easy")
     elif group == "search":
-        # An in-order search without EASY's seeds: the search's kernels, and no EASY loop.
+        # An in-order search without EASY's seeds or resequencing (which plans with
+        # EASY): the search's kernels, and no EASY loop.
         moga.run(js, fed, pop_size=8, n_gen=2, seed=0,
-                 params=moga.GAParams(easy_search=False, seed_heuristics=False))
+                 params=moga.GAParams(easy_search=False, seed_heuristics=False,
+                                      resequence_rate=0.0))
     elif group in ("PRB dispatcher", "SAF dispatcher"):
         from moga.model.schedule import dispatch_schedule
 
@@ -400,6 +402,27 @@ def _awaited() -> set:
     return {r.group for r in KERNEL_RULES.values()}
 
 
+def _compile_meanwhile(groups) -> None:
+    """Compile the cold ones of ``groups`` here, leaving the random states of Python and of
+    numpy's global generator as they were: the command that waits goes on as if this
+    had not run."""
+    import random
+    import warnings
+
+    # The legacy global generator: moga never draws from it, a library it runs might.
+    py_state, np_state = random.getstate(), np.random.get_state()  # noqa: NPY002
+    try:
+        for h in cold_groups(groups):
+            try:
+                _compile(h)
+            except Exception as e:  # noqa: BLE001 - the command compiles it when it uses it
+                warnings.warn(f"compiling {h} ahead failed ({type(e).__name__}: {e}); it is "
+                              "compiled when first used", stacklevel=3)
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)  # noqa: NPY002
+
+
 def compile_ahead(groups) -> str | None:
     """Have another process compile the costliest cold group of ``groups`` while this one
     goes on; returns its name, or None when nothing was started.
@@ -408,7 +431,8 @@ def compile_ahead(groups) -> str | None:
     Only when :func:`compile_jobs` allows two processes and a cold group other than
     the first is a rule of the federated loop, whose call site waits for the other
     process and then loads the kernel from the cache: this process compiles the first
-    group meanwhile, and the others as it uses them. A warning says so when the other
+    group meanwhile, as it uses it, and its other cold groups before it waits (each
+    group's warm-up uses no loop of another group). A warning says so when the other
     process could not start, failed, or left the kernel out of the cache (this process
     then compiles it). The other process is stopped when this one exits first, and
     ignores Ctrl-C (this process's exit stops it).
@@ -439,7 +463,17 @@ def compile_ahead(groups) -> str | None:
         return None
     atexit.register(_stop, proc)
 
+    steps = ["meanwhile", "wait"]
+
     def wait():
+        # Once: this process's other cold groups first, while the other one compiles;
+        # a call of the awaited loop made meanwhile waits below.
+        if steps and steps[0] == "meanwhile":
+            steps.pop(0)
+            _compile_meanwhile([h for h in groups if h != g])
+        if not steps:
+            return
+        steps.pop(0)
         proc.wait()
         proc.relay.join()
         if proc.returncode or cold_groups([g]):

@@ -4,6 +4,7 @@ costliest cold group compiled beside it (``moga.warmup.compile_ahead``)."""
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 
@@ -145,6 +146,16 @@ def test_compile_ahead_hands_over_the_costliest_loop_and_the_loop_waits(monkeypa
     monkeypatch.setattr(warmup, "_elsewhere", elsewhere)
     monkeypatch.setattr(warmup, "compile_jobs", lambda: 2)
     monkeypatch.setattr(warmup, "cold_groups", lambda names: [g for g in names if g in cold])
+    compiled = []
+
+    def compile_here(g):
+        assert started[0].waits == 0  # before this process waits for the other
+        compiled.append(g)
+        cold.discard(g)
+        random.random()
+        np.random.random()  # noqa: NPY002 - a warm-up's draws must not move the command's
+
+    monkeypatch.setattr(warmup, "_compile", compile_here)
     # No loop group but the first, which this process needs at once: nothing to overlap.
     assert warmup.compile_ahead(["decoder", "search"]) is None
     assert warmup.compile_ahead(["EASY decoder"]) is None
@@ -156,8 +167,14 @@ def test_compile_ahead_hands_over_the_costliest_loop_and_the_loop_waits(monkeypa
     js = moga.load_default().jobset(n_jobs=10, federation=fed)
     moga.evaluate(js, fed)  # the in-order loop does not wait
     assert started[0].waits == 0
+    cold.discard("decoder")  # compiled by that call
+    states = random.getstate(), np.random.get_state()[1].copy()  # noqa: NPY002
     a = moga.evaluate(js, fed, backfill="easy")
     assert started[0].waits == 1 and not _cache._ELSEWHERE
+    # Meanwhile this process compiled its other cold group, and nothing else.
+    assert compiled == ["search"]
+    assert random.getstate() == states[0]
+    assert np.array_equal(np.random.get_state()[1], states[1])  # noqa: NPY002
     b = moga.evaluate(js, fed, backfill="easy")  # waited once
     assert started[0].waits == 1
     assert np.array_equal(a.start, b.start)
@@ -186,6 +203,55 @@ def test_compile_ahead_warns_and_goes_on_alone(monkeypatch, no_waits):
     assert warmup.compile_ahead(["decoder", "EASY decoder"]) == "EASY decoder"
     with pytest.warns(UserWarning, match=r"compiling EASY decoder failed \(exit 1: KeyError"):
         _cache.await_elsewhere("federated", "_decode_easy")
+
+
+def test_a_loop_called_while_this_process_compiles_waits_too(monkeypatch, no_waits):
+    """A warm-up run meanwhile that reaches the awaited loop waits for the other process
+    (and then loads the loop) rather than compiling it here as well."""
+    proc = FakeProcess(["EASY decoder"])
+    cold = {"decoder", "EASY decoder", "search"}
+
+    def elsewhere(groups, say=None):
+        cold.difference_update(groups)  # the process leaves them in the cache
+        return proc
+
+    monkeypatch.setattr(warmup, "_elsewhere", elsewhere)
+    monkeypatch.setattr(warmup, "compile_jobs", lambda: 2)
+    monkeypatch.setattr(warmup, "cold_groups", lambda names: [g for g in names if g in cold])
+    seen = []
+
+    def compile_here(g):
+        cold.discard(g)
+        _cache.await_elsewhere("federated", "_decode_easy")  # as a run of the loop would
+        seen.append((g, proc.waits))
+
+    monkeypatch.setattr(warmup, "_compile", compile_here)
+    assert warmup.compile_ahead(["decoder", "EASY decoder", "search"]) == "EASY decoder"
+    _cache.await_elsewhere("federated", "_decode_easy")
+    assert seen == [("decoder", 1), ("search", 1)] and proc.waits == 1
+    assert not _cache._ELSEWHERE
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("group", sorted(warmup.KERNEL_GROUPS))
+def test_a_groups_warm_up_runs_no_loop_of_another_group(monkeypatch, group):
+    """What :func:`compile_ahead` relies on: compiling a group here while another process
+    compiles a loop never compiles that loop here too. Each group's warm-up runs only
+    its own loops of the federated kernel, or the in-order one, which every command
+    with a search uses first."""
+    from decoders import federated
+
+    ran = set()
+    run_rows = federated.run_rows
+
+    def spy(jobs, plat, orders, blacklists, model, mode, *args, **kwargs):
+        ran.add(federated._LOOP_NAMES[mode])
+        return run_rows(jobs, plat, orders, blacklists, model, mode, *args, **kwargs)
+
+    monkeypatch.setattr(federated, "run_rows", spy)
+    warmup._compile(group)
+    own = {k for m, k in warmup.KERNEL_GROUPS[group][1] if m == "federated"}
+    assert ran <= own | {"_decode_in_order"}, f"{group} runs {sorted(ran - own)}"
 
 
 def test_await_elsewhere_forgets_every_kernel_of_a_wait(no_waits):
