@@ -65,7 +65,7 @@ from numba import njit
 
 from . import steps
 from ._federated_core import E_NH, E_STARTED, next_finish
-from ._kernels import FINISH_RTOL, heap_pop, heap_push
+from ._kernels import FINISH_RTOL, heap_pop, heap_push, stable_argsort
 from ._validate import check_vector, choice_code
 
 __all__ = ["SCHEME_CODES", "CHECKPOINT_CODES", "READING_CODES", "RealtimeRun",
@@ -381,7 +381,7 @@ def _victims_qsim(jobs, th_batch, status, end, aj, na, j, t, free, out):
         if jobs.nodes[cb[i]] >= need and (best < 0 or spn[i] * jobs.nodes[cb[i]]
                                           < spn[best] * jobs.nodes[cb[best]]):
             best = i
-    idx = np.argsort(spn, kind="mergesort")
+    idx = stable_argsort(spn)
     got = 0
     nc = 0
     for a in range(m):

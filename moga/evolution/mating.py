@@ -19,6 +19,8 @@ from pymoo.core.infill import InfillCriterion
 from pymoo.core.selection import Selection
 from pymoo.core.variable import get
 
+from decoders._kernels import stable_argsort
+
 from .duplicates import SeenRows, _row_hashes
 
 __all__ = ["ArrayMating", "NeighbourSelection", "PymooTournament", "nearest_neighbours"]
@@ -80,7 +82,7 @@ def _tournament_neighbours(rank, crowding, F, a, b, k):
                 t += d * d
             D[i] = t
         D[x] = np.inf
-        order = np.argsort(D, kind="mergesort")
+        order = stable_argsort(D)
         for c in range(kk):
             nb[s, c] = order[c]
     return first, nb

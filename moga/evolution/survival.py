@@ -9,6 +9,8 @@ from numba import njit
 from pymoo.operators.survival.rank_and_crowding.metrics import get_crowding_function
 from pymoo.util.nds.non_dominated_sorting import NonDominatedSorting
 
+from decoders._kernels import stable_argsort
+
 __all__ = ["Population", "ReferenceSurvival", "SURVIVALS", "survive"]
 
 
@@ -88,7 +90,7 @@ def _crowding_distance(F):
     part = np.empty((n, m))
     for k in range(m):
         col = F[:, k].copy()
-        order = np.argsort(col, kind="mergesort")
+        order = stable_argsort(col)
         s = col[order]
         norm = s.max() - s.min()
         for p in range(n):
@@ -119,7 +121,7 @@ def _ranked_fronts(F, n_stop):
     ``crowding`` each ranked row's crowding distance within its front."""
     n = F.shape[0]
     rank = _pareto_ranks(F)
-    order = np.argsort(rank, kind="mergesort")
+    order = stable_argsort(rank)
     crowding = np.zeros(n)
     start = end = 0
     while end < n:
@@ -127,7 +129,11 @@ def _ranked_fronts(F, n_stop):
         while end < n and rank[order[end]] == rank[order[start]]:
             end += 1
         front = order[start:end]
-        crowding[front] = _crowding_distance(F[front])
+        cd = _crowding_distance(F[front])
+        # Element by element: an array assigned to a slice or an index array brings in
+        # Numba's shape-mismatch error, whose message formatting takes seconds to compile.
+        for q in range(end - start):
+            crowding[front[q]] = cd[q]
         if end >= n_stop:
             break
     return order, rank, crowding, start, end
