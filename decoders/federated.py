@@ -75,6 +75,7 @@ from __future__ import annotations
 
 import os
 import threading
+import types
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -196,7 +197,7 @@ def allocation_ranks(speed, power_busy):
 # travels in the bundles of :mod:`decoders._federated_core` (jobs, plat, st,
 # out).
 @helper
-def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
+def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist, weight, ties):
     """The MOGA rule at time ``t``: start the next jobs of ``order`` while they can start now.
 
     Stops at the first job not yet released, whose allowed free nodes do not
@@ -244,8 +245,9 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist):
 
 
 @helper
-def _reset_in_order(plat, st, out):
-    """:func:`decoders._queue.reset_loop` for the in-order rule, which keeps no queue.
+def _reset_in_order(jobs, plat, st, out, order):
+    """The in-order rule's reset of a row: :func:`decoders._queue.reset_loop` without the
+    queue, which the rule does not keep.
 
     It leaves ``out.alloc`` as it is: the rule writes a job's row whole
     before it reads it (:func:`commit_one`, or :func:`place`, whose pick
@@ -263,7 +265,7 @@ def _reset_in_order(plat, st, out):
 
 
 @helper
-def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
+def _start_prb(t, fluid, jobs, plat, st, out, order, blacklist, weight, ties):
     """PRB at time ``t``: rank the queue, start every ranked job that fits now, postpone the rest.
 
     Rank: decreasing ``weight[j] * (t - release[j] + 1)`` (``weight`` is
@@ -291,7 +293,7 @@ def _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties):
 
 
 @helper
-def _start_saf(t, fluid, jobs, plat, st, out, blacklist):
+def _start_saf(t, fluid, jobs, plat, st, out, order, blacklist, weight, ties):
     """Smallest area first at time ``t``: every queued job that fits now (nodes and power)
     starts, smallest area first; the rest wait for the next event. No reservation.
 
@@ -314,6 +316,60 @@ def _start_saf(t, fluid, jobs, plat, st, out, blacklist):
     return dequeue_started(jobs, st, 0, 0)
 
 
+#: The decorator of a rule's small hook that only forwards to helpers: Numba inlines its
+#: code into the loop before typing, so it costs no compile of its own.
+hook = njit(inline="always", error_model="numpy", _nrt=False)
+
+
+@hook
+def _start_easy(t, fluid, jobs, plat, st, out, order, blacklist, weight, ties):
+    """EASY backfilling at time ``t`` (:func:`decoders.easy.start_easy`), as a rule of the
+    loop; returns the next arrival."""
+    return start_easy(t, fluid, jobs, plat, st, out, order, blacklist)
+
+
+@hook
+def _no_prepare(jobs, plat, st):
+    """The in-order rule's set-up of a call: none."""
+
+
+@hook
+def _prepare_queue(jobs, plat, st):
+    """The set-up of a call of a rule with a queue: the jobs in arrival order, which
+    depends on the job-set alone (:func:`decoders._queue.arrival_order`)."""
+    arrival_order(jobs, st)
+
+
+@hook
+def _prepare_easy(jobs, plat, st):
+    """EASY's set-up of a call: the arrival order and, on a federation small enough for
+    its table, the slowdown floors of the cluster sets (:func:`decoders.easy.sd_floors`)."""
+    arrival_order(jobs, st)
+    if plat.nodes.shape[0] <= TABLE_K:
+        sd_floors(plat, st)
+
+
+@hook
+def _reset_queue(jobs, plat, st, out, order):
+    """The reset of a row of a rule with a queue (:func:`decoders._queue.reset_loop`)."""
+    reset_loop(jobs, plat, st, out, order, True)
+
+
+@hook
+def _no_begin(jobs, plat, st, order, blacklist):
+    """The row set-up of a rule that keeps nothing of the row: none."""
+
+
+@hook
+def _begin_easy(jobs, plat, st, order, blacklist):
+    """EASY's set-up of a row, after the loop's: every job's allowed nodes, under a cap
+    their power floors, and the candidate index of the queue (:mod:`decoders._backfill_index`)."""
+    allowances(blacklist, jobs, plat, st)
+    if is_capped(plat):
+        power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j, st.index)
+    st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K, plat.nodes.sum())
+
+
 @helper
 def start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
     """Start the jobs ``listed[:n]`` (queued, in that order) that fit now; returns the next arrival."""
@@ -324,121 +380,109 @@ def start_listed(t, fluid, jobs, plat, st, out, blacklist, listed, n):
     return dequeue_started(jobs, st, 0, 0)
 
 
-def _loop_for(mode: int, name: str):
-    """The event loop of every federated decode, specialised to the rule ``mode``
-    (:data:`LOOP_RULES`) and compiled on first use as the module's kernel ``name``.
+def _loop(jobs, plat, orders, blacklists, model, lo, hi, st, out, weight, ties, out_f, out_i,
+          out_starts, out_alloc, out_finish):
+    """Decode chromosomes ``lo`` to ``hi - 1`` of a population with one rule: the event
+    loop of every federated decode, written once; :func:`_loop_for` makes it the
+    kernel of each rule of :data:`KERNEL_RULES`, whose hooks it calls as the globals
+    ``_prepare``, ``_reset``, ``_begin`` and ``_start``.
 
-    ``mode`` is a constant of the closure, so Numba prunes the other rules'
-    branches before typing: a specialisation compiles only its own rule's
-    helpers, and a command compiles only the rules it runs. Numba's on-disk
-    cache keys a closure by its code and the values it closes over, and the
-    kernel's name names its cache file, so each specialisation is cached on
-    its own and a later process loads it.
+    Parameters
+    ----------
+    jobs, plat, st, out : named tuples
+        See :mod:`decoders._federated_core`; ``st`` is work space, ``out`` is filled.
+    orders : int64[:, :]
+        (P, J): each row a permutation of the jobs, the placement order (the
+        queue order under EASY).
+    blacklists : float64[:, :, :]
+        (P, J, K) fractions in [0, 1].
+    model : int
+        ``MODELS`` code (0 fluid, 1 at_start).
+    lo, hi : int
+        The rows to decode; every row reuses the work arrays ``st``, and
+        ``out`` holds the schedule of the last one.
+    weight, ties : float64[:], int64[:, :]
+        PRB's queue weights and tie order (see :func:`_start_prb`; unused by the
+        other rules).
+    out_f, out_i : float64[:, :], int64[:, :]
+        (P, 3) and (P, 2): row p's ``(makespan, energy, flowtime)`` and
+        ``(n_relaxed, n_coalloc)``.
+    out_starts : float64[:, :]
+        With P rows, ``out_starts[p, i]`` receives the start of job
+        ``orders[p, i]``; shape (0, J) skips it.
+    out_alloc : int32[:, :, :]
+        With P rows, ``out_alloc[p]`` receives row p's allocation (J, K);
+        shape (0, J, K) skips it.
+    out_finish : float64[:, :]
+        With P rows, ``out_finish[p, j]`` receives the finish of job ``j``;
+        shape (0, J) skips it.
+
+    The rule's hooks (:class:`KernelRule`): ``_prepare`` once per call,
+    ``_reset`` and then ``_begin`` for every row, ``_start`` at every event (a
+    finish or an arrival), after the jobs finishing by then have released their
+    nodes; time moves to the next finish or arrival until every job has started.
+
+    One kernel per rule serves one chromosome and a population alike; it runs
+    without the GIL, and :func:`run_rows` decodes a population in threads, one
+    contiguous chunk each.
     """
+    J = orders.shape[1]
+    fluid = model == 0
+    want_starts = out_starts.shape[0] > 0
+    want_alloc = out_alloc.shape[0] > 0
+    want_finish = out_finish.shape[0] > 0
+    plan = plans_on_estimates(jobs)
+    if hi > lo:
+        _prepare(jobs, plat, st)  # noqa: F821 - a hook, set by _loop_for
+    for p in range(lo, hi):
+        order, blacklist = orders[p], blacklists[p]
+        _reset(jobs, plat, st, out, order)  # noqa: F821
+        st.evi[E_PLAN] = plan
+        _begin(jobs, plat, st, order, blacklist)  # noqa: F821
+        t = 0.0
+        while st.evi[E_STARTED] < J:
+            t = release_due(t + FINISH_RTOL * abs(t), t, fluid, jobs, plat, st, out)
+            t_arrival = _start(t, fluid, jobs, plat, st, out, order, blacklist, weight,  # noqa: F821
+                               ties)
+            if st.evi[E_STARTED] == J:
+                break
+            nxt = min(next_finish(st), t_arrival)
+            if nxt == np.inf:  # cannot happen: a waiting job always fits an idle federation
+                break
+            t = max(t, nxt)
+        release_due(np.inf, t, fluid, jobs, plat, st, out)
+        out_f[p, 0], out_f[p, 1], out_f[p, 2] = objectives(jobs, plat, out)
+        out_i[p, 0] = st.evi[E_RELAXED]
+        out_i[p, 1] = st.evi[E_COALLOC]
+        if want_starts:
+            for i in range(J):
+                out_starts[p, i] = out.start[order[i]]
+        if want_alloc:
+            for i in range(J):
+                for k in range(out.alloc.shape[1]):
+                    out_alloc[p, i, k] = out.alloc[i, k]
+        if want_finish:
+            for i in range(J):
+                out_finish[p, i] = out.finish[i]
 
-    def decode(jobs, plat, orders, blacklists, model, lo, hi, st, out, weight, ties, out_f, out_i,
-               out_starts, out_alloc, out_finish):
-        """Decode chromosomes ``lo`` to ``hi - 1`` of a population with one rule: the event
-        loop of every federated decode.
 
-        Parameters
-        ----------
-        jobs, plat, st, out : named tuples
-            See :mod:`decoders._federated_core`; ``st`` is work space, ``out`` is filled.
-        orders : int64[:, :]
-            (P, J): each row a permutation of the jobs, the placement order (the
-            queue order under EASY).
-        blacklists : float64[:, :, :]
-            (P, J, K) fractions in [0, 1].
-        model : int
-            ``MODELS`` code (0 fluid, 1 at_start).
-        lo, hi : int
-            The rows to decode; every row reuses the work arrays ``st``, and
-            ``out`` holds the schedule of the last one.
-        weight, ties : float64[:], int64[:, :]
-            PRB's queue weights and tie order (see :func:`_start_prb`; unused by the
-            other rules).
-        out_f, out_i : float64[:, :], int64[:, :]
-            (P, 3) and (P, 2): row p's ``(makespan, energy, flowtime)`` and
-            ``(n_relaxed, n_coalloc)``.
-        out_starts : float64[:, :]
-            With P rows, ``out_starts[p, i]`` receives the start of job
-            ``orders[p, i]``; shape (0, J) skips it.
-        out_alloc : int32[:, :, :]
-            With P rows, ``out_alloc[p]`` receives row p's allocation (J, K);
-            shape (0, J, K) skips it.
-        out_finish : float64[:, :]
-            With P rows, ``out_finish[p, j]`` receives the finish of job ``j``;
-            shape (0, J) skips it.
+def _loop_for(rule, name: str):
+    """The event loop (:func:`_loop`) specialised to ``rule`` (a :class:`KernelRule`),
+    compiled on first use as the module's kernel ``name``.
 
-        The rule (``mode`` of :func:`_loop_for`): 0 strict order
-        (:func:`_start_in_order`), 1 EASY (:func:`start_easy`), 2 PRB
-        (:func:`_start_prb`), 3 smallest area first (:func:`_start_saf`). At each
-        event (a finish or an arrival) the jobs finishing by then release their
-        nodes, then the rule starts what it can; time moves to the next finish or
-        arrival until every job has started.
-
-        One kernel per rule serves one chromosome and a population alike; it runs
-        without the GIL, and :func:`run_rows` decodes a population in threads, one
-        contiguous chunk each.
-        """
-        J = orders.shape[1]
-        fluid = model == 0
-        want_starts = out_starts.shape[0] > 0
-        want_alloc = out_alloc.shape[0] > 0
-        want_finish = out_finish.shape[0] > 0
-        plan = plans_on_estimates(jobs)
-        if mode != 0 and hi > lo:
-            arrival_order(jobs, st)
-            if mode == 1 and plat.nodes.shape[0] <= TABLE_K:
-                sd_floors(plat, st)
-        for p in range(lo, hi):
-            order, blacklist = orders[p], blacklists[p]
-            if mode == 0:
-                _reset_in_order(plat, st, out)
-            else:
-                reset_loop(jobs, plat, st, out, order, True)
-            st.evi[E_PLAN] = plan
-            if mode == 1:
-                allowances(blacklist, jobs, plat, st)
-                if is_capped(plat):
-                    power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j,
-                                 st.index)
-                st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K,
-                                             plat.nodes.sum())
-            t = 0.0
-            while st.evi[E_STARTED] < J:
-                t = release_due(t + FINISH_RTOL * abs(t), t, fluid, jobs, plat, st, out)
-                if mode == 1:
-                    t_arrival = start_easy(t, fluid, jobs, plat, st, out, order, blacklist)
-                elif mode == 2:
-                    t_arrival = _start_prb(t, fluid, jobs, plat, st, out, blacklist, weight, ties)
-                elif mode == 3:
-                    t_arrival = _start_saf(t, fluid, jobs, plat, st, out, blacklist)
-                else:
-                    t_arrival = _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist)
-                if st.evi[E_STARTED] == J:
-                    break
-                nxt = min(next_finish(st), t_arrival)
-                if nxt == np.inf:  # cannot happen: a waiting job always fits an idle federation
-                    break
-                t = max(t, nxt)
-            release_due(np.inf, t, fluid, jobs, plat, st, out)
-            out_f[p, 0], out_f[p, 1], out_f[p, 2] = objectives(jobs, plat, out)
-            out_i[p, 0] = st.evi[E_RELAXED]
-            out_i[p, 1] = st.evi[E_COALLOC]
-            if want_starts:
-                for i in range(J):
-                    out_starts[p, i] = out.start[order[i]]
-            if want_alloc:
-                for i in range(J):
-                    for k in range(out.alloc.shape[1]):
-                        out_alloc[p, i, k] = out.alloc[i, k]
-            if want_finish:
-                for i in range(J):
-                    out_finish[p, i] = out.finish[i]
-
-    decode.__name__ = decode.__qualname__ = name
+    The loop calls the rule's hooks as globals, and a copy of it is made with
+    those globals set to this rule's functions: Numba resolves a global at
+    compile time, so each specialisation types, inlines and compiles only its
+    own rule's code, and a command compiles only the rules it runs. Numba's
+    on-disk cache names a kernel's file after its name and keys it by its code
+    (the same for every rule), so each specialisation is cached in its own file
+    and a later process loads it.
+    """
+    hooks = dict(globals(), _prepare=rule.prepare, _reset=rule.reset, _begin=rule.begin,
+                 _start=rule.start)
+    decode = types.FunctionType(_loop.__code__, hooks, name, _loop.__defaults__, _loop.__closure__)
+    decode.__qualname__ = name
+    decode.__doc__ = _loop.__doc__
     return njit(cache=True, nogil=True, no_cfunc_wrapper=True, error_model="numpy", _nrt=False)(decode)
 
 
@@ -452,13 +496,24 @@ def _area_order(jobs):
 class KernelRule(NamedTuple):
     """A rule of the event loop: what starts jobs at an event (one row of :data:`KERNEL_RULES`).
 
-    A new kernel rule is its ``start`` function, its branch in the loop of
-    :func:`_loop_for` (a call of ``start`` when ``mode == code``), a row here, and
-    its catalogue entry (:data:`moga.POLICIES`), twin and test; its loop, its rule
-    code, :func:`dispatch`'s methods and its compile group follow from the row.
+    A new kernel rule is its ``start`` function (and, when it keeps state of its
+    own, its ``prepare``, ``reset`` and ``begin`` hooks), a row here, and its
+    catalogue entry (:data:`moga.POLICIES`), twin and test; its loop
+    (:func:`_loop_for`), its code, :func:`dispatch`'s methods and its compile group
+    follow from the row. The hooks are :data:`~decoders._kernels.helper` functions
+    with these arguments (the bundles of :mod:`decoders._federated_core`):
+
+    - ``start(t, fluid, jobs, plat, st, out, order, blacklist, weight, ties)`` at
+      every event: start what the rule starts at ``t``; returns the next arrival
+      the rule waits for (inf when none);
+    - ``prepare(jobs, plat, st)`` once per call, before the rows;
+    - ``reset(jobs, plat, st, out, order)`` at each row: the work arrays and
+      outputs of an empty federation (the event scalars included);
+    - ``begin(jobs, plat, st, order, blacklist)`` at each row, after the loop's own
+      set-up.
     """
 
-    #: The loop's branch: the ``mode`` its specialisation is built for.
+    #: The rule's number: its loop's place in the table of loops (``run_rows``'s ``mode``).
     code: int
     #: The rule, called at every event with the loop's bundles.
     start: object
@@ -468,13 +523,21 @@ class KernelRule(NamedTuple):
     dispatch: bool = False
     #: The loop's order for :func:`dispatch`, from the job bundle (default arrival order).
     queue: object = None
+    #: The set-up of a call (default: the arrival order of a rule with a queue).
+    prepare: object = _prepare_queue
+    #: The reset of a row (default: that of a rule with a queue).
+    reset: object = _reset_queue
+    #: The rule's own set-up of a row (default: none).
+    begin: object = _no_begin
 
 
 #: The rules of the event loop by name; the loop is specialised to each
 #: (``_decode_<name>``, :func:`_loop_for`), compiled and cached on its own.
 KERNEL_RULES = {
-    "in_order": KernelRule(0, _start_in_order, "decoder"),
-    "easy": KernelRule(1, start_easy, "EASY decoder", dispatch=True),
+    "in_order": KernelRule(0, _start_in_order, "decoder", prepare=_no_prepare,
+                           reset=_reset_in_order),
+    "easy": KernelRule(1, _start_easy, "EASY decoder", dispatch=True, prepare=_prepare_easy,
+                       begin=_begin_easy),
     "prb": KernelRule(2, _start_prb, "PRB dispatcher", dispatch=True),
     "saf": KernelRule(3, _start_saf, "SAF dispatcher", dispatch=True, queue=_area_order),
 }
@@ -488,7 +551,7 @@ _DISPATCH_CODES = {name: r.code for name, r in KERNEL_RULES.items() if r.dispatc
 DISPATCH_METHODS = tuple(_DISPATCH_CODES)
 #: The loop's specialisation of each rule (its kernel's name, and the kernel), by code.
 _LOOP_NAMES = tuple(f"_decode_{name}" for name in KERNEL_RULES)
-_LOOPS = tuple(_loop_for(r.code, f"_decode_{name}") for name, r in KERNEL_RULES.items())
+_LOOPS = tuple(_loop_for(r, f"_decode_{name}") for name, r in KERNEL_RULES.items())
 _decode_in_order, _decode_easy, _decode_prb, _decode_saf = _LOOPS
 
 
