@@ -529,6 +529,9 @@ class KernelRule(NamedTuple):
     reset: object = _reset_queue
     #: The rule's own set-up of a row (default: none).
     begin: object = _no_begin
+    #: Whether its work arrays hold EASY's backfill scan and candidate index
+    #: (``new_state(..., easy=True)``); the other rules' hold them empty.
+    index: bool = False
 
 
 #: The rules of the event loop by name; the loop is specialised to each
@@ -537,7 +540,7 @@ KERNEL_RULES = {
     "in_order": KernelRule(0, _start_in_order, "decoder", prepare=_no_prepare,
                            reset=_reset_in_order),
     "easy": KernelRule(1, _start_easy, "EASY decoder", dispatch=True, prepare=_prepare_easy,
-                       begin=_begin_easy),
+                       begin=_begin_easy, index=True),
     "prb": KernelRule(2, _start_prb, "PRB dispatcher", dispatch=True),
     "saf": KernelRule(3, _start_saf, "SAF dispatcher", dispatch=True, queue=_area_order),
 }
@@ -552,6 +555,8 @@ DISPATCH_METHODS = tuple(_DISPATCH_CODES)
 #: The loop's specialisation of each rule (its kernel's name, and the kernel), by code.
 _LOOP_NAMES = tuple(f"_decode_{name}" for name in KERNEL_RULES)
 _LOOPS = tuple(_loop_for(r, f"_decode_{name}") for name, r in KERNEL_RULES.items())
+#: Whether each rule's work arrays hold EASY's scan and index, by code.
+_INDEXED = tuple(r.index for r in KERNEL_RULES.values())
 _decode_in_order, _decode_easy, _decode_prb, _decode_saf = _LOOPS
 
 
@@ -605,7 +610,7 @@ def run_rows(jobs, plat, orders, blacklists, model, mode, weight=None, ties=None
         # The outputs by keyword (Numba folds them into its signature at no cost; a
         # bundle of them would be typed in Python at every call).
         _LOOPS[mode](jobs, plat, orders, blacklists, model, c * P // n_chunks,
-                (c + 1) * P // n_chunks, new_state(J, K, mode == 1) if work is None else work[0],
+                (c + 1) * P // n_chunks, new_state(J, K, _INDEXED[mode]) if work is None else work[0],
                 outs[c], weight, ties, out_f=out_f, out_i=out_i, out_starts=out_s, out_alloc=out_a,
                 out_finish=out_e)
 
@@ -986,7 +991,7 @@ def decode_inputs(bundle: Inputs, order, blacklist, *, model: str = "fluid",
         raise ValueError(f"blacklist must have shape ({J}, {K}), got shape {np.shape(blacklist)}; "
                          "decode populations with decode_batch")
     blacklist = check_blacklists(np.asarray(blacklist)[None], J, K)[0]
-    work = (cached_state(J, K, easy == 1), new_out(J, K))
+    work = (cached_state(J, K, _INDEXED[easy]), new_out(J, K))
     f, i, _, _, out, _ = run_rows(bundle.jobs, bundle.plat, readonly(order)[None],
                                   readonly(blacklist)[None], code, easy, work=work)
     return FederatedDecode(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
@@ -1088,7 +1093,7 @@ class BatchDecoder:
         # Handing rows to threads costs more than decoding a small batch in this one.
         threads = get_num_threads() if orders.size >= THREAD_MIN_SLOTS else 1
         if threads == 1 and self._work is None:
-            self._work = (new_state(J, K, self._easy == 1), new_out(J, K))
+            self._work = (new_state(J, K, _INDEXED[self._easy]), new_out(J, K))
         out_f, out_i, at, alloc, _, fin = run_rows(
             self._jobs, self._plat, orders, blacklists, self._code, self._easy,
             n_chunks=threads, starts=start_orders or starts, allocs=allocations,
@@ -1175,7 +1180,7 @@ def dispatch_inputs(bundle: Inputs, method: str = "prb", *, weight=None, tie=Non
     queue = KERNEL_RULES[method].queue
     if queue is not None:
         order = readonly(queue(jobs))
-    work = (cached_state(J, K, mode == 1), new_out(J, K))
+    work = (cached_state(J, K, _INDEXED[mode]), new_out(J, K))
     f, i, _, _, out, _ = run_rows(jobs, plat, order[None], bl[None], code, mode, w, ties, work=work)
     return Dispatch(out.start, out.finish, out.alloc, float(f[0, 0]), float(f[0, 1]),
                     float(f[0, 2]), int(i[0, 1]))
