@@ -5,8 +5,10 @@ the files of the helpers inlined into it (numba/numba#1833): after an edit of
 ``_kernels.py`` a cached ``federated._decode_easy`` would still run the old
 helpers. On import, this module hashes every source file of the package and,
 when the hash differs from the one stamped beside the cache, removes the
-package's cached kernels so that they compile afresh. It never fails an
-import: a cache folder it cannot read or write is left alone.
+package's cached kernels so that they compile afresh. A package of kernels
+elsewhere that calls this package's helpers (``moga.evolution``) does the same
+for its own folder on its import, hashing its sources and this package's. It
+never fails an import: a cache folder it cannot read or write is left alone.
 
 Numba saves a compiled signature by reading the function's index, adding the
 signature with the first free data file name, and writing both back, with
@@ -28,12 +30,22 @@ _PACKAGE = Path(__file__).resolve().parent
 _STAMP = "moga-decoders-source.sha256"
 
 
-def source_digest() -> str:
-    """SHA-256 of every ``.py`` file of the package, in path order."""
+def _sources(folder: Path) -> tuple:
+    """The source folders whose code the kernels of ``folder`` may hold: its own, and this
+    package's, whose helpers Numba inlines into them."""
+    folder = Path(folder).resolve()
+    return (_PACKAGE,) if folder == _PACKAGE else (folder, _PACKAGE)
+
+
+def source_digest(folder: Path = _PACKAGE) -> str:
+    """SHA-256 of every ``.py`` file of :func:`_sources` of ``folder`` (default this
+    package), in path order."""
     h = hashlib.sha256()
-    for p in sorted(_PACKAGE.rglob("*.py")):
-        h.update(str(p.relative_to(_PACKAGE)).encode())
-        h.update(p.read_bytes())
+    for root in _sources(folder):
+        for p in sorted(root.rglob("*.py")):
+            name = p.relative_to(_PACKAGE) if root == _PACKAGE else p.relative_to(root.parent)
+            h.update(str(name).encode())
+            h.update(p.read_bytes())
     return h.hexdigest()
 
 
@@ -77,9 +89,9 @@ def lock_cache_saves() -> bool:
     return True
 
 
-def _cache_dirs():
-    """Where Numba keeps the cache of each source folder of the package."""
-    folders = sorted({p.parent for p in _PACKAGE.rglob("*.py")})
+def _cache_dirs(package: Path = _PACKAGE):
+    """Where Numba keeps the cache of each source folder of ``package`` (default this one)."""
+    folders = sorted({p.parent for p in Path(package).resolve().rglob("*.py")})
     user = os.environ.get("NUMBA_CACHE_DIR")
     for folder in folders:
         yield folder / "__pycache__"
@@ -93,17 +105,18 @@ def _cache_dirs():
             yield Path(user) / sub
 
 
-def drop_stale_cache() -> int:
-    """Remove cached kernels compiled from other sources; returns the files removed.
+def drop_stale_cache(package: Path = _PACKAGE) -> int:
+    """Remove the cached kernels of ``package`` (a folder of sources; default this package)
+    compiled from other sources, its own or this package's; returns the files removed.
 
     The stamp is written into every cache folder, creating the folder when
     Numba has not yet done so: a folder that Numba fills later without a stamp
     would otherwise look stale to the next process, which would delete the
     kernels this process compiled and compile them all again.
     """
-    digest = source_digest()
+    digest = source_digest(package)
     removed = 0
-    for d in _cache_dirs():
+    for d in _cache_dirs(package):
         try:
             stamp = d / _STAMP
             if stamp.exists() and stamp.read_text().strip() == digest:

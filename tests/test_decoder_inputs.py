@@ -299,3 +299,47 @@ def test_batch_decoder_set_up_once_decodes_as_decode_batch(seed):
         dec(orders[:1], bls)
     with pytest.raises(ValueError, match="order"):
         dec(np.zeros((1, J), dtype=np.int64), bls[:1])
+
+
+def test_a_kernel_package_above_drops_its_kernels_when_the_decoders_change(tmp_path,
+                                                                           monkeypatch):
+    """moga.evolution's kernels inline the decoders' helpers: their cache is stamped with
+    the sources of both, so an edit of either drops them (numba/numba#1833)."""
+    from pathlib import Path
+
+    import moga.evolution
+    from decoders import _cache
+
+    evo = Path(moga.evolution.__file__).parent
+    assert _cache.source_digest(evo) not in (_cache.source_digest(), "")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    (d,) = [d for d in _cache._cache_dirs(evo) if str(d).startswith(str(tmp_path))]
+    d.mkdir(parents=True)
+    (d / "survival._ranked_fronts-1.py311.nbi").write_text("inlines an old helper")
+    (d / _cache._STAMP).write_text(_cache.source_digest() + "\n")  # the decoders' alone
+    assert _cache.drop_stale_cache(evo) == 1
+    assert (d / _cache._STAMP).read_text().strip() == _cache.source_digest(evo)
+    assert _cache.drop_stale_cache(evo) == 0
+
+
+def test_every_folder_of_cached_kernels_is_stamped():
+    """Numba's cache does not see the edits of the helpers a kernel inlines (another file):
+    each folder of the project with ``njit(cache=True)`` kernels drops its stale ones on
+    import (``decoders`` itself, and the packages above that call its helpers)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    folders = set()
+    for f in (root / "moga").rglob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if (isinstance(node, ast.Call) and getattr(node.func, "id",
+                                                        getattr(node.func, "attr", "")) == "njit"
+                    and any(k.arg == "cache" and getattr(k.value, "value", False)
+                            for k in node.keywords)):
+                folders.add(f.parent)
+    assert folders  # the search's kernels
+    for folder in folders:
+        init = (folder / "__init__.py").read_text()
+        assert "drop_stale_cache(Path(__file__).parent)" in init, folder
+    assert "drop_stale_cache()" in (root / "decoders" / "__init__.py").read_text()

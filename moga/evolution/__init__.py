@@ -1,6 +1,14 @@
 """Evolution: GA parameters, the pymoo problem over the decoders, the operators, ``run``."""
-from .online import OnlineMOGA
-from .operators import (
+from pathlib import Path
+
+from decoders._cache import drop_stale_cache
+
+# This package's kernels call the decoders' helpers, which Numba inlines into them and
+# whose edits its cache does not see (numba/numba#1833): drop them when either changed.
+drop_stale_cache(Path(__file__).parent)
+
+from .online import OnlineMOGA  # noqa: E402
+from .operators import (  # noqa: E402
     ScheduleCrossover,
     ScheduleDuplicateElimination,
     ScheduleMutation,
@@ -8,11 +16,11 @@ from .operators import (
     fitted_blacklists,
     seed_blacklists,
 )
-from .params import GAParams
-from .problem import OBJECTIVES, ScheduleRepair, SchedulingProblem
-from .resequencing import Resequencer
-from .runner import HV_FACTOR, RunResult, run
-from .search import Search, StopRule
+from .params import GAParams  # noqa: E402
+from .problem import OBJECTIVES, ScheduleRepair, SchedulingProblem  # noqa: E402
+from .resequencing import Resequencer  # noqa: E402
+from .runner import HV_FACTOR, RunResult, run  # noqa: E402
+from .search import Search, StopRule  # noqa: E402
 
 __all__ = ["GAParams", "HV_FACTOR", "OBJECTIVES", "OnlineMOGA", "RunResult", "ScheduleCrossover",
            "Resequencer", "ScheduleDuplicateElimination", "ScheduleMutation", "ScheduleRepair",
