@@ -40,6 +40,10 @@ COMMANDS = {
 }
 
 
+def _ctrl_c_as_from_a_terminal():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_the_first_ctrl_c_ends_the_command_promptly(name, tmp_path):
@@ -47,9 +51,11 @@ def test_the_first_ctrl_c_ends_the_command_promptly(name, tmp_path):
     if str(CTC) in args and not CTC.exists():
         pytest.skip("needs the shared CTC-SP2 trace")
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # As from a terminal: a test run started in the background of a shell without job
+    # control inherits SIGINT ignored, and so would the command, which keeps it so.
     p = subprocess.Popen([sys.executable, "-m", "moga", *args, "--out", str(tmp_path / "o")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                         cwd=tmp_path)
+                         cwd=tmp_path, preexec_fn=_ctrl_c_as_from_a_terminal)
     seen, lines = threading.Event(), []
 
     def read(stream):
