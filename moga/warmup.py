@@ -464,21 +464,23 @@ def compile_ahead(groups) -> str | None:
     atexit.register(_stop, proc)
 
     steps = ["meanwhile", "wait"]
+    lock = threading.RLock()  # another thread's call waits for the first call's end
 
     def wait():
         # Once: this process's other cold groups first, while the other one compiles;
-        # a call of the awaited loop made meanwhile waits below.
-        if steps and steps[0] == "meanwhile":
+        # a call of the awaited loop made meanwhile (this thread) waits below.
+        with lock:
+            if steps and steps[0] == "meanwhile":
+                steps.pop(0)
+                _compile_meanwhile([h for h in groups if h != g])
+            if not steps:
+                return
             steps.pop(0)
-            _compile_meanwhile([h for h in groups if h != g])
-        if not steps:
-            return
-        steps.pop(0)
-        proc.wait()
-        proc.relay.join()
-        if proc.returncode or cold_groups([g]):
-            warnings.warn(f"the second process compiling {g} failed ({_failure(proc)}); "
-                          "compiling it in this process", stacklevel=2)
+            proc.wait()
+            proc.relay.join()
+            if proc.returncode or cold_groups([g]):
+                warnings.warn(f"the second process compiling {g} failed ({_failure(proc)}); "
+                              "compiling it in this process", stacklevel=2)
 
     _cache.compiling_elsewhere(KERNEL_GROUPS[g][1], wait)
     return g

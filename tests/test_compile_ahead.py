@@ -232,6 +232,49 @@ def test_a_loop_called_while_this_process_compiles_waits_too(monkeypatch, no_wai
     assert not _cache._ELSEWHERE
 
 
+def test_threads_calling_the_awaited_loop_at_once_all_wait_for_the_process(monkeypatch,
+                                                                          no_waits):
+    """Two threads reaching the awaited loop together: each goes on only once this
+    process's other groups are compiled and the other process has ended."""
+    import threading
+    import time
+
+    class SlowProcess(FakeProcess):
+        def wait(self):
+            time.sleep(0.2)
+            return super().wait()
+
+    proc = SlowProcess(["EASY decoder"])
+    cold = {"decoder", "EASY decoder", "search"}
+
+    def elsewhere(groups, say=None):
+        cold.difference_update(groups)
+        return proc
+
+    def compile_here(g):
+        time.sleep(0.1)
+        cold.discard(g)
+
+    monkeypatch.setattr(warmup, "_elsewhere", elsewhere)
+    monkeypatch.setattr(warmup, "compile_jobs", lambda: 2)
+    monkeypatch.setattr(warmup, "cold_groups", lambda names: [g for g in names if g in cold])
+    monkeypatch.setattr(warmup, "_compile", compile_here)
+    assert warmup.compile_ahead(["decoder", "EASY decoder", "search"]) == "EASY decoder"
+    seen = []
+
+    def call():
+        _cache.await_elsewhere("federated", "_decode_easy")
+        seen.append((proc.waits, sorted(cold)))
+
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen == [(1, []), (1, [])]
+    assert not _cache._ELSEWHERE
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("group", sorted(warmup.KERNEL_GROUPS))
 def test_a_groups_warm_up_runs_no_loop_of_another_group(monkeypatch, group):
