@@ -206,5 +206,6 @@ def await_elsewhere(module: str, kernel: str) -> None:
     if wait is None:
         return
     wait()
-    for key in [k for k, w in _ELSEWHERE.items() if w is wait]:
-        del _ELSEWHERE[key]
+    # Threads leaving the wait one after another each forget the same keys.
+    for key in [k for k, w in list(_ELSEWHERE.items()) if w is wait]:
+        _ELSEWHERE.pop(key, None)
