@@ -104,6 +104,8 @@ from ._kernels import (
     heap_push,
     helper,
     link_traffic,
+    speed_term,
+    with_links,
 )
 
 __all__ = ["Jobs", "Platform", "State", "Running", "Queue", "Reservation", "Scan", "Index", "Out",
@@ -244,7 +246,7 @@ def refresh_rates(t, jobs, plat, st, out, ncl):
         sc = 1.0
         for k in range(K):  # a select, as in slowdown: an unused cluster's 1.0 changes nothing
             sc = max(sc, util[k] if alloc[r, k] > 0 else 1.0)
-        new = st.run.sp[r] + jobs.sigma[r] * sc
+        new = with_links(st.run.sp[r], jobs.sigma[r], sc)
         if new != st.run.sd[r]:
             st.run.fin[r] = t + (st.run.fin[r] - t) / st.run.sd[r] * new
             st.run.sd[r] = new
@@ -326,7 +328,7 @@ def allocate(j, jobs, plat, st, alloc, allow):
     for k in range(K):  # slowdown(..., add_self=True) of the pick, whose used clusters are known
         xk = alloc[j, k]
         sc = max(sc, (load[k] + link_traffic(b, T, xk)) / link[k] if xk > 0 else 1.0)
-    sd_cur = (1.0 - sig) * sp + sig * sc
+    sd_cur = with_links(speed_term(sig, sp), sig, sc)
     while True:
         src = -1
         for i in range(K):
@@ -359,7 +361,7 @@ def allocate(j, jobs, plat, st, alloc, allow):
                 sc = max(u_other, _link_use(dst, b, T, xd + 1, load, link))
                 if xs > 1:
                     sc = max(sc, _link_use(src, b, T, xs - 1, load, link))
-            sd_new = (1.0 - sig) * sp + sig * sc
+            sd_new = with_links(speed_term(sig, sp), sig, sc)
             if sd_new > sd_cur * (1.0 + SHIFT_RTOL):
                 break
             xs -= 1
@@ -634,7 +636,7 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
     # slowdown's float, from the used clusters and the least speed found above: its speed
     # term, then the worst utilisation of the job's links once its traffic is on them
     sigma = jobs.sigma[j]
-    sp = (1.0 - sigma) * (1.0 / smin)
+    sp = speed_term(sigma, 1.0 / smin)
     sc = 1.0
     if used >= 2:
         st.run.coal[j] = 1
@@ -643,7 +645,7 @@ def commit_start(j, t, fluid, jobs, plat, st, out):
             xk = alloc[j, k]
             load[k] += link_traffic(jobs.bw[j], tj, xk)
             sc = max(sc, load[k] / plat.link[k] if xk > 0 else 1.0)
-    st.run.sd[j] = sp + sigma * sc
+    st.run.sd[j] = with_links(sp, sigma, sc)
     out.start[j] = t
     st.run.fin[j] = t + jobs.runtime[j] * st.run.sd[j]
     if used >= 2 and fluid:
@@ -700,7 +702,7 @@ def commit_one(j, k, t, jobs, plat, st, out):
     out.alloc[j, k] = T
     st.run.free[k] -= T
     sigma = jobs.sigma[j]
-    sd = (1.0 - sigma) * (1.0 / plat.speed[k]) + sigma * 1.0
+    sd = with_links(speed_term(sigma, 1.0 / plat.speed[k]), sigma, 1.0)
     st.run.sd[j] = sd
     out.start[j] = t
     fin = t + jobs.runtime[j] * sd

@@ -142,6 +142,21 @@ def link_traffic(bw, tasks, x):
     return bw * (x * (tasks - x)) / (tasks - 1.0)
 
 
+@helper
+def speed_term(sigma, inv_speed):
+    """The speed term ``(1 - sigma) * SP`` of a job's slowdown, ``inv_speed`` being ``SP``,
+    one over the least speed of its clusters (docs/design.md §3)."""
+    return (1.0 - sigma) * inv_speed
+
+
+@helper
+def with_links(sp, sigma, sc):
+    """A job's slowdown from its speed term ``sp`` (:func:`speed_term`) and the worst
+    utilisation ``sc`` (at least 1) of its links: ``sp + sigma * SC``. Every slowdown the
+    decoders compute goes through these two, in this order of operations."""
+    return sp + sigma * sc
+
+
 @njit(cache=True, forceinline=True, error_model="numpy")
 def slowdown(sigma, bw, tasks, alloc, j, speed, load, link, add_self):
     """Slowdown ``SD_j`` of job ``j`` with allocation ``alloc[j]`` at link loads ``load``.
@@ -185,7 +200,7 @@ def slowdown(sigma, bw, tasks, alloc, j, speed, load, link, add_self):
             if add_self:
                 lk += link_traffic(bw, tasks, xk)
             sc = max(sc, lk / link[k] if xk > 0 else 1.0)
-    return (1.0 - sigma) * (1.0 / smin) + sigma * sc
+    return with_links(speed_term(sigma, 1.0 / smin), sigma, sc)
 
 
 # ------------------------------------------------------------------ event heap

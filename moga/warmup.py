@@ -206,20 +206,25 @@ def compile_jobs() -> int:
     environment variable (1 keeps every compile in the command's own process), else
     the CPUs this process may use (:func:`os.sched_getaffinity`, a container's CPU
     quota), at most 4 (each compiling process takes 0.3 to 0.5 GB)."""
-    from .bounds import BOUNDS
-
     value = os.environ.get("MOGA_COMPILE_JOBS", "").strip()
     if value:
-        b = BOUNDS["compile_jobs"]
         try:
             jobs = int(value)
         except ValueError:
             raise ValueError(f"MOGA_COMPILE_JOBS must be a whole number of processes, got "
                              f"{value!r}") from None
-        if not b.low <= jobs <= b.high:
-            raise ValueError(f"MOGA_COMPILE_JOBS must be in [{b.low}, {b.high}], got {jobs}")
-        return jobs
+        return _within_bounds("MOGA_COMPILE_JOBS", jobs)
     return max(1, min(_cpus(), 4))
+
+
+def _within_bounds(name: str, jobs: int) -> int:
+    """``jobs``, or a ValueError naming ``name`` when it is outside ``compile_jobs``'s bound."""
+    from .bounds import BOUNDS
+
+    b = BOUNDS["compile_jobs"]
+    if not b.low <= jobs <= b.high:
+        raise ValueError(f"{name} must be in [{b.low}, {b.high}], got {jobs}")
+    return jobs
 
 
 def _share(groups, n: int) -> list[list[str]]:
@@ -325,12 +330,7 @@ def warmup(groups=None, say=print, still_every: float | None = None,
         raise ValueError(f"unknown kernel group(s) {unknown}; choose from {list(KERNEL_GROUPS)}")
     say = say or (lambda line: None)
     every = STILL_EVERY if still_every is None else still_every
-    from .bounds import BOUNDS
-
-    jobs = compile_jobs() if jobs is None else int(jobs)
-    b = BOUNDS["compile_jobs"]
-    if not b.low <= jobs <= b.high:
-        raise ValueError(f"jobs must be in [{b.low}, {b.high}], got {jobs}")
+    jobs = compile_jobs() if jobs is None else _within_bounds("jobs", int(jobs))
     shares = _share(cold_groups(names), jobs) if jobs > 1 else []
     say_lock = threading.Lock()
     took = {}
