@@ -146,7 +146,13 @@ def try_start(j, t, fluid, jobs, plat, st, out, blacklist):
 
 @helper
 def reset_loop(jobs, plat, st, out, order, queued):
-    """Reset the work arrays and outputs for a new decode (``queued``: the rules with a queue)."""
+    """Reset the work arrays and outputs for a new decode (``queued``: the rules with a queue).
+
+    Without a queue (the in-order rule) ``out.alloc`` is left as it is: that rule
+    writes a job's row whole before it reads it (:func:`commit_one`, or :func:`place`,
+    whose pick goes through every cluster), reads no row of a job not started, and
+    every job starts by the end of the decode.
+    """
     J = order.shape[0]
     K = plat.nodes.shape[0]
     for k in range(K):
@@ -155,8 +161,9 @@ def reset_loop(jobs, plat, st, out, order, queued):
     for i in range(J):
         st.run.coal[i] = 0
         out.reserve[i] = np.nan
-        for k in range(K):
-            out.alloc[i, k] = 0
+        if queued:
+            for k in range(K):
+                out.alloc[i, k] = 0
     if queued:
         for i in range(J):
             st.queue.started[i] = 0

@@ -108,7 +108,6 @@ from ._federated_core import (
     objectives,
     plans_on_estimates,
     release_due,
-    reset_events,
     whole_cluster,
 )
 from ._kernels import FINISH_RTOL, cluster_ranks, heap_pop, heap_push, helper
@@ -245,26 +244,6 @@ def _start_in_order(t, fluid, jobs, plat, st, out, order, blacklist, weight, tie
 
 
 @helper
-def _reset_in_order(jobs, plat, st, out, order):
-    """The in-order rule's reset of a row: :func:`decoders._queue.reset_loop` without the
-    queue, which the rule does not keep.
-
-    It leaves ``out.alloc`` as it is: the rule writes a job's row whole
-    before it reads it (:func:`commit_one`, or :func:`place`, whose pick
-    goes through every cluster), reads no row of a job not started, and
-    every job starts by the end of the decode.
-    """
-    K = plat.nodes.shape[0]
-    for k in range(K):
-        st.run.free[k] = plat.nodes[k]
-        st.run.load[k] = 0.0
-    for i in range(st.run.coal.shape[0]):
-        st.run.coal[i] = 0
-        out.reserve[i] = np.nan
-    reset_events(st)
-
-
-@helper
 def _start_prb(t, fluid, jobs, plat, st, out, order, blacklist, weight, ties):
     """PRB at time ``t``: rank the queue, start every ranked job that fits now, postpone the rest.
 
@@ -347,6 +326,13 @@ def _prepare_easy(jobs, plat, st):
     arrival_order(jobs, st)
     if plat.nodes.shape[0] <= TABLE_K:
         sd_floors(plat, st)
+
+
+@hook
+def _reset_in_order(jobs, plat, st, out, order):
+    """The in-order rule's reset of a row: :func:`decoders._queue.reset_loop` without the
+    queue, which the rule does not keep."""
+    reset_loop(jobs, plat, st, out, order, False)
 
 
 @hook
