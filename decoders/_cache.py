@@ -43,8 +43,7 @@ def source_digest(folder: Path = _PACKAGE) -> str:
     h = hashlib.sha256()
     for root in _sources(folder):
         for p in sorted(root.rglob("*.py")):
-            name = p.relative_to(_PACKAGE) if root == _PACKAGE else p.relative_to(root.parent)
-            h.update(str(name).encode())
+            h.update(str(p.relative_to(root.parent)).encode())
             h.update(p.read_bytes())
     return h.hexdigest()
 
@@ -200,8 +199,8 @@ def await_elsewhere(module: str, kernel: str) -> None:
     :func:`compiling_elsewhere`); then the wait is forgotten for every kernel it covers.
 
     The kernels stay noted while ``wait()`` runs, so that a call of one of them made
-    by ``wait()`` itself waits too (``wait`` must then return at once the second
-    time) rather than compiling it here."""
+    by ``wait()`` itself also goes through ``wait`` (which must allow that call)
+    rather than compiling the kernel here."""
     wait = _ELSEWHERE.get((module, kernel))
     if wait is None:
         return
