@@ -347,9 +347,10 @@ def _no_begin(jobs, plat, st, order, blacklist):
 
 
 @hook
-def _begin_easy(jobs, plat, st, order, blacklist):
+def begin_easy(jobs, plat, st, order, blacklist):
     """EASY's set-up of a row, after the loop's: every job's allowed nodes, under a cap
-    their power floors, and the candidate index of the queue (:mod:`decoders._backfill_index`)."""
+    their power floors, and the candidate index of the queue (:mod:`decoders._backfill_index`).
+    A driver of the steps sets up its EASY the same way (:func:`decoders.steps.init_easy`)."""
     allowances(blacklist, jobs, plat, st)
     if is_capped(plat):
         power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j, st.index)
@@ -526,7 +527,7 @@ KERNEL_RULES = {
     "in_order": KernelRule(0, _start_in_order, "decoder", prepare=_no_prepare,
                            reset=_reset_in_order),
     "easy": KernelRule(1, _start_easy, "EASY decoder", dispatch=True, prepare=_prepare_easy,
-                       begin=_begin_easy, index=True),
+                       begin=begin_easy, index=True),
     "prb": KernelRule(2, _start_prb, "PRB dispatcher", dispatch=True),
     "saf": KernelRule(3, _start_saf, "SAF dispatcher", dispatch=True, queue=_area_order),
 }

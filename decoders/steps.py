@@ -27,12 +27,11 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ._backfill_index import EMPTY, add_jobs, build_index, power_floors, set_leaf
+from ._backfill_index import EMPTY, add_jobs, set_leaf
 from ._federated_core import (
     E_CURSOR,
     E_HOLES,
     E_INDEX,
-    E_NACT,
     E_NCL,
     E_NH,
     E_NQ,
@@ -42,8 +41,6 @@ from ._federated_core import (
     E_STARTED,
     TABLE_K,
     Out,
-    allowances,
-    is_capped,
     new_state,
     next_finish,
     objectives,
@@ -54,7 +51,7 @@ from ._kernels import FINISH_RTOL
 from ._queue import arrival_order, enqueue, reset_loop
 from ._validate import readonly
 from .easy import sd_floors, start_easy
-from .federated import Inputs, array_inputs, fcfs_order, start_listed
+from .federated import Inputs, array_inputs, begin_easy, fcfs_order, start_listed
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -69,13 +66,9 @@ def init_easy(jobs, plat, st, out, order, blacklist):
     """:func:`init` for a driver that calls :func:`easy`: EASY's candidate
     index over ``order`` is built and the steps keep it up to date (``E_INDEX``)."""
     init(jobs, plat, st, out, order)
-    allowances(blacklist, jobs, plat, st)
-    if is_capped(plat):
-        power_floors(jobs.tasks, jobs.power, plat.pbusy, plat.pidle, st.scan.allow_j, st.index)
     if plat.nodes.shape[0] <= TABLE_K:
         sd_floors(plat, st)
-    st.evi[E_NACT] = build_index(order, st, plat.nodes.shape[0] <= TABLE_K,
-                                 plat.nodes.sum())
+    begin_easy(jobs, plat, st, order, blacklist)  # the loop's own set-up of an EASY row
     st.evi[E_INDEX] = 1
 
 
